@@ -1,0 +1,97 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Exit codes of fiomig (DESIGN.md "The run record").
+const (
+	exitPass         = 0
+	exitCheckFailed  = 1
+	exitUsage        = 2
+	exitInconclusive = 3
+	exitInterrupted  = 130
+)
+
+// command is one subcommand. Each lives in its own file and registers itself
+// in init with register.
+type command struct {
+	name    string
+	summary string // one line for the command list
+	// run executes the command with its arguments (after the subcommand
+	// name) and returns the process exit code.
+	run func(args []string, stdout, stderr io.Writer) int
+}
+
+var commands = map[string]command{}
+
+func register(c command) {
+	if _, dup := commands[c.name]; dup {
+		panic("fiomig: command registered twice: " + c.name)
+	}
+	commands[c.name] = c
+}
+
+// usageError marks an error caused by bad flags or input (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// isUsage reports whether err is a usage error.
+func isUsage(err error) bool {
+	var u usageError
+	return errors.As(err, &u)
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, `fiomig — a test-and-chaos harness for live migrations of NVMe-oF volumes.
+
+Usage: fiomig <command> [flags]
+
+Commands:`)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, `
+Run "fiomig <command> --help" for a command's flags.
+Exit codes: 0 pass, 1 a check failed, 2 bad usage or input, 3 inconclusive, 130 interrupted.`)
+}
+
+func main() {
+	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func dispatch(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		printUsage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		printUsage(stdout)
+		return exitPass
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "fiomig: unknown command %q\n\n", args[0])
+		printUsage(stderr)
+		return exitUsage
+	}
+	return c.run(args[1:], stdout, stderr)
+}
+
+// joinLines is a small helper for multi-line help texts.
+func joinLines(lines ...string) string { return strings.Join(lines, "\n") }

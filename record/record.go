@@ -1,0 +1,111 @@
+package record
+
+// Timeline line kinds. They are a contract (DESIGN.md "The run record"):
+// fields may be added, never renamed.
+const (
+	KindSample    = "sample"    // one line per host per sample
+	KindPhase     = "phase"     // a migration entering a phase
+	KindFault     = "fault"     // a fault injected or recovered, with evidence
+	KindIO        = "io"        // per workload interval: completions and errors
+	KindKernel    = "kernel"    // kernel-log-like events of a host's NVMe initiator
+	KindTarget    = "target"    // target-side counters, cumulative
+	KindEndpoints = "endpoints" // the endpoints the control plane publishes for a subsystem
+)
+
+// Migration phases (simplyblock VolumeMigration). Completed, Failed and
+// Aborted are terminal.
+const (
+	PhasePending    = "Pending"
+	PhaseValidating = "Validating"
+	PhaseRunning    = "Running"
+	PhaseCompleted  = "Completed"
+	PhaseFailed     = "Failed"
+	PhaseAborted    = "Aborted"
+)
+
+// IsTerminal reports whether phase ends a migration.
+func IsTerminal(phase string) bool {
+	return phase == PhaseCompleted || phase == PhaseFailed || phase == PhaseAborted
+}
+
+// Line is one line of timeline.jsonl. Every line has T (seconds since run
+// start, float64; virtual in sim, monotonic wall time in kube) and Kind; the
+// other fields are set according to Kind and omitted otherwise. Field order
+// is fixed by this struct, so equal lines encode to equal bytes.
+type Line struct {
+	T    float64 `json:"t"`
+	Kind string  `json:"kind"`
+
+	// sample, io, kernel
+	Host string `json:"host,omitempty"`
+	// sample: every controller of the host (kernel class/nvme), sorted by name.
+	Controllers []Controller `json:"controllers,omitempty"`
+	// sample: every subsystem the host has attached, with its namespaces
+	// (multipath heads) — needed to tell "no namespace" from "no leg".
+	Subsystems []Subsystem `json:"subsystems,omitempty"`
+
+	// phase
+	Migration string `json:"migration,omitempty"`
+	// phase, io, endpoints
+	NQN string `json:"nqn,omitempty"`
+	// phase: one of the Phase* constants.
+	Phase string `json:"phase,omitempty"`
+	// phase: why a migration failed or was aborted (operator's message).
+	Reason string `json:"reason,omitempty"`
+	// phase (on the migration's first line, Pending): the canonical ip:port
+	// endpoints of the subsystem's source listeners and of the target
+	// listeners the migration adds; they tell source legs from target legs.
+	SourceEndpoints []string `json:"source_endpoints,omitempty"`
+	TargetEndpoints []string `json:"target_endpoints,omitempty"`
+
+	// fault
+	Fault    string            `json:"fault,omitempty"`
+	Action   string            `json:"action,omitempty"` // "inject" or "recover"
+	Target   string            `json:"target,omitempty"`
+	Evidence map[string]string `json:"evidence,omitempty"`
+
+	// io
+	Volume    string `json:"volume,omitempty"`
+	Completed *int64 `json:"completed,omitempty"`
+	Errors    *int64 `json:"errors,omitempty"`
+	Queued    *int64 `json:"queued,omitempty"`
+
+	// kernel
+	Controller string `json:"controller,omitempty"`
+	Message    string `json:"message,omitempty"`
+
+	// target
+	Node             string `json:"node,omitempty"`
+	RejectedConnects *int64 `json:"rejected_connects,omitempty"`
+
+	// endpoints: the canonical ip:port endpoints (IPv6 bracketed) published
+	// for NQN, sorted; replaces any earlier endpoints line for that NQN.
+	Endpoints []string `json:"endpoints,omitempty"`
+}
+
+// Controller is one NVMe controller as a host's kernel showed it in a sample
+// (kernel /sys/class/nvme/nvmeN).
+type Controller struct {
+	Name    string `json:"name"`    // kernel name, "nvme3"
+	NQN     string `json:"nqn"`     // subsysnqn
+	Address string `json:"address"` // canonical ip:port of traddr/trsvcid, IPv6 bracketed
+	State   string `json:"state"`   // kernel state string: live, connecting, ...
+	// Transport is the transport file (tcp, rdma, ...); added field.
+	Transport string `json:"transport,omitempty"`
+	Legs      []Leg  `json:"legs"` // path legs nvmeScCnH under the controller, sorted by NSID
+}
+
+// Leg is one path leg of a controller to a namespace.
+type Leg struct {
+	NSID int    `json:"nsid"` // from the leg's nsid file
+	ANA  string `json:"ana"`  // ana_state: optimized, non-optimized, inaccessible, ...
+}
+
+// Subsystem is one kernel subsystem instance a host has attached.
+type Subsystem struct {
+	NQN   string `json:"nqn"`
+	NSIDs []int  `json:"nsids"` // namespaces (multipath heads), sorted
+}
+
+// Int64 returns a pointer to v, for the optional counters of Line.
+func Int64(v int64) *int64 { return &v }

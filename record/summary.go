@@ -1,0 +1,91 @@
+package record
+
+// Verdicts.
+const (
+	Pass         = "pass"
+	Fail         = "fail"
+	Inconclusive = "inconclusive"
+)
+
+// Summary is summary.json. Fields may be added, never renamed.
+type Summary struct {
+	Seed              int64              `json:"seed"`
+	Verdict           string             `json:"verdict"`
+	Checks            []CheckResult      `json:"checks"`
+	Migrations        []MigrationSummary `json:"migrations"`
+	Unattributed      []HostWindow       `json:"unattributed_windows"`
+	LeakedControllers []Leak             `json:"leaked_controllers"`
+	MissingEndpoints  []MissingEndpoint  `json:"missing_endpoints"`
+	Stats             Stats              `json:"stats"`
+}
+
+// CheckResult is one check's verdict.
+type CheckResult struct {
+	Name    string `json:"name"`
+	Verdict string `json:"verdict"`
+	Detail  string `json:"detail"`
+}
+
+// MigrationSummary is one migration as the checks saw it.
+type MigrationSummary struct {
+	ID      string  `json:"id"`
+	NQN     string  `json:"nqn"`
+	Outcome string  `json:"outcome"` // terminal phase, or the last phase seen
+	StartS  float64 `json:"start_s"`
+	EndS    float64 `json:"end_s"`
+	// CompletedS is the control plane's Completed time (absent otherwise).
+	CompletedS *float64 `json:"completed_s,omitempty"`
+	// Freezes is the most pause windows any one host saw.
+	Freezes int                   `json:"freezes"`
+	Hosts   map[string]HostPauses `json:"hosts"`
+}
+
+// HostPauses is what one consumer host saw of one migration.
+type HostPauses struct {
+	LongestPauseS float64      `json:"longest_pause_s"`
+	Freezes       int          `json:"freezes"`
+	Windows       [][2]float64 `json:"windows"`
+	// OpenWindow is true when a window was still open at the last sample.
+	OpenWindow bool `json:"open_window,omitempty"`
+	// CutoverS is the host-observed cutover instant: the first sample with a
+	// target path optimized and no source path optimized.
+	CutoverS *float64 `json:"cutover_s,omitempty"`
+	// CutoverLagS is CutoverS minus the control plane's Completed time.
+	CutoverLagS *float64 `json:"cutover_lag_s,omitempty"`
+}
+
+// HostWindow is a pause window on a host outside every migration.
+type HostWindow struct {
+	Host   string     `json:"host"`
+	NQN    string     `json:"nqn"`
+	Window [2]float64 `json:"window"`
+}
+
+// Leak is one leaked controller after the settle period.
+type Leak struct {
+	Host       string `json:"host"`
+	Controller string `json:"controller"`
+	NQN        string `json:"nqn"`
+	Address    string `json:"address"`
+	State      string `json:"state"`
+	// Kind is the nvmeof.Inspect defect kind (stale-endpoint,
+	// controller-not-contributing, no-namespace) or "not-live".
+	Kind string `json:"kind"`
+}
+
+// MissingEndpoint is a published endpoint with no controller on a consumer host.
+type MissingEndpoint struct {
+	Host     string `json:"host"`
+	NQN      string `json:"nqn"`
+	Endpoint string `json:"endpoint"` // ip:port
+}
+
+// Stats are distribution figures of the longest pause per migration and host.
+type Stats struct {
+	// PercentileMethod names how percentiles are computed.
+	PercentileMethod string  `json:"percentile_method"`
+	Pauses           int     `json:"pauses"`
+	P50PauseS        float64 `json:"p50_pause_s"`
+	P95PauseS        float64 `json:"p95_pause_s"`
+	MaxPauseS        float64 `json:"max_pause_s"`
+}
