@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strings"
 )
 
 // Exit codes of fiomig (DESIGN.md "The run record").
@@ -92,6 +91,3 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	}
 	return c.run(args[1:], stdout, stderr)
 }
-
-// joinLines is a small helper for multi-line help texts.
-func joinLines(lines ...string) string { return strings.Join(lines, "\n") }

@@ -1,0 +1,64 @@
+# fiomig — quick start: `make run` (the main job on the embedded simulator,
+# writing a report) and `make test` (all tests). `make` alone prints help.
+
+GO          ?= go
+OUT         ?= out
+RUN_FLAGS   ?=
+BIN         := bin/fiomig
+FUZZTIME    ?= 60s
+# Debian packages the tests need: fio (real workloads), nvme-cli (cross-check
+# of `nvme list-subsys` against our parser), fuse3 (fio through FUSE volumes).
+TOOLS_PKGS  := fio nvme-cli fuse3
+
+.DEFAULT_GOAL := help
+.PHONY: help run test bench lint fuzz tools build clean
+
+help: ## print this help
+	@echo "fiomig — a test-and-chaos harness for live migrations of NVMe-oF volumes"
+	@echo
+	@echo "Quick start:  make run    then    make test"
+	@echo
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@echo
+	@echo "Variables: RUN_FLAGS='--seed 7 --cutover-pause 7' (passed to fiomig run), OUT=$(OUT), FUZZTIME=$(FUZZTIME)"
+
+build: ## build bin/fiomig
+	$(GO) build -o $(BIN) ./cmd/fiomig
+
+run: build ## run 23 migrations on the embedded simulator and write a report under $(OUT)/
+	./$(BIN) run --out $(OUT) $(RUN_FLAGS)
+
+tools: ## install the Debian packages the tests need (fio, nvme-cli, fuse3) when missing
+	@missing=""; \
+	command -v fio >/dev/null 2>&1 || missing="$$missing fio"; \
+	command -v nvme >/dev/null 2>&1 || missing="$$missing nvme-cli"; \
+	command -v fusermount3 >/dev/null 2>&1 || missing="$$missing fuse3"; \
+	if [ -z "$$missing" ]; then echo "tools: fio, nvme-cli and fuse3 are installed"; exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "tools: installing$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	else \
+		echo "tools: missing$$missing — install them (Debian: apt-get install$$missing); tests that need them will skip, or fail under FIOMIG_REQUIRE_TOOLS=1"; \
+	fi
+
+test: tools ## install missing tools, then run go vet and every test (Ginkgo JUnit in $(OUT)/junit/)
+	$(GO) vet ./...
+	FIOMIG_JUNIT_DIR=$(CURDIR)/$(OUT)/junit $(GO) test -count=1 -timeout 20m ./...
+
+bench: ## run every benchmark once (figures go in the closing notes)
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
+
+lint: ## gofmt and go vet
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+fuzz: ## run every fuzz target for $(FUZZTIME) each (not part of make test)
+	@for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+			echo "fuzz $$pkg $$f for $(FUZZTIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
+
+clean: ## remove bin/ and $(OUT)/
+	rm -rf bin $(OUT)

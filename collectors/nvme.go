@@ -1,0 +1,58 @@
+package collectors
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/fiomig/fiomig/backend"
+	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/record"
+)
+
+// NVMe samples a host's NVMe-oF controllers, their states and each leg's ANA
+// state from its sysfs tree (kernel class/nvme and class/nvme-subsystem),
+// keeping only controllers whose hostnqn is the host's.
+type NVMe struct{}
+
+// Name implements Collector.
+func (NVMe) Name() string { return "nvme" }
+
+// Collect implements Collector: one "sample" line for the host.
+func (NVMe) Collect(t float64, h backend.Host) ([]record.Line, error) {
+	hs, err := nvmeof.ReadHost(h.Sysfs(), h.HostNQN())
+	if err != nil {
+		return nil, err
+	}
+	return []record.Line{SampleLine(t, h.Name(), hs)}, nil
+}
+
+// SampleLine renders a host's state as a timeline sample line: controllers
+// sorted by instance, legs by NSID, subsystems with their namespaces.
+// Controllers whose address has no ip:port keep the raw traddr:trsvcid.
+func SampleLine(t float64, host string, hs nvmeof.HostState) record.Line {
+	l := record.Line{T: t, Kind: record.KindSample, Host: host,
+		Controllers: []record.Controller{}, Subsystems: []record.Subsystem{}}
+	var ctrls []nvmeof.Controller
+	for _, s := range hs.Subsystems {
+		sub := record.Subsystem{NQN: s.NQN, NSIDs: []int{}}
+		for _, ns := range s.Namespaces {
+			sub.NSIDs = append(sub.NSIDs, ns.NSID)
+		}
+		l.Subsystems = append(l.Subsystems, sub)
+		ctrls = append(ctrls, s.Controllers...)
+	}
+	slices.SortFunc(ctrls, func(a, b nvmeof.Controller) int { return cmp.Compare(a.Instance, b.Instance) })
+	for _, c := range ctrls {
+		addr := c.Address.Endpoint()
+		if addr == "" {
+			addr = c.Address.Traddr + ":" + c.Address.Trsvcid
+		}
+		rc := record.Controller{Name: c.Name, NQN: c.NQN, Address: addr,
+			State: string(c.State), Transport: c.Transport, Legs: []record.Leg{}}
+		for _, leg := range c.Legs {
+			rc.Legs = append(rc.Legs, record.Leg{NSID: leg.NSID, ANA: string(leg.ANA)})
+		}
+		l.Controllers = append(l.Controllers, rc)
+	}
+	return l
+}

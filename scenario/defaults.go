@@ -1,0 +1,31 @@
+package scenario
+
+import (
+	"github.com/fiomig/fiomig/backend"
+	simbackend "github.com/fiomig/fiomig/backend/sim"
+	"github.com/fiomig/fiomig/record"
+)
+
+// DefaultParams are the main job's parameters (DESIGN.md; fiomig run's flag
+// defaults): 23 migrations of 10 volumes on 3 hosts, one consumer per
+// volume, sampled every 0.1 s, a ~2 s cutover, CUTOVER_PAUSE_CRIT_S 5.0,
+// CUTOVER_FREEZES_ALLOWED 1, 60 s of settle and a 30 s attribution margin.
+func DefaultParams() record.Params {
+	return record.Params{
+		Migrations: 23, Volumes: 10, Hosts: 3, ConsumersPerVolume: 1,
+		SampleIntervalS: 0.1, SettleSampleIntervalS: 0.1, CutoverPauseS: 2.0,
+		PauseCritS: 5.0, FreezesAllowed: 1, SettleS: 60, AttributionMarginS: 30,
+	}
+}
+
+// DefaultGapS is the default virtual time between migrations, in seconds.
+const DefaultGapS = 5.0
+
+// SimCluster builds the embedded simulator for a seed and parameters:
+// 3 storage nodes, p.Hosts consumer hosts, p.Volumes volumes.
+func SimCluster(seed int64, p record.Params) (backend.Cluster, error) {
+	return simbackend.New(simbackend.Config{
+		Seed: seed, Nodes: 3, Hosts: p.Hosts, Volumes: p.Volumes,
+		ConsumersPerVolume: p.ConsumersPerVolume, CutoverPauseS: p.CutoverPauseS,
+	})
+}

@@ -1,0 +1,202 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+
+	"github.com/fiomig/fiomig/backend"
+	"github.com/fiomig/fiomig/checks"
+	"github.com/fiomig/fiomig/collectors"
+	"github.com/fiomig/fiomig/record"
+	"github.com/fiomig/fiomig/reports"
+)
+
+// Config is one run of the migrations scenario.
+type Config struct {
+	// Plan is written to plan.json before anything runs; Topology is filled
+	// in from the cluster. Plan.Params drives the run.
+	Plan record.Plan
+	// OutDir is the parent of the run directory fio-mig-<StartUnix>.
+	OutDir string
+	// StartUnix names the run directory (unix seconds when the run started;
+	// the caller reads the wall clock, the scenario never does).
+	StartUnix int64
+	// GapS is the virtual time between a migration's terminal phase and the
+	// next migration's start, in seconds.
+	GapS float64
+	// MigrationTimeoutS bounds one migration; past it the scenario moves on
+	// and the migration keeps its last phase as outcome.
+	MigrationTimeoutS float64
+	// Progress receives one line per migration and per stage; nil = silent.
+	Progress io.Writer
+}
+
+// Result is what a finished (or interrupted) run left behind.
+type Result struct {
+	Dir     string
+	Summary record.Summary
+	// Interrupted is true when ctx ended the run early; the timeline holds
+	// everything sampled until then and no summary was computed.
+	Interrupted bool
+}
+
+// Run executes cfg on cluster and writes the run record and the reports.
+// It returns an error for a backend or I/O failure; check verdicts are in
+// Result.Summary.
+func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, error) {
+	p := cfg.Plan.Params
+	if p.SampleIntervalS <= 0 {
+		return Result{}, errors.New("scenario: sample interval must be > 0")
+	}
+	if p.SettleSampleIntervalS <= 0 {
+		p.SettleSampleIntervalS = p.SampleIntervalS
+	}
+	if cfg.MigrationTimeoutS <= 0 {
+		cfg.MigrationTimeoutS = 3600
+	}
+	cfg.Plan.Params = p
+	cfg.Plan.Topology = cluster.Topology()
+	cfg.Plan.Backend = cluster.Name()
+	if cfg.Plan.Faults == nil {
+		cfg.Plan.Faults = []record.FaultSpec{}
+	}
+	progress := cfg.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+
+	dir, err := record.CreateRunDir(cfg.OutDir, cfg.StartUnix)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Dir: dir}
+	if err := record.WriteJSON(filepath.Join(dir, record.PlanFile), cfg.Plan); err != nil {
+		return res, err
+	}
+	tl, err := record.CreateTimeline(filepath.Join(dir, record.TimelineFile))
+	if err != nil {
+		return res, err
+	}
+	r := &runner{cluster: cluster, tl: tl, sampler: collectors.NewSampler(cluster.Hosts(), tl)}
+	runErr := r.migrations(ctx, cfg, progress)
+	if cerr := tl.Close(); runErr == nil && cerr != nil {
+		runErr = cerr
+	}
+	if errors.Is(runErr, context.Canceled) || errors.Is(runErr, context.DeadlineExceeded) {
+		res.Interrupted = true
+		return res, nil
+	}
+	if runErr != nil {
+		return res, runErr
+	}
+
+	// Judge from the record alone: read back what was written.
+	lines, err := record.ReadTimeline(filepath.Join(dir, record.TimelineFile))
+	if err != nil {
+		return res, err
+	}
+	res.Summary = checks.Evaluate(cfg.Plan, lines)
+	if err := reports.Write(dir, cfg.Plan, res.Summary); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+type runner struct {
+	cluster backend.Cluster
+	tl      *record.TimelineWriter
+	sampler *collectors.Sampler
+}
+
+// step advances the world to t, appends what happened, then samples.
+func (r *runner) step(t float64) error {
+	lines, err := r.cluster.AdvanceTo(t)
+	if err != nil {
+		return fmt.Errorf("advance to t=%.3f s: %w", t, err)
+	}
+	for _, l := range lines {
+		if err := r.tl.Append(l); err != nil {
+			return err
+		}
+	}
+	return r.sampler.SampleAll(r.cluster.Now())
+}
+
+// runFor steps every interval for d seconds of cluster time, or until stop
+// returns true, checking ctx between steps.
+func (r *runner) runFor(ctx context.Context, d, interval float64, stop func() bool) error {
+	start := r.cluster.Now()
+	for i := 1; ; i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// Multiply rather than accumulate, so float error never drifts.
+		t := start + float64(i)*interval
+		if t > start+d+1e-9 {
+			return nil
+		}
+		if err := r.step(t); err != nil {
+			return err
+		}
+		if stop != nil && stop() {
+			return nil
+		}
+	}
+}
+
+func (r *runner) migrations(ctx context.Context, cfg Config, progress io.Writer) error {
+	p := cfg.Plan.Params
+	if err := r.step(r.cluster.Now()); err != nil {
+		return err
+	}
+	vols := cfg.Plan.Topology.Volumes
+	if len(vols) == 0 && p.Migrations > 0 {
+		return errors.New("scenario: the cluster has no volumes to migrate")
+	}
+	// Volumes are migrated in a seeded order: a permutation per round.
+	rng := rand.New(rand.NewPCG(uint64(cfg.Plan.Seed), 0x6d6967726174696f))
+	var order []int
+	for i := 0; i < p.Migrations; i++ {
+		if len(order) == 0 {
+			order = rng.Perm(len(vols))
+		}
+		vol := vols[order[0]]
+		order = order[1:]
+
+		start := r.cluster.Now()
+		id, err := r.cluster.StartMigration(vol.NQN)
+		if err != nil {
+			return fmt.Errorf("migration %d of volume %s: %w", i+1, vol.Name, err)
+		}
+		err = r.runFor(ctx, cfg.MigrationTimeoutS, p.SampleIntervalS, func() bool {
+			_, done := r.cluster.MigrationPhase(id)
+			return done
+		})
+		if err != nil {
+			return err
+		}
+		phase, done := r.cluster.MigrationPhase(id)
+		note := ""
+		if !done {
+			note = fmt.Sprintf(" (not terminal after %.0f s; moving on)", cfg.MigrationTimeoutS)
+		}
+		fmt.Fprintf(progress, "[%d/%d] %s volume %s: %s after %.1f s%s\n",
+			i+1, p.Migrations, id, vol.Name, phase, r.cluster.Now()-start, note)
+		if cfg.GapS > 0 && i+1 < p.Migrations {
+			if err := r.runFor(ctx, cfg.GapS, p.SampleIntervalS, nil); err != nil {
+				return err
+			}
+		}
+	}
+	if p.SettleS > 0 {
+		fmt.Fprintf(progress, "settling for %.0f s (sampled every %.3g s)\n", p.SettleS, p.SettleSampleIntervalS)
+		if err := r.runFor(ctx, p.SettleS, p.SettleSampleIntervalS, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package suites_test
+
+import (
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/types"
+
+	"github.com/fiomig/fiomig/record"
+	"github.com/fiomig/fiomig/scenario"
+	"github.com/fiomig/fiomig/suites/framework"
+)
+
+// haveCheck matches a summary holding the named check with the verdict.
+func haveCheck(name, verdict string) types.GomegaMatcher {
+	return WithTransform(func(s record.Summary) []record.CheckResult { return s.Checks },
+		ContainElement(And(HaveField("Name", name), HaveField("Verdict", verdict))))
+}
+
+var _ = Describe("Migrations on the embedded simulator", Label("sim"), func() {
+	var res scenario.Result
+
+	When("the main job runs with its defaults", func() {
+		BeforeEach(func() {
+			var err error
+			res, err = framework.SimRun(GinkgoT().TempDir(), 1, scenario.DefaultParams())
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(func() {
+				if CurrentSpecReport().Failed() {
+					AddReportEntry("run directory", res.Dir)
+				}
+			})
+		})
+
+		It("keeps every cutover pause within CUTOVER_PAUSE_CRIT_S with at most one freeze", func() {
+			Expect(res.Summary).To(haveCheck("pause-bound", record.Pass))
+			Expect(res.Summary).To(haveCheck("freezes", record.Pass))
+			Expect(res.Summary.Migrations).To(HaveLen(23))
+			for _, m := range res.Summary.Migrations {
+				Expect(m.Freezes).To(BeNumerically("<=", 1), "migration %s", m.ID)
+				for host, hp := range m.Hosts {
+					Expect(hp.LongestPauseS).To(BeNumerically("<=", 5.0), "migration %s host %s", m.ID, host)
+				}
+			}
+		})
+
+		It("leaves zero leaked controllers", func() {
+			Expect(res.Summary).To(haveCheck("leaked-controllers", record.Pass))
+			Expect(res.Summary.LeakedControllers).To(BeEmpty())
+		})
+
+		It("has a controller for every published ip:port on every consumer host", func() {
+			Expect(res.Summary).To(haveCheck("path-completeness", record.Pass))
+			Expect(res.Summary.MissingEndpoints).To(BeEmpty())
+		})
+
+		It("passes overall", func() {
+			Expect(res.Summary.Verdict).To(Equal(record.Pass), "%v", res.Summary.Checks)
+		})
+	})
+
+	When("the cutover keeps every path inaccessible for 7 s", func() {
+		It("fails the pause bound and names the pauses over it", func() {
+			p := scenario.DefaultParams()
+			p.Migrations, p.CutoverPauseS = 3, 7
+			res, err := framework.SimRun(GinkgoT().TempDir(), 1, p)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Summary).To(haveCheck("pause-bound", record.Fail))
+			Expect(res.Summary.Verdict).To(Equal(record.Fail))
+			for _, m := range res.Summary.Migrations {
+				longest := 0.0
+				for _, hp := range m.Hosts {
+					longest = max(longest, hp.LongestPauseS)
+				}
+				Expect(longest).To(BeNumerically(">=", 7*0.9), fmt.Sprintf("migration %s", m.ID))
+			}
+		})
+	})
+})
