@@ -1,0 +1,29 @@
+// Package checks computes fiomig's verdicts as pure functions of the run
+// record (DESIGN.md "The run record"): plan.json and timeline.jsonl in,
+// record.Summary out. Nothing here reads a clock, a file or a cluster, so a
+// run's verdicts can be recomputed later from its directory alone
+// (`fiomig report <run-dir>`).
+//
+// The checks, by their names in summary.json "checks":
+//
+//   - pause-bound: for every migration and consumer host, the longest pause
+//     window is at most plan.Params.PauseCritS (CUTOVER_PAUSE_CRIT_S).
+//   - freezes: pause windows per migration (the most any one host saw) are at
+//     most plan.Params.FreezesAllowed (CUTOVER_FREEZES_ALLOWED).
+//   - leaked-controllers: after the settle period no host has a controller
+//     that nvmeof.Inspect reports against the published endpoints, and none
+//     is still not live (kind "not-live").
+//   - path-completeness: every consumer host has a controller for every
+//     published ip:port endpoint of its volumes (nvmeof.MissingEndpoints).
+//   - split-brain: no sample shows a source path and a target path of one
+//     migration both optimized for the same namespace.
+//   - served-after-cutover: after a Completed migration, at the end of the
+//     attribution margin, a live controller at the target serves every
+//     namespace on every consumer host.
+//   - unattributed-pauses: no pause window lies outside every migration.
+//   - faults-landed: every injected fault left evidence; otherwise the run is
+//     inconclusive, never a pass.
+//
+// Import direction (DESIGN.md): checks may import only the leaves record,
+// nvmeof and fio (and the standard library).
+package checks

@@ -1,0 +1,56 @@
+package checks
+
+import "github.com/fiomig/fiomig/record"
+
+// Evaluate computes every check from the plan and the timeline alone and
+// returns the summary: seed, overall verdict, the check results in the order
+// of the Check* constants, one MigrationSummary per migration (in order of
+// its first phase line), the unattributed pause windows, the leaked
+// controllers and the missing endpoints. Stats are left zero: package
+// reports computes them. Slices are never nil, so summary.json shows [].
+func Evaluate(plan record.Plan, timeline []record.Line) record.Summary {
+	r := newIndex(plan, timeline)
+	pr := r.pauses()
+	leaks, leakRes := r.leakedControllers()
+	missing, complRes := r.pathCompleteness()
+	results := []record.CheckResult{
+		pauseBound(plan, r, pr),
+		freezes(plan, pr),
+		leakRes,
+		complRes,
+		r.splitBrain(),
+		r.servedAfterCutover(),
+		unattributedPauses(pr),
+		r.faultsLanded(),
+	}
+	migs := pr.migrations
+	if migs == nil {
+		migs = []record.MigrationSummary{}
+	}
+	return record.Summary{
+		Seed:              plan.Seed,
+		Verdict:           Overall(results),
+		Checks:            results,
+		Migrations:        migs,
+		Unattributed:      pr.unattributed,
+		LeakedControllers: leaks,
+		MissingEndpoints:  missing,
+	}
+}
+
+// Overall combines check verdicts: fail if any check failed, else
+// inconclusive if any is inconclusive, else pass. An unknown verdict string
+// counts as inconclusive.
+func Overall(results []record.CheckResult) string {
+	v := record.Pass
+	for _, c := range results {
+		switch c.Verdict {
+		case record.Fail:
+			return record.Fail
+		case record.Pass:
+		default:
+			v = record.Inconclusive
+		}
+	}
+	return v
+}

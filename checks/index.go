@@ -1,0 +1,251 @@
+package checks
+
+import (
+	"math"
+	"net/netip"
+	"sort"
+	"strconv"
+
+	"github.com/fiomig/fiomig/record"
+)
+
+// runIndex is a timeline indexed once for all checks.
+type runIndex struct {
+	plan record.Plan
+	// samples holds each host's sample lines in time order.
+	samples map[string][]record.Line
+	// hosts is every host of the topology and every host that has samples, sorted.
+	hosts []string
+	// hostNQN maps a host name to its host NQN (plan topology).
+	hostNQN map[string]string
+	// volumes maps a subsystem NQN to its volume (plan topology).
+	volumes map[string]record.VolumeInfo
+	// migrations in order of their first phase line (ties by ID).
+	migrations []migration
+	// endpoints maps an NQN to the endpoints of its last endpoints line at or
+	// before settleEnd, canonicalised and sorted.
+	endpoints map[string][]string
+	// faults are the fault lines in time order.
+	faults []record.Line
+	// settleEnd is the time of the last sample line: the end of the settle
+	// period, when the leak and completeness checks look at the hosts.
+	settleEnd float64
+	// ever maps an NQN to the hosts that showed a controller of it in any sample.
+	ever map[string]map[string]bool
+}
+
+// migration is one migration as its phase lines describe it.
+type migration struct {
+	id, nqn string
+	start   float64 // first phase line
+	// terminal is the time of the first terminal phase line, +Inf if none.
+	terminal  float64
+	completed *float64 // time of the Completed line
+	outcome   string   // terminal phase, or the last phase seen
+	// source and target are the canonical ip:port endpoints from the first
+	// phase line carrying them (Pending).
+	source, target map[string]bool
+}
+
+// coreEnd is the end of the migration proper: its terminal phase.
+func (m migration) coreEnd() float64 { return m.terminal }
+
+// spanEnd is the end of the attribution span: terminal phase plus margin.
+func (m migration) spanEnd(margin float64) float64 { return m.terminal + margin }
+
+func newIndex(plan record.Plan, timeline []record.Line) *runIndex {
+	r := &runIndex{
+		plan:      plan,
+		samples:   map[string][]record.Line{},
+		hostNQN:   map[string]string{},
+		volumes:   map[string]record.VolumeInfo{},
+		endpoints: map[string][]string{},
+		ever:      map[string]map[string]bool{},
+		settleEnd: math.Inf(-1),
+	}
+	lines := make([]record.Line, len(timeline))
+	copy(lines, timeline)
+	sort.SliceStable(lines, func(i, j int) bool { return lines[i].T < lines[j].T })
+
+	hostSet := map[string]bool{}
+	for _, h := range plan.Topology.Hosts {
+		r.hostNQN[h.Name] = h.HostNQN
+		hostSet[h.Name] = true
+	}
+	for _, v := range plan.Topology.Volumes {
+		r.volumes[v.NQN] = v
+	}
+	for _, l := range lines {
+		if l.Kind == record.KindSample && l.T > r.settleEnd {
+			r.settleEnd = l.T
+		}
+	}
+
+	byID := map[string]int{}
+	for _, l := range lines {
+		switch l.Kind {
+		case record.KindSample:
+			r.samples[l.Host] = append(r.samples[l.Host], l)
+			hostSet[l.Host] = true
+			for _, c := range l.Controllers {
+				if r.ever[c.NQN] == nil {
+					r.ever[c.NQN] = map[string]bool{}
+				}
+				r.ever[c.NQN][l.Host] = true
+			}
+		case record.KindPhase:
+			i, ok := byID[l.Migration]
+			if !ok {
+				i = len(r.migrations)
+				byID[l.Migration] = i
+				r.migrations = append(r.migrations, migration{
+					id: l.Migration, nqn: l.NQN, start: l.T, terminal: math.Inf(1),
+				})
+			}
+			m := &r.migrations[i]
+			if m.nqn == "" {
+				m.nqn = l.NQN
+			}
+			if m.source == nil && (len(l.SourceEndpoints) > 0 || len(l.TargetEndpoints) > 0) {
+				m.source = endpointSet(l.SourceEndpoints)
+				m.target = endpointSet(l.TargetEndpoints)
+			}
+			if math.IsInf(m.terminal, 1) {
+				m.outcome = l.Phase
+				if record.IsTerminal(l.Phase) {
+					m.terminal = l.T
+				}
+				if l.Phase == record.PhaseCompleted {
+					t := l.T
+					m.completed = &t
+				}
+			}
+		case record.KindEndpoints:
+			if l.T <= r.settleEnd {
+				r.endpoints[l.NQN] = canonicalList(l.Endpoints)
+			}
+		case record.KindFault:
+			r.faults = append(r.faults, l)
+		}
+	}
+	sort.SliceStable(r.migrations, func(i, j int) bool {
+		a, b := r.migrations[i], r.migrations[j]
+		if a.start != b.start {
+			return a.start < b.start
+		}
+		return a.id < b.id
+	})
+	for h := range hostSet {
+		r.hosts = append(r.hosts, h)
+	}
+	sort.Strings(r.hosts)
+	return r
+}
+
+// consumers returns the consumer hosts of nqn, sorted: the volume's
+// Consumers from the plan topology; for an NQN the topology does not know,
+// every host that showed a controller of it.
+func (r *runIndex) consumers(nqn string) []string {
+	var hs []string
+	if v, ok := r.volumes[nqn]; ok {
+		hs = append(hs, v.Consumers...)
+	} else {
+		for h := range r.ever[nqn] {
+			hs = append(hs, h)
+		}
+	}
+	sort.Strings(hs)
+	return hs
+}
+
+// consumes reports whether host is a consumer of nqn.
+func (r *runIndex) consumes(host, nqn string) bool {
+	for _, h := range r.consumers(nqn) {
+		if h == host {
+			return true
+		}
+	}
+	return false
+}
+
+// nqns returns every subsystem NQN the run concerns (topology volumes and
+// migrations), sorted.
+func (r *runIndex) nqns() []string {
+	set := map[string]bool{}
+	for n := range r.volumes {
+		set[n] = true
+	}
+	for _, m := range r.migrations {
+		set[m.nqn] = true
+	}
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// attribute returns the index of the migration a pause window (or sample)
+// of nqn starting at t belongs to, or -1. A migration spans from its first
+// phase line to its terminal phase plus the attribution margin (open-ended
+// while it has no terminal phase). When spans of several migrations of the
+// NQN contain t, one whose phase lines themselves span t wins over one that
+// only covers t with its margin, and then the one that started last.
+func (r *runIndex) attribute(nqn string, t float64) int {
+	margin := r.plan.Params.AttributionMarginS
+	best, bestCore := -1, false
+	for i, m := range r.migrations {
+		if m.nqn != nqn || t < m.start || t > m.spanEnd(margin) {
+			continue
+		}
+		core := t <= m.coreEnd()
+		if best < 0 || (core && !bestCore) || (core == bestCore && m.start >= r.migrations[best].start) {
+			best, bestCore = i, core
+		}
+	}
+	return best
+}
+
+// canonical returns the canonical ip:port form of an endpoint (IPv6 in
+// brackets, net/netip.AddrPort.String); a string that does not parse is
+// returned unchanged so that it still compares equal to itself.
+func canonical(ep string) string {
+	ap, err := netip.ParseAddrPort(ep)
+	if err != nil {
+		return ep
+	}
+	return ap.String()
+}
+
+func canonicalList(eps []string) []string {
+	out := make([]string, 0, len(eps))
+	seen := map[string]bool{}
+	for _, e := range eps {
+		c := canonical(e)
+		if !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func endpointSet(eps []string) map[string]bool {
+	s := map[string]bool{}
+	for _, e := range eps {
+		s[canonical(e)] = true
+	}
+	return s
+}
+
+// roundS rounds seconds to the microsecond, the timeline's resolution, so
+// that differences of rounded times print as the values a person expects.
+func roundS(s float64) float64 { return math.Round(s*1e6) / 1e6 }
+
+// fmtS formats seconds exactly (shortest representation) with a unit.
+func fmtS(s float64) string { return fmtNum(s) + " s" }
+
+// fmtNum formats seconds exactly (shortest representation), no unit.
+func fmtNum(s float64) string { return strconv.FormatFloat(roundS(s), 'f', -1, 64) }

@@ -1,0 +1,319 @@
+package checks
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/record"
+)
+
+// LeakNotLive is the leak kind of a controller still not live (connecting,
+// resetting, new) at the end of the settle period. nvmeof.Inspect never
+// names such controllers; the leak check reports them (never reaps them).
+const LeakNotLive = "not-live"
+
+// leakKinds are the nvmeof.Inspect defect kinds that make a controller a
+// leak (DESIGN.md assertion 2).
+var leakKinds = map[nvmeof.DefectKind]bool{
+	nvmeof.DefectStaleEndpoint:             true,
+	nvmeof.DefectControllerNotContributing: true,
+	nvmeof.DefectNoNamespace:               true,
+}
+
+// HostState converts one sample line into the nvmeof host model, so that
+// nvmeof.Inspect and nvmeof.MissingEndpoints judge a recorded host exactly
+// as they judge a live one. Controllers are grouped into subsystems by NQN
+// (instances numbered in NQN order); a controller's address "ip:port" is
+// split into traddr/trsvcid; hostNQN is the host's NQN from the plan
+// topology. Names of multipath heads and legs are not recorded and are
+// synthesised as nvmeSnN / nvmeScCnN.
+func HostState(sample record.Line, hostNQN string) nvmeof.HostState {
+	byNQN := map[string]*nvmeof.Subsystem{}
+	var order []string
+	get := func(nqn string) *nvmeof.Subsystem {
+		if s, ok := byNQN[nqn]; ok {
+			return s
+		}
+		s := &nvmeof.Subsystem{NQN: nqn}
+		byNQN[nqn] = s
+		order = append(order, nqn)
+		return s
+	}
+	for _, sub := range sample.Subsystems {
+		s := get(sub.NQN)
+		for _, n := range sub.NSIDs {
+			s.Namespaces = append(s.Namespaces, nvmeof.Namespace{NSID: n})
+		}
+	}
+	for _, c := range sample.Controllers {
+		s := get(c.NQN)
+		inst, _ := strconv.Atoi(strings.TrimPrefix(c.Name, "nvme"))
+		transport := c.Transport
+		if transport == "" {
+			transport = "tcp"
+		}
+		nc := nvmeof.Controller{
+			Name:      c.Name,
+			Instance:  inst,
+			State:     nvmeof.ParseState(c.State),
+			Transport: transport,
+			Address:   splitEndpoint(c.Address),
+			NQN:       c.NQN,
+			HostNQN:   hostNQN,
+		}
+		for _, l := range c.Legs {
+			nc.Legs = append(nc.Legs, nvmeof.Leg{NSID: l.NSID, ANA: nvmeof.ParseANAState(l.ANA)})
+		}
+		s.Controllers = append(s.Controllers, nc)
+	}
+	sort.Strings(order)
+	var hs nvmeof.HostState
+	for i, nqn := range order {
+		s := byNQN[nqn]
+		s.Instance = i
+		sort.Slice(s.Namespaces, func(a, b int) bool { return s.Namespaces[a].NSID < s.Namespaces[b].NSID })
+		for k := range s.Namespaces {
+			s.Namespaces[k].Head = fmt.Sprintf("nvme%dn%d", i, s.Namespaces[k].NSID)
+		}
+		sort.Slice(s.Controllers, func(a, b int) bool { return s.Controllers[a].Instance < s.Controllers[b].Instance })
+		for k := range s.Controllers {
+			c := &s.Controllers[k]
+			for j := range c.Legs {
+				c.Legs[j].Name = fmt.Sprintf("nvme%dc%dn%d", i, c.Instance, c.Legs[j].NSID)
+			}
+		}
+		hs.Subsystems = append(hs.Subsystems, *s)
+	}
+	return hs
+}
+
+// splitEndpoint splits a recorded "ip:port" (IPv6 bracketed) into the
+// address fields; the IP is kept without brackets, as the kernel's traddr.
+func splitEndpoint(ep string) nvmeof.Address {
+	if ap, err := netip.ParseAddrPort(ep); err == nil {
+		return nvmeof.Address{Traddr: ap.Addr().String(), Trsvcid: strconv.Itoa(int(ap.Port()))}
+	}
+	if h, p, err := net.SplitHostPort(ep); err == nil {
+		return nvmeof.Address{Traddr: h, Trsvcid: p}
+	}
+	return nvmeof.Address{Traddr: ep}
+}
+
+// targets turns published endpoints of nqn into Inspect targets (tcp).
+func targets(nqn string, eps []string) []nvmeof.Target {
+	out := make([]nvmeof.Target, 0, len(eps))
+	for _, e := range eps {
+		a := splitEndpoint(e)
+		out = append(out, nvmeof.Target{Transport: "tcp", Traddr: a.Traddr, Trsvcid: a.Trsvcid, NQN: nqn})
+	}
+	return out
+}
+
+// lastSample returns a host's last sample, or false when it has none.
+func (r *runIndex) lastSample(h string) (record.Line, bool) {
+	s := r.samples[h]
+	if len(s) == 0 {
+		return record.Line{}, false
+	}
+	return s[len(s)-1], true
+}
+
+// LeakedControllers is the check "leaked-controllers" and its findings.
+// On every host's last sample (the end of the settle period), for every
+// subsystem of the run (topology volumes and migrations; foreign subsystems
+// on a shared kernel are not judged), nvmeof.Inspect is asked with the
+// endpoints the control plane last published for that NQN (the last
+// endpoints line at or before the last sample) as targets; every
+// controller it names as stale-endpoint, controller-not-contributing or
+// no-namespace is leaked. A controller Inspect does not name but that is
+// neither live nor on its way out (deleting, deleting (no IO), dead) is
+// leaked with kind "not-live". Inconclusive (when nothing leaked) if a
+// host of the topology has no sample, or a subsystem a host has
+// controllers of was never published.
+func LeakedControllers(plan record.Plan, timeline []record.Line) ([]record.Leak, record.CheckResult) {
+	return newIndex(plan, timeline).leakedControllers()
+}
+
+func (r *runIndex) leakedControllers() ([]record.Leak, record.CheckResult) {
+	leaks := []record.Leak{}
+	var unknown []string
+	runNQNs := map[string]bool{}
+	for _, n := range r.nqns() {
+		runNQNs[n] = true
+	}
+	for _, h := range r.hosts {
+		last, ok := r.lastSample(h)
+		if !ok {
+			unknown = append(unknown, "no sample of "+h)
+			continue
+		}
+		hs := HostState(last, r.hostNQN[h])
+		ctrl := map[string]record.Controller{}
+		nqnSet := map[string]bool{}
+		for _, c := range last.Controllers {
+			ctrl[c.Name] = c
+			if runNQNs[c.NQN] {
+				nqnSet[c.NQN] = true
+			}
+		}
+		named := map[string]bool{}
+		for _, nqn := range sortedKeys(nqnSet) {
+			eps, published := r.endpoints[nqn]
+			if !published {
+				unknown = append(unknown, fmt.Sprintf("%s has controllers of %s, whose endpoints were never published", h, nqn))
+				continue
+			}
+			if len(eps) == 0 {
+				// Inspect skips the stale-endpoint check without targets;
+				// with nothing published every controller is at a stale one.
+				for _, c := range last.Controllers {
+					if c.NQN == nqn && !named[c.Name] {
+						named[c.Name] = true
+						leaks = append(leaks, record.Leak{Host: h, Controller: c.Name, NQN: c.NQN,
+							Address: canonical(c.Address), State: c.State, Kind: string(nvmeof.DefectStaleEndpoint)})
+					}
+				}
+				continue
+			}
+			for _, d := range nvmeof.Inspect(hs, nvmeof.Selector{NQN: nqn}, targets(nqn, eps)) {
+				if !leakKinds[d.Kind] {
+					continue
+				}
+				for _, name := range d.Controllers {
+					c, ok := ctrl[name]
+					if !ok || named[name] {
+						continue
+					}
+					named[name] = true
+					leaks = append(leaks, record.Leak{Host: h, Controller: name, NQN: c.NQN,
+						Address: canonical(c.Address), State: c.State, Kind: string(d.Kind)})
+				}
+			}
+		}
+		for _, c := range last.Controllers {
+			if !runNQNs[c.NQN] || named[c.Name] {
+				continue
+			}
+			switch nvmeof.ParseState(c.State) {
+			case nvmeof.StateLive, nvmeof.StateDeleting, nvmeof.StateDeletingNoIO, nvmeof.StateDead:
+				continue
+			}
+			named[c.Name] = true
+			leaks = append(leaks, record.Leak{Host: h, Controller: c.Name, NQN: c.NQN,
+				Address: canonical(c.Address), State: c.State, Kind: LeakNotLive})
+		}
+	}
+	sort.SliceStable(leaks, func(i, j int) bool {
+		a, b := leaks[i], leaks[j]
+		if a.Host != b.Host {
+			return a.Host < b.Host
+		}
+		return ctrlLess(a.Controller, b.Controller)
+	})
+	switch {
+	case len(leaks) > 0:
+		parts := make([]string, len(leaks))
+		for i, l := range leaks {
+			parts[i] = fmt.Sprintf("%s %s %s %s (%s)", l.Host, l.Controller, l.Address, l.State, l.Kind)
+		}
+		return leaks, record.CheckResult{Name: CheckLeakedControllers, Verdict: record.Fail,
+			Detail: fmt.Sprintf("%d leaked controller(s) after the settle period: %s", len(leaks), strings.Join(parts, "; "))}
+	case len(unknown) > 0:
+		return leaks, record.CheckResult{Name: CheckLeakedControllers, Verdict: record.Inconclusive, Detail: strings.Join(unknown, "; ")}
+	}
+	return leaks, record.CheckResult{Name: CheckLeakedControllers, Verdict: record.Pass,
+		Detail: fmt.Sprintf("no leaked controller on %d host(s) at %s", len(r.hosts), fmtS(r.settleEnd))}
+}
+
+// PathCompleteness is the check "path-completeness" and its findings: on
+// its last sample every consumer host has a controller for every endpoint
+// the control plane last published for each volume it consumes, matched by
+// canonical ip:port (nvmeof.MissingEndpoints), never by address alone.
+// Inconclusive (when nothing is missing) if a consumer host has no sample
+// or a volume's endpoints were never published.
+func PathCompleteness(plan record.Plan, timeline []record.Line) ([]record.MissingEndpoint, record.CheckResult) {
+	return newIndex(plan, timeline).pathCompleteness()
+}
+
+func (r *runIndex) pathCompleteness() ([]record.MissingEndpoint, record.CheckResult) {
+	missing := []record.MissingEndpoint{}
+	var unknown []string
+	pairs := 0
+	for _, nqn := range r.nqns() {
+		eps, published := r.endpoints[nqn]
+		if !published {
+			unknown = append(unknown, "endpoints of "+nqn+" never published")
+			continue
+		}
+		for _, h := range r.consumers(nqn) {
+			last, ok := r.lastSample(h)
+			if !ok {
+				unknown = append(unknown, "no sample of "+h)
+				continue
+			}
+			pairs++
+			for _, e := range nvmeof.MissingEndpoints(eps, HostState(last, r.hostNQN[h]), nqn) {
+				missing = append(missing, record.MissingEndpoint{Host: h, NQN: nqn, Endpoint: e})
+			}
+		}
+	}
+	sort.SliceStable(missing, func(i, j int) bool {
+		a, b := missing[i], missing[j]
+		if a.Host != b.Host {
+			return a.Host < b.Host
+		}
+		if a.NQN != b.NQN {
+			return a.NQN < b.NQN
+		}
+		return a.Endpoint < b.Endpoint
+	})
+	switch {
+	case len(missing) > 0:
+		parts := make([]string, len(missing))
+		for i, m := range missing {
+			parts[i] = fmt.Sprintf("%s %s %s", m.Host, m.NQN, m.Endpoint)
+		}
+		return missing, record.CheckResult{Name: CheckPathCompleteness, Verdict: record.Fail,
+			Detail: fmt.Sprintf("%d published endpoint(s) without a controller: %s", len(missing), strings.Join(parts, "; "))}
+	case len(unknown) > 0:
+		return missing, record.CheckResult{Name: CheckPathCompleteness, Verdict: record.Inconclusive, Detail: strings.Join(dedup(unknown), "; ")}
+	}
+	return missing, record.CheckResult{Name: CheckPathCompleteness, Verdict: record.Pass,
+		Detail: fmt.Sprintf("every published ip:port endpoint has a controller (%d volume/host pairs)", pairs)}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ctrlLess orders controller names by instance (nvme2 before nvme10).
+func ctrlLess(a, b string) bool {
+	ia, ea := strconv.Atoi(strings.TrimPrefix(a, "nvme"))
+	ib, eb := strconv.Atoi(strings.TrimPrefix(b, "nvme"))
+	if ea == nil && eb == nil && ia != ib {
+		return ia < ib
+	}
+	return a < b
+}
+
+func dedup(xs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -1,0 +1,314 @@
+package checks
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/fiomig/fiomig/record"
+)
+
+// Check names as they appear in summary.json "checks", in report order.
+const (
+	CheckPauseBound         = "pause-bound"
+	CheckFreezes            = "freezes"
+	CheckLeakedControllers  = "leaked-controllers"
+	CheckPathCompleteness   = "path-completeness"
+	CheckSplitBrain         = "split-brain"
+	CheckServedAfterCutover = "served-after-cutover"
+	CheckUnattributedPauses = "unattributed-pauses"
+	CheckFaultsLanded       = "faults-landed"
+)
+
+// window is one pause window on a host: [start, end] in seconds since run
+// start; open when it was still open at the host's last sample.
+type window struct {
+	start, end float64
+	open       bool
+}
+
+// Paused reports whether one host sample shows a pause of subsystem nqn:
+// some namespace has no leg that is optimized or non-optimized on a live
+// controller of that subsystem (DESIGN.md "The run record"; kernel
+// drivers/nvme/host/multipath.c: only such legs carry I/O, anything else
+// requeues it). The namespaces judged are nsids (the volume's, from the
+// plan) plus those the sample shows for nqn, as multipath heads or as legs.
+// With no namespace known at all, the subsystem pauses when no live
+// controller has any accessible leg.
+func Paused(sample record.Line, nqn string, nsids []int) bool {
+	want := map[int]bool{}
+	for _, n := range nsids {
+		want[n] = true
+	}
+	for _, s := range sample.Subsystems {
+		if s.NQN == nqn {
+			for _, n := range s.NSIDs {
+				want[n] = true
+			}
+		}
+	}
+	served := map[int]bool{}
+	anyServed := false
+	for _, c := range sample.Controllers {
+		if c.NQN != nqn {
+			continue
+		}
+		for _, l := range c.Legs {
+			want[l.NSID] = true
+			if c.State == "live" && accessible(l.ANA) {
+				served[l.NSID] = true
+				anyServed = true
+			}
+		}
+	}
+	if len(want) == 0 {
+		return !anyServed
+	}
+	for n := range want {
+		if !served[n] {
+			return true
+		}
+	}
+	return false
+}
+
+func accessible(ana string) bool { return ana == "optimized" || ana == "non-optimized" }
+
+// pauseWindows returns the pause windows of nqn in one host's samples (time
+// ordered): maximal runs of paused samples, each from its first paused
+// sample to the first sample after it; a run still paused at the last
+// sample closes there and is flagged open.
+func pauseWindows(samples []record.Line, nqn string, nsids []int) []window {
+	var out []window
+	inPause := false
+	var start float64
+	for _, s := range samples {
+		p := Paused(s, nqn, nsids)
+		switch {
+		case p && !inPause:
+			inPause, start = true, s.T
+		case !p && inPause:
+			inPause = false
+			out = append(out, window{start: start, end: s.T})
+		}
+	}
+	if inPause {
+		out = append(out, window{start: start, end: samples[len(samples)-1].T, open: true})
+	}
+	return out
+}
+
+// pauseResult is the pause analysis of a run.
+type pauseResult struct {
+	migrations   []record.MigrationSummary
+	unattributed []record.HostWindow
+	// unsampled lists "migration on host" pairs with no sample of the host
+	// within the migration's phase lines.
+	unsampled []string
+}
+
+// pauses computes every consumer host's pause windows per subsystem and
+// attributes each to the migration whose span contains its start.
+func (r *runIndex) pauses() pauseResult {
+	var res pauseResult
+	res.unattributed = []record.HostWindow{}
+	migs := make([]record.MigrationSummary, len(r.migrations))
+	for i, m := range r.migrations {
+		end := m.terminal
+		if math.IsInf(end, 1) {
+			end = r.settleEnd
+		}
+		migs[i] = record.MigrationSummary{
+			ID: m.id, NQN: m.nqn, Outcome: m.outcome,
+			StartS: m.start, EndS: end, CompletedS: m.completed,
+			Hosts: map[string]record.HostPauses{},
+		}
+		for _, h := range r.consumers(m.nqn) {
+			migs[i].Hosts[h] = record.HostPauses{Windows: [][2]float64{}}
+			n := 0
+			for _, s := range r.samples[h] {
+				if s.T >= m.start && s.T <= m.coreEnd() {
+					n++
+				}
+			}
+			if n == 0 {
+				res.unsampled = append(res.unsampled, m.id+" on "+h)
+			}
+		}
+	}
+	for _, nqn := range r.nqns() {
+		nsids := r.volumes[nqn].NSIDs
+		for _, h := range r.consumers(nqn) {
+			for _, w := range pauseWindows(r.samples[h], nqn, nsids) {
+				i := r.attribute(nqn, w.start)
+				if i < 0 {
+					res.unattributed = append(res.unattributed, record.HostWindow{
+						Host: h, NQN: nqn, Window: [2]float64{w.start, w.end},
+					})
+					continue
+				}
+				hp := migs[i].Hosts[h]
+				hp.Windows = append(hp.Windows, [2]float64{w.start, w.end})
+				if d := roundS(w.end - w.start); d > hp.LongestPauseS {
+					hp.LongestPauseS = d
+				}
+				hp.OpenWindow = hp.OpenWindow || w.open
+				hp.Freezes = len(hp.Windows)
+				if hp.Freezes > migs[i].Freezes {
+					migs[i].Freezes = hp.Freezes
+				}
+				migs[i].Hosts[h] = hp
+			}
+		}
+	}
+	for i, m := range r.migrations {
+		for h, hp := range migs[i].Hosts {
+			hp.CutoverS = r.cutoverInstant(m, h)
+			if hp.CutoverS != nil && m.completed != nil {
+				lag := roundS(*hp.CutoverS - *m.completed)
+				hp.CutoverLagS = &lag
+			}
+			migs[i].Hosts[h] = hp
+		}
+	}
+	sort.SliceStable(res.unattributed, func(i, j int) bool {
+		a, b := res.unattributed[i], res.unattributed[j]
+		if a.Window[0] != b.Window[0] {
+			return a.Window[0] < b.Window[0]
+		}
+		if a.Host != b.Host {
+			return a.Host < b.Host
+		}
+		return a.NQN < b.NQN
+	})
+	res.migrations = migs
+	return res
+}
+
+// Migrations computes, for every migration of the run and each consumer
+// host of its volume, the pause windows attributed to it (seconds since run
+// start), the longest one (seconds), the freeze count and the host-observed
+// cutover instant; and the pause windows outside every migration.
+func Migrations(plan record.Plan, timeline []record.Line) ([]record.MigrationSummary, []record.HostWindow) {
+	res := newIndex(plan, timeline).pauses()
+	return res.migrations, res.unattributed
+}
+
+// PauseBound is the check "pause-bound": for every migration and consumer
+// host the longest pause window is at most plan.Params.PauseCritS. It is
+// inconclusive (when nothing fails) if a consumer host has no sample during
+// a migration, or the timeline holds fewer migrations than the plan asked for.
+func PauseBound(plan record.Plan, timeline []record.Line) record.CheckResult {
+	r := newIndex(plan, timeline)
+	return pauseBound(plan, r, r.pauses())
+}
+
+func pauseBound(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResult {
+	crit := plan.Params.PauseCritS
+	var over []string
+	longest, where, pairs := 0.0, "", 0
+	for _, m := range pr.migrations {
+		for _, h := range sortedHosts(m.Hosts) {
+			hp := m.Hosts[h]
+			pairs++
+			if where == "" || hp.LongestPauseS > longest {
+				longest, where = hp.LongestPauseS, m.ID+" on "+h
+			}
+			if hp.LongestPauseS > crit {
+				s := fmt.Sprintf("%s on %s paused %s > %s", m.ID, h, fmtS(hp.LongestPauseS), fmtS(crit))
+				if hp.OpenWindow {
+					s += " (a window still open at the last sample)"
+				}
+				over = append(over, s)
+			}
+		}
+	}
+	switch {
+	case len(over) > 0:
+		return record.CheckResult{Name: CheckPauseBound, Verdict: record.Fail,
+			Detail: fmt.Sprintf("%d migration/host pair(s) over CUTOVER_PAUSE_CRIT_S: %s", len(over), strings.Join(over, "; "))}
+	case len(pr.unsampled) > 0:
+		return record.CheckResult{Name: CheckPauseBound, Verdict: record.Inconclusive,
+			Detail: "no host sample during the migration for: " + strings.Join(pr.unsampled, ", ")}
+	case len(pr.migrations) < plan.Params.Migrations:
+		return record.CheckResult{Name: CheckPauseBound, Verdict: record.Inconclusive,
+			Detail: fmt.Sprintf("the plan asked for %d migrations, the timeline has %d", plan.Params.Migrations, len(pr.migrations))}
+	case pairs == 0:
+		return record.CheckResult{Name: CheckPauseBound, Verdict: record.Pass, Detail: "no migration with a consumer host"}
+	}
+	return record.CheckResult{Name: CheckPauseBound, Verdict: record.Pass,
+		Detail: fmt.Sprintf("longest pause %s (%s) <= %s over %d migration/host pairs", fmtS(longest), where, fmtS(crit), pairs)}
+}
+
+// Freezes is the check "freezes": every migration's freezes (the most pause
+// windows any one consumer host saw) are at most plan.Params.FreezesAllowed.
+// A second freeze means the cutover was retried.
+func Freezes(plan record.Plan, timeline []record.Line) record.CheckResult {
+	return freezes(plan, newIndex(plan, timeline).pauses())
+}
+
+func freezes(plan record.Plan, pr pauseResult) record.CheckResult {
+	allowed := plan.Params.FreezesAllowed
+	var over []string
+	most := 0
+	for _, m := range pr.migrations {
+		if m.Freezes > most {
+			most = m.Freezes
+		}
+		if m.Freezes <= allowed {
+			continue
+		}
+		var hs []string
+		for _, h := range sortedHosts(m.Hosts) {
+			hp := m.Hosts[h]
+			if hp.Freezes > allowed {
+				hs = append(hs, fmt.Sprintf("%s %d %s", h, hp.Freezes, fmtWindows(hp.Windows)))
+			}
+		}
+		over = append(over, fmt.Sprintf("%s: %d freezes (%s)", m.ID, m.Freezes, strings.Join(hs, ", ")))
+	}
+	if len(over) > 0 {
+		return record.CheckResult{Name: CheckFreezes, Verdict: record.Fail,
+			Detail: fmt.Sprintf("%d migration(s) over CUTOVER_FREEZES_ALLOWED=%d: %s", len(over), allowed, strings.Join(over, "; "))}
+	}
+	return record.CheckResult{Name: CheckFreezes, Verdict: record.Pass,
+		Detail: fmt.Sprintf("at most %d freeze(s) per migration over %d migrations <= %d allowed", most, len(pr.migrations), allowed)}
+}
+
+// UnattributedPauses is the check "unattributed-pauses": a pause window on
+// a consumer host outside every migration's span (first phase line to
+// terminal phase plus plan.Params.AttributionMarginS) is a finding.
+func UnattributedPauses(plan record.Plan, timeline []record.Line) record.CheckResult {
+	return unattributedPauses(newIndex(plan, timeline).pauses())
+}
+
+func unattributedPauses(pr pauseResult) record.CheckResult {
+	if len(pr.unattributed) == 0 {
+		return record.CheckResult{Name: CheckUnattributedPauses, Verdict: record.Pass,
+			Detail: "every pause window lies within a migration"}
+	}
+	var ws []string
+	for _, w := range pr.unattributed {
+		ws = append(ws, fmt.Sprintf("%s %s %s", w.Host, w.NQN, fmtWindows([][2]float64{w.Window})))
+	}
+	return record.CheckResult{Name: CheckUnattributedPauses, Verdict: record.Fail,
+		Detail: fmt.Sprintf("%d pause window(s) outside every migration: %s", len(ws), strings.Join(ws, "; "))}
+}
+
+func sortedHosts(m map[string]record.HostPauses) []string {
+	hs := make([]string, 0, len(m))
+	for h := range m {
+		hs = append(hs, h)
+	}
+	sort.Strings(hs)
+	return hs
+}
+
+func fmtWindows(ws [][2]float64) string {
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		parts[i] = fmt.Sprintf("[%s, %s]", fmtNum(w[0]), fmtNum(w[1]))
+	}
+	return strings.Join(parts, " ") + " s"
+}

@@ -1,0 +1,249 @@
+package checks
+
+import (
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fiomig/fiomig/record"
+)
+
+func sampleOf(t float64, ctrls ...record.Controller) record.Line {
+	return record.Line{T: t, Kind: record.KindSample, Host: "h", Controllers: ctrls}
+}
+
+func c(name, addr, state string, l ...record.Leg) record.Controller {
+	return record.Controller{Name: name, NQN: vol1, Address: addr, State: state, Legs: l}
+}
+
+func TestPaused(t *testing.T) {
+	other := record.Controller{Name: "nvme9", NQN: "nqn.other", Address: src1, State: "live", Legs: legs("optimized", 1, 2)}
+	cases := []struct {
+		name   string
+		sample record.Line
+		nsids  []int
+		want   bool
+	}{
+		{"optimized on live", sampleOf(0, c("nvme0", src1, "live", legs("optimized", 1, 2)...)), []int{1, 2}, false},
+		{"non-optimized on live", sampleOf(0, c("nvme0", src1, "live", legs("non-optimized", 1, 2)...)), []int{1, 2}, false},
+		{"all inaccessible", sampleOf(0, c("nvme0", src1, "live", legs("inaccessible", 1, 2)...)), []int{1, 2}, true},
+		{"optimized but connecting", sampleOf(0, c("nvme0", src1, "connecting", legs("optimized", 1, 2)...)), []int{1, 2}, true},
+		{"one namespace of two without a path", sampleOf(0,
+			c("nvme0", src1, "live", record.Leg{NSID: 1, ANA: "optimized"}, record.Leg{NSID: 2, ANA: "inaccessible"})), []int{1, 2}, true},
+		{"namespaces served by different controllers", sampleOf(0,
+			c("nvme0", src1, "live", legs("optimized", 1)...), c("nvme1", src2, "live", legs("non-optimized", 2)...)), []int{1, 2}, false},
+		{"plan namespace with no leg at all", sampleOf(0, c("nvme0", src1, "live", legs("optimized", 1)...)), []int{1, 2}, true},
+		{"head in the sample without a leg", record.Line{Controllers: []record.Controller{c("nvme0", src1, "live", legs("optimized", 1)...)},
+			Subsystems: []record.Subsystem{{NQN: vol1, NSIDs: []int{1, 3}}}}, []int{1}, true},
+		{"another subsystem's paths do not count", sampleOf(0, other, c("nvme0", src1, "live", legs("change", 1, 2)...)), []int{1, 2}, true},
+		{"no controller, namespaces known", sampleOf(0, other), []int{1}, true},
+		{"no controller, nothing known", sampleOf(0), nil, true},
+		{"nothing planned, live path", sampleOf(0, c("nvme0", src1, "live", legs("optimized", 4)...)), nil, false},
+	}
+	for _, tc := range cases {
+		if got := Paused(tc.sample, vol1, tc.nsids); got != tc.want {
+			t.Errorf("%s: Paused = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestPauseWindows(t *testing.T) {
+	up := func(t float64) record.Line { return sampleOf(t, c("nvme0", src1, "live", legs("optimized", 1)...)) }
+	down := func(t float64) record.Line { return sampleOf(t, c("nvme0", src1, "live", legs("inaccessible", 1)...)) }
+	cases := []struct {
+		name    string
+		samples []record.Line
+		want    []window
+	}{
+		{"none", []record.Line{up(0), up(1)}, nil},
+		{"one, closed at the first sample after it", []record.Line{up(0), down(1), down(2), up(3.5), up(4)}, []window{{1, 3.5, false}}},
+		{"two", []record.Line{down(0), up(1), down(2), up(3)}, []window{{0, 1, false}, {2, 3, false}}},
+		{"open at the last sample", []record.Line{up(0), down(1), down(2)}, []window{{1, 2, true}}},
+		{"single paused last sample", []record.Line{up(0), down(1)}, []window{{1, 1, true}}},
+	}
+	for _, tc := range cases {
+		got := pauseWindows(tc.samples, vol1, []int{1})
+		if d := cmp.Diff(tc.want, got, cmp.AllowUnexported(window{})); d != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, d)
+		}
+	}
+}
+
+// TestAttribution: two migrations of one subsystem; windows are attributed
+// by their start to the migration whose span (first phase line to terminal
+// phase plus margin) contains it, the migration proper winning over a
+// neighbour's margin; a window outside every span is unattributed; windows
+// of another subsystem are not attributed to these migrations.
+func TestAttribution(t *testing.T) {
+	tl := []record.Line{
+		{T: 10, Kind: record.KindPhase, Migration: "m1", NQN: vol1, Phase: record.PhasePending},
+		{T: 20, Kind: record.KindPhase, Migration: "m1", NQN: vol1, Phase: record.PhaseFailed},
+		{T: 25, Kind: record.KindPhase, Migration: "m2", NQN: vol1, Phase: record.PhasePending},
+		{T: 40, Kind: record.KindPhase, Migration: "m2", NQN: vol1, Phase: record.PhaseCompleted},
+		{T: 30, Kind: record.KindPhase, Migration: "m3", NQN: "nqn.other", Phase: record.PhasePending},
+	}
+	plan := record.Plan{Params: record.Params{AttributionMarginS: 10}}
+	r := newIndex(plan, tl)
+	cases := []struct {
+		at   float64
+		want string
+	}{
+		{5, ""},    // before every migration
+		{10, "m1"}, // first phase line
+		{22, "m1"}, // m1's margin, before m2 starts
+		{27, "m2"}, // m2 proper beats m1's margin
+		{45, "m2"}, // m2's margin
+		{50, "m2"}, // margin end is inclusive
+		{50.5, ""}, // after every span
+		{100, ""},  // long after
+	}
+	for _, tc := range cases {
+		got := ""
+		if i := r.attribute(vol1, tc.at); i >= 0 {
+			got = r.migrations[i].id
+		}
+		if got != tc.want {
+			t.Errorf("window at %v attributed to %q, want %q", tc.at, got, tc.want)
+		}
+	}
+	if i := r.attribute("nqn.other", 100); i < 0 || r.migrations[i].id != "m3" {
+		t.Errorf("a migration without terminal phase must span to the end of the record, got %d", i)
+	}
+	if i := r.attribute("nqn.other", 12); i >= 0 {
+		t.Errorf("window of nqn.other at 12 s attributed to %s", r.migrations[i].id)
+	}
+	if !math.IsInf(r.migrations[2].terminal, 1) {
+		t.Errorf("m3 terminal = %v, want +Inf", r.migrations[2].terminal)
+	}
+}
+
+// TestOpenWindowFlagged: a pause still open at the last sample closes there,
+// is flagged, and counts against the bound with its measured length.
+func TestOpenWindowFlagged(t *testing.T) {
+	w := newWorld(1, "host-a")
+	w.volume("vol1", vol1, []int{1}, "host-a")
+	w.endpoints(vol1, src1)
+	w.ctrl("host-a", "nvme0", vol1, src1, "live", legs("optimized", 1)...)
+	w.until(5)
+	w.phase("m1", vol1, record.PhasePending, []string{src1}, []string{tgt1})
+	w.until(6)
+	w.ana("host-a", "nvme0", "inaccessible")
+	w.until(13)
+	migs, _ := Migrations(w.plan, w.lines)
+	got := migs[0].Hosts["host-a"]
+	if !got.OpenWindow || got.LongestPauseS != 6 || got.Freezes != 1 {
+		t.Fatalf("host-a = %+v, want an open window of 6 s (6..12)", got)
+	}
+	if r := PauseBound(w.plan, w.lines); r.Verdict != record.Fail {
+		t.Errorf("pause-bound = %+v, want fail", r)
+	}
+}
+
+func TestPauseBoundInconclusiveWithoutSamples(t *testing.T) {
+	w := newWorld(1, "host-a")
+	w.volume("vol1", vol1, []int{1}, "host-a")
+	w.state = map[string]map[string]record.Controller{} // no host sampled
+	w.phase("m1", vol1, record.PhasePending, []string{src1}, []string{tgt1})
+	w.until(1)
+	w.phase("m1", vol1, record.PhaseCompleted, nil, nil)
+	if r := PauseBound(w.plan, w.lines); r.Verdict != record.Inconclusive {
+		t.Errorf("pause-bound = %+v, want inconclusive", r)
+	}
+}
+
+func TestPauseBoundInconclusiveWhenMigrationsMissing(t *testing.T) {
+	plan, tl := migrationRun(clean)
+	plan.Params.Migrations = 3
+	if r := PauseBound(plan, tl); r.Verdict != record.Inconclusive {
+		t.Errorf("pause-bound = %+v, want inconclusive (1 of 3 migrations)", r)
+	}
+}
+
+// TestIPv6Endpoints: endpoints and addresses compare in canonical form, so
+// a published "[fd00:0::3]:4426" matches a controller at "[fd00::3]:4426".
+func TestIPv6Endpoints(t *testing.T) {
+	w := newWorld(1, "host-a")
+	w.volume("vol1", vol1, []int{1}, "host-a")
+	w.endpoints(vol1, "[fd00:0::3]:4426")
+	w.ctrl("host-a", "nvme0", vol1, "[fd00::3]:4426", "live", legs("optimized", 1)...)
+	w.until(3)
+	missing, res := PathCompleteness(w.plan, w.lines)
+	if res.Verdict != record.Pass || len(missing) != 0 {
+		t.Errorf("completeness = %+v %+v, want pass", res, missing)
+	}
+	leaks, res := LeakedControllers(w.plan, w.lines)
+	if res.Verdict != record.Pass || len(leaks) != 0 {
+		t.Errorf("leaks = %+v %+v, want pass", res, leaks)
+	}
+}
+
+func TestNeverPublishedIsInconclusive(t *testing.T) {
+	w := newWorld(1, "host-a")
+	w.volume("vol1", vol1, []int{1}, "host-a")
+	w.ctrl("host-a", "nvme0", vol1, src1, "live", legs("optimized", 1)...)
+	w.until(3)
+	if _, res := PathCompleteness(w.plan, w.lines); res.Verdict != record.Inconclusive {
+		t.Errorf("completeness = %+v, want inconclusive", res)
+	}
+	if _, res := LeakedControllers(w.plan, w.lines); res.Verdict != record.Inconclusive {
+		t.Errorf("leaks = %+v, want inconclusive", res)
+	}
+}
+
+// TestLeaksUseLastEndpointsBeforeSettleEnd: an endpoints line after the last
+// sample is ignored; the one before it decides.
+func TestLeaksUseLastEndpointsBeforeSettleEnd(t *testing.T) {
+	w := newWorld(1, "host-a")
+	w.volume("vol1", vol1, []int{1}, "host-a")
+	w.endpoints(vol1, src1)
+	w.ctrl("host-a", "nvme0", vol1, src1, "live", legs("optimized", 1)...)
+	w.until(3)
+	w.endpoints(vol1, tgt1) // after the last sample (2 s)
+	leaks, res := LeakedControllers(w.plan, w.lines)
+	if res.Verdict != record.Pass || len(leaks) != 0 {
+		t.Errorf("leaks = %+v %+v, want pass", res, leaks)
+	}
+}
+
+func TestFaultsLandedPlannedButNotInjected(t *testing.T) {
+	plan, tl := migrationRun(clean)
+	plan.Faults = append(plan.Faults, record.FaultSpec{Fault: "target-restart", Target: "node-2"})
+	if r := FaultsLanded(plan, tl); r.Verdict != record.Inconclusive {
+		t.Errorf("faults-landed = %+v, want inconclusive", r)
+	}
+}
+
+func TestOverall(t *testing.T) {
+	r := func(vs ...string) []record.CheckResult {
+		out := make([]record.CheckResult, len(vs))
+		for i, v := range vs {
+			out[i] = record.CheckResult{Name: "c", Verdict: v}
+		}
+		return out
+	}
+	cases := []struct {
+		in   []record.CheckResult
+		want string
+	}{
+		{r(record.Pass, record.Pass), record.Pass},
+		{r(record.Pass, record.Inconclusive), record.Inconclusive},
+		{r(record.Inconclusive, record.Fail, record.Pass), record.Fail},
+		{r(record.Pass, "bogus"), record.Inconclusive},
+		{nil, record.Pass},
+	}
+	for _, tc := range cases {
+		if got := Overall(tc.in); got != tc.want {
+			t.Errorf("Overall(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestEvaluateDeterministic: the same record evaluates to an equal summary.
+func TestEvaluateDeterministic(t *testing.T) {
+	plan, tl := migrationRun(secondFreeze)
+	a, b := Evaluate(plan, tl), Evaluate(plan, tl)
+	if d := cmp.Diff(a, b); d != "" {
+		t.Errorf("two evaluations differ:\n%s", d)
+	}
+}
