@@ -1,5 +1,10 @@
 package nvmeof
 
+import (
+	"sort"
+	"strings"
+)
+
 // ControllerState is a controller's kernel state (sysfs class/nvme/nvmeN/state;
 // kernel drivers/nvme/host/core.c nvme_sysfs_show_state).
 type ControllerState string
@@ -51,9 +56,15 @@ type Subsystem struct {
 }
 
 // Namespace is one multipath head (class/nvme-subsystem/nvme-subsysS/nvmeSnH).
+//
+// With native multipath off (nvme_core.multipath=N) the kernel creates no
+// heads; each controller then carries its own namespace disk nvmeNnM directly
+// under class/nvme/nvmeN. Such a namespace is listed here too, with
+// Controller set to the controller it hangs under, and it has no legs.
 type Namespace struct {
-	Head string // "nvme0n1"
-	NSID int    // from the head's nsid file
+	Head       string // "nvme0n1"
+	NSID       int    // from the head's nsid file
+	Controller string // "" for a multipath head; the owning controller for a non-multipath namespace disk
 }
 
 // Controller is one controller directory class/nvme/nvmeN.
@@ -67,9 +78,9 @@ type Controller struct {
 	Cntlid         int             // cntlid
 	HostNQN        string          // hostnqn
 	HostID         string          // hostid
-	CtrlLossTmo    int             // ctrl_loss_tmo in seconds, -1 for "off"
-	ReconnectDelay int             // reconnect_delay in seconds, -1 for "off"
-	FastIOFailTmo  int             // fast_io_fail_tmo in seconds, -1 for "off"
+	CtrlLossTmo    int             // ctrl_loss_tmo in seconds, -1 for "off"; 0 when the file is absent (non-fabrics)
+	ReconnectDelay int             // reconnect_delay in seconds, -1 for "off"; 0 when the file is absent
+	FastIOFailTmo  int             // fast_io_fail_tmo in seconds, -1 for "off"; 0 when the file is absent
 	Legs           []Leg           // path legs nvmeScCnH under this controller, sorted by NSID
 }
 
@@ -77,8 +88,8 @@ type Controller struct {
 type Leg struct {
 	Name     string   // "nvme0c1n2"
 	NSID     int      // nsid file (never parsed from Name)
-	ANA      ANAState // ana_state
-	ANAGroup int      // ana_grpid
+	ANA      ANAState // ana_state; optimized when the file is absent (no ANA: kernel multipath.c treats the path as optimized)
+	ANAGroup int      // ana_grpid; 0 when the file is absent
 }
 
 // Address is a controller's parsed address file:
@@ -89,4 +100,106 @@ type Address struct {
 	HostTraddr string
 	HostIface  string
 	SrcAddr    string // only while the admin queue is up
+}
+
+// ParseState maps the content of a controller's state file to a
+// ControllerState. Surrounding white space is ignored; any string the kernel
+// may print that is not listed above gives StateUnknown (never an error).
+func ParseState(s string) ControllerState {
+	switch st := ControllerState(strings.TrimSpace(s)); st {
+	case StateNew, StateLive, StateResetting, StateConnecting, StateDeleting, StateDeletingNoIO, StateDead:
+		return st
+	}
+	return StateUnknown
+}
+
+// ParseANAState maps the content of a leg's ana_state file to an ANAState.
+// Surrounding white space is ignored; unknown strings give ANAUnknown.
+func ParseANAState(s string) ANAState {
+	switch a := ANAState(strings.TrimSpace(s)); a {
+	case ANAOptimized, ANANonOptimized, ANAInaccessible, ANAPersistentLoss, ANAChange:
+		return a
+	}
+	return ANAUnknown
+}
+
+// Deleting reports whether the controller is being torn down (deleting or
+// deleting (no IO)): the kernel no longer counts it for "already connected"
+// and it is about to vanish from sysfs.
+func (s ControllerState) Deleting() bool { return s == StateDeleting || s == StateDeletingNoIO }
+
+// Endpoint is the controller's canonical "ip:port" (see Address.Endpoint).
+func (c Controller) Endpoint() string { return c.Address.Endpoint() }
+
+// Accessible reports whether I/O may use leg l of controller c right now: the
+// controller is live and the leg is optimized or non-optimized. A leg of a
+// connecting or resetting controller may still show its last ANA state, but
+// carries no I/O (kernel multipath.c nvme_path_is_disabled).
+func (c Controller) Accessible(l Leg) bool { return c.State == StateLive && l.ANA.Accessible() }
+
+// Serving reports whether c has at least one accessible leg.
+func (c Controller) Serving() bool {
+	for _, l := range c.Legs {
+		if c.Accessible(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// LegTo returns c's leg to namespace nsid, if it has one.
+func (c Controller) LegTo(nsid int) (Leg, bool) {
+	for _, l := range c.Legs {
+		if l.NSID == nsid {
+			return l, true
+		}
+	}
+	return Leg{}, false
+}
+
+// NSIDs returns the subsystem's namespace IDs in ascending order, without
+// duplicates.
+func (s Subsystem) NSIDs() []int {
+	var ids []int
+	for _, n := range s.Namespaces {
+		if len(ids) == 0 || ids[len(ids)-1] != n.NSID {
+			ids = append(ids, n.NSID)
+		}
+	}
+	return ids
+}
+
+// SubsystemsByNQN returns every subsystem instance whose NQN is nqn, in instance
+// order. More than one is the ambiguous-head case.
+func (h HostState) SubsystemsByNQN(nqn string) []Subsystem {
+	var out []Subsystem
+	for _, s := range h.Subsystems {
+		if s.NQN == nqn {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// NQNs returns the distinct subsystem NQNs of h, sorted.
+func (h HostState) NQNs() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range h.Subsystems {
+		if !seen[s.NQN] {
+			seen[s.NQN] = true
+			out = append(out, s.NQN)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Controllers returns every controller of h, in subsystem then instance order.
+func (h HostState) Controllers() []Controller {
+	var out []Controller
+	for _, s := range h.Subsystems {
+		out = append(out, s.Controllers...)
+	}
+	return out
 }

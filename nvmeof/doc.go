@@ -1,0 +1,26 @@
+// Package nvmeof is fiomig's host model: what one host's kernel NVMe-oF
+// initiator shows and what may be done to it.
+//
+//   - Reading: ReadSysfs/ReadHost parse a sysfs tree given as an io/fs.FS
+//     (root = the "sys" directory: os.DirFS("/sys"), a capture loaded with
+//     LoadCapture, or a tree the simulator renders) into HostState:
+//     subsystems -> controllers -> legs, plus namespaces.
+//   - Judging: Inspect classifies what is wrong with one subsystem (five
+//     defect kinds, in teardown order with co-tenants); MissingEndpoints and
+//     StaleEndpoints compare attached controllers with published endpoints by
+//     canonical ip:port (CanonicalEndpoint).
+//   - Acting: PlanRelease/ReleaseMigrationPaths and PlanReap/
+//     ReapDeadControllers decide and perform teardowns through the Host
+//     interface (LinuxHost for a real host, MemHost for tests; the simulator
+//     has its own); Target renders connect options for nvme-cli and for
+//     /dev/nvme-fabrics, MigrationTarget switches between the fixed and the
+//     pre-fix migration-path options.
+//
+// The kernel, nvme-cli and simplyblock facts it honours are listed in
+// DESIGN.md ("Domain facts"); each function's doc names its source.
+//
+// Imports: the standard library only (a leaf of DESIGN.md's direction); its
+// tests also use github.com/google/go-cmp and github.com/prometheus/procfs
+// (the independent parser of the cross-check). It never reads the wall clock
+// or global randomness.
+package nvmeof

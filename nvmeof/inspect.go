@@ -1,0 +1,354 @@
+package nvmeof
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Selector names what a caller expects on a host: a subsystem by NQN and,
+// optionally, one namespace of it. NSID 0 means "not given".
+type Selector struct {
+	NQN  string
+	NSID int
+}
+
+// DefectKind is a way an attached subsystem can disagree with what the caller
+// expects; see Inspect for each kind's rule.
+type DefectKind string
+
+// The five defect kinds Inspect reports.
+const (
+	DefectNoNamespace               DefectKind = "no-namespace"
+	DefectNamespaceMissing          DefectKind = "namespace-missing"
+	DefectControllerNotContributing DefectKind = "controller-not-contributing"
+	DefectStaleEndpoint             DefectKind = "stale-endpoint"
+	DefectAmbiguousHead             DefectKind = "ambiguous-head"
+)
+
+// Scope is how much a repair of a defect tears down: one controller (one path
+// of the subsystem) or every controller of the subsystem. ScopeController is
+// the narrower of the two (controller < subsystem).
+type Scope string
+
+// Defect scopes.
+const (
+	ScopeController Scope = "controller"
+	ScopeSubsystem  Scope = "subsystem"
+)
+
+// Defect is one finding of Inspect.
+type Defect struct {
+	Kind  DefectKind
+	Scope Scope
+	NQN   string
+	NSID  int // the namespace the finding is about; the selector's NSID (0 when not given) for subsystem-wide kinds
+	// Controllers are the controllers a repair would tear down, in teardown
+	// order (see TeardownOrder).
+	Controllers []string
+	// CoTenants are the NSIDs of other namespaces of the subsystem that would
+	// lose their last accessible path (optimized or non-optimized leg on a
+	// live controller) if Controllers were torn down; sorted. Non-empty means
+	// a repair would take another volume's block device away.
+	CoTenants []int
+	Detail    string // human explanation
+}
+
+// String renders d on one line, for logs and CLI output.
+func (d Defect) String() string {
+	s := fmt.Sprintf("%s (%s) %s", d.Kind, d.Scope, d.NQN)
+	if d.NSID != 0 {
+		s += fmt.Sprintf(" nsid %d", d.NSID)
+	}
+	if len(d.Controllers) > 0 {
+		s += " [" + strings.Join(d.Controllers, " ") + "]"
+	}
+	if len(d.CoTenants) > 0 {
+		s += fmt.Sprintf(" co-tenants %v", d.CoTenants)
+	}
+	if d.Detail != "" {
+		s += ": " + d.Detail
+	}
+	return s
+}
+
+// Inspect diagnoses the subsystem(s) named by sel on host h and returns what
+// is inconsistent; nil when nothing is. It only reads h. sel.NQN "" inspects
+// every NQN of h (sorted) with the same NSID. An NQN with no subsystem on h
+// yields nothing: it is not attached, which is not a defect.
+//
+// Rules (simplyblock-operator atlas-lib/nvmeof inspect semantics, issue 3):
+//
+//   - ambiguous-head (subsystem): more than one kernel subsystem instance
+//     carries the NQN. The namespace checks below then stand down, since
+//     which head is meant is unknowable.
+//   - no-namespace (subsystem): the subsystem has no namespace and at least
+//     one live controller.
+//   - namespace-missing (subsystem): namespaces exist, sel.NSID is given and
+//     none has it.
+//   - controller-not-contributing (controller): exactly one namespace matches
+//     the selector (sel.NSID, or a bare NQN on a one-namespace subsystem); a
+//     live controller has no leg to it. It stands down when that namespace has
+//     no legs at all (native multipath off) and when a bare NQN matches more
+//     than one namespace (ask once per NSID). Controllers in any other state
+//     (connecting, resetting, ...) are never reported by it, nor is a
+//     controller already reported stale.
+//   - stale-endpoint (controller): only when targets is non-empty: a
+//     controller, not being deleted, whose transport+traddr+trsvcid matches no
+//     target (see Target.Matches). Reported for every state, connecting
+//     included; never auto-repaired.
+//
+// Defects come subsystem-scope first, then controller-scope in teardown
+// order.
+func Inspect(h HostState, sel Selector, targets []Target) []Defect {
+	nqns := []string{sel.NQN}
+	if sel.NQN == "" {
+		nqns = h.NQNs()
+	}
+	var out []Defect
+	for _, nqn := range nqns {
+		out = append(out, inspectNQN(h.SubsystemsByNQN(nqn), nqn, sel.NSID, targets)...)
+	}
+	return out
+}
+
+func inspectNQN(subs []Subsystem, nqn string, nsid int, targets []Target) []Defect {
+	if len(subs) == 0 {
+		return nil
+	}
+	var all []Controller
+	for _, s := range subs {
+		all = append(all, s.Controllers...)
+	}
+	var out []Defect
+	subsystemDefect := func(kind DefectKind, detail string) {
+		order := TeardownOrder(all)
+		out = append(out, Defect{
+			Kind: kind, Scope: ScopeSubsystem, NQN: nqn, NSID: nsid,
+			Controllers: names(order),
+			CoTenants:   coTenants(subs, names(order), nsid),
+			Detail:      detail,
+		})
+	}
+
+	stale := map[string]bool{}
+	var ctrlDefects []Defect
+	if len(targets) > 0 {
+		for _, c := range all {
+			if c.State.Deleting() || c.Address.Traddr == "" || matchesAny(c, nqn, targets) {
+				continue
+			}
+			stale[c.Name] = true
+			ctrlDefects = append(ctrlDefects, Defect{
+				Kind: DefectStaleEndpoint, Scope: ScopeController, NQN: nqn, NSID: nsid,
+				Controllers: []string{c.Name},
+				CoTenants:   coTenants(subs, []string{c.Name}, nsid),
+				Detail: fmt.Sprintf("%s (%s %s, %s) is at an endpoint the control plane does not publish for this subsystem",
+					c.Name, c.Transport, endpointOrAddress(c), c.State),
+			})
+		}
+	}
+
+	if len(subs) > 1 {
+		insts := make([]string, len(subs))
+		for i, s := range subs {
+			insts[i] = fmt.Sprintf("nvme-subsys%d", s.Instance)
+		}
+		subsystemDefect(DefectAmbiguousHead, fmt.Sprintf("%d kernel subsystem instances carry this NQN (%s)",
+			len(subs), strings.Join(insts, ", ")))
+	} else {
+		s := subs[0]
+		ids := s.NSIDs()
+		switch {
+		case len(ids) == 0:
+			live := 0
+			for _, c := range s.Controllers {
+				if c.State == StateLive {
+					live++
+				}
+			}
+			if live > 0 {
+				subsystemDefect(DefectNoNamespace, fmt.Sprintf("%d live controller(s), no namespace", live))
+			}
+		case nsid != 0 && !containsInt(ids, nsid):
+			subsystemDefect(DefectNamespaceMissing, fmt.Sprintf("namespace %d is not among the subsystem's namespaces %v", nsid, ids))
+		case nsid != 0 || len(ids) == 1:
+			want := nsid
+			if want == 0 {
+				want = ids[0]
+			}
+			ctrlDefects = append(ctrlDefects, notContributing(subs, s, want, stale)...)
+		}
+	}
+
+	sortByTeardown(ctrlDefects, all)
+	return append(out, ctrlDefects...)
+}
+
+// notContributing applies the controller-not-contributing rule to namespace
+// nsid of s.
+func notContributing(subs []Subsystem, s Subsystem, nsid int, stale map[string]bool) []Defect {
+	legs := 0
+	for _, c := range s.Controllers {
+		if _, ok := c.LegTo(nsid); ok {
+			legs++
+		}
+	}
+	if legs == 0 {
+		return nil // no path list at all: native multipath off
+	}
+	var out []Defect
+	for _, c := range s.Controllers {
+		if c.State != StateLive || stale[c.Name] {
+			continue
+		}
+		if _, ok := c.LegTo(nsid); ok {
+			continue
+		}
+		what := "no leg at all: it serves nothing"
+		if len(c.Legs) > 0 {
+			what = fmt.Sprintf("legs to %v only", legNSIDs(c))
+		}
+		out = append(out, Defect{
+			Kind: DefectControllerNotContributing, Scope: ScopeController, NQN: s.NQN, NSID: nsid,
+			Controllers: []string{c.Name},
+			CoTenants:   coTenants(subs, []string{c.Name}, nsid),
+			Detail:      fmt.Sprintf("%s (%s) is live with no leg to namespace %d; %s", c.Name, endpointOrAddress(c), nsid, what),
+		})
+	}
+	return out
+}
+
+// matchesAny reports whether controller c of subsystem nqn is at one of
+// targets.
+func matchesAny(c Controller, nqn string, targets []Target) bool {
+	for _, t := range targets {
+		if t.Matches(nqn, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// TeardownOrder returns ctrls sorted in the order a teardown should remove
+// them, so that in-flight I/O keeps the best path longest: by the best ANA
+// state over each controller's legs, inaccessible/persistent-loss/change (and
+// unknown) first, then controllers with no leg, then non-optimized, optimized
+// last; ties by higher controller instance first. ctrls is not modified.
+func TeardownOrder(ctrls []Controller) []Controller {
+	out := append([]Controller(nil), ctrls...)
+	sort.SliceStable(out, func(i, j int) bool {
+		ri, rj := teardownRank(out[i]), teardownRank(out[j])
+		if ri != rj {
+			return ri < rj
+		}
+		return out[i].Instance > out[j].Instance
+	})
+	return out
+}
+
+func teardownRank(c Controller) int {
+	if len(c.Legs) == 0 {
+		return 1
+	}
+	best := 0
+	for _, l := range c.Legs {
+		switch l.ANA {
+		case ANAOptimized:
+			best = max(best, 3)
+		case ANANonOptimized:
+			best = max(best, 2)
+		}
+	}
+	return best
+}
+
+// sortByTeardown orders controller-scope defects by the teardown order of
+// their controller, stale-endpoint before controller-not-contributing, then
+// by NSID.
+func sortByTeardown(ds []Defect, all []Controller) {
+	pos := map[string]int{}
+	for i, c := range TeardownOrder(all) {
+		pos[c.Name] = i
+	}
+	sort.SliceStable(ds, func(i, j int) bool {
+		pi, pj := pos[ds[i].Controllers[0]], pos[ds[j].Controllers[0]]
+		if pi != pj {
+			return pi < pj
+		}
+		if ds[i].Kind != ds[j].Kind {
+			return ds[i].Kind == DefectStaleEndpoint
+		}
+		return ds[i].NSID < ds[j].NSID
+	})
+}
+
+// coTenants returns the NSIDs other than exclude that have an accessible leg
+// (on a live controller) only on controllers named in removed, across subs.
+func coTenants(subs []Subsystem, removed []string, exclude int) []int {
+	gone := map[string]bool{}
+	for _, n := range removed {
+		gone[n] = true
+	}
+	lose := map[int]bool{}
+	keep := map[int]bool{}
+	for _, s := range subs {
+		for _, c := range s.Controllers {
+			for _, l := range c.Legs {
+				if !c.Accessible(l) {
+					continue
+				}
+				if gone[c.Name] {
+					lose[l.NSID] = true
+				} else {
+					keep[l.NSID] = true
+				}
+			}
+		}
+	}
+	var out []int
+	for id := range lose {
+		if !keep[id] && id != exclude {
+			out = append(out, id)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+func names(cs []Controller) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Name
+	}
+	return out
+}
+
+func legNSIDs(c Controller) []int {
+	var out []int
+	for _, l := range c.Legs {
+		out = append(out, l.NSID)
+	}
+	return out
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// endpointOrAddress is the controller's ip:port, or its raw address when it
+// has none.
+func endpointOrAddress(c Controller) string {
+	if e := c.Endpoint(); e != "" {
+		return e
+	}
+	if c.Address.Trsvcid != "" {
+		return c.Address.Traddr + ":" + c.Address.Trsvcid
+	}
+	return c.Address.Traddr
+}
