@@ -28,7 +28,8 @@ type runIndex struct {
 	// faults are the fault lines in time order.
 	faults []record.Line
 	// settleEnd is the time of the last sample line: the end of the settle
-	// period, when the leak and completeness checks look at the hosts.
+	// period, when the leak and completeness checks look at the hosts (the
+	// last line's time when there is no sample, 0 for an empty record).
 	settleEnd float64
 	// ever maps an NQN to the hosts that showed a controller of it in any sample.
 	ever map[string]map[string]bool
@@ -78,6 +79,12 @@ func newIndex(plan record.Plan, timeline []record.Line) *runIndex {
 	for _, l := range lines {
 		if l.Kind == record.KindSample && l.T > r.settleEnd {
 			r.settleEnd = l.T
+		}
+	}
+	if math.IsInf(r.settleEnd, -1) { // no sample at all: the record's last line
+		r.settleEnd = 0
+		if len(lines) > 0 {
+			r.settleEnd = lines[len(lines)-1].T
 		}
 	}
 

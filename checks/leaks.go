@@ -104,12 +104,40 @@ func splitEndpoint(ep string) nvmeof.Address {
 	return nvmeof.Address{Traddr: ep}
 }
 
-// targets turns published endpoints of nqn into Inspect targets (tcp).
+// targets turns published endpoints of nqn into Inspect targets. The
+// transport is left empty: endpoints lines carry ip:port only, and
+// nvmeof.Target.Matches then matches by NQN and ip:port alone.
 func targets(nqn string, eps []string) []nvmeof.Target {
 	out := make([]nvmeof.Target, 0, len(eps))
 	for _, e := range eps {
 		a := splitEndpoint(e)
-		out = append(out, nvmeof.Target{Transport: "tcp", Traddr: a.Traddr, Trsvcid: a.Trsvcid, NQN: nqn})
+		out = append(out, nvmeof.Target{Traddr: a.Traddr, Trsvcid: a.Trsvcid, NQN: nqn})
+	}
+	return out
+}
+
+// inspect asks nvmeof.Inspect about nqn on hs once for the whole subsystem
+// (stale-endpoint, no-namespace) and once per namespace the host shows
+// (controller-not-contributing, which stands down for a bare NQN on a
+// subsystem with several namespaces), in that order.
+func inspect(hs nvmeof.HostState, nqn string, tg []nvmeof.Target) []nvmeof.Defect {
+	out := nvmeof.Inspect(hs, nvmeof.Selector{NQN: nqn}, tg)
+	nsids := map[int]bool{}
+	for _, s := range hs.Subsystems {
+		if s.NQN != nqn {
+			continue
+		}
+		for _, n := range s.Namespaces {
+			nsids[n.NSID] = true
+		}
+	}
+	ids := make([]int, 0, len(nsids))
+	for n := range nsids {
+		ids = append(ids, n)
+	}
+	sort.Ints(ids)
+	for _, n := range ids {
+		out = append(out, nvmeof.Inspect(hs, nvmeof.Selector{NQN: nqn, NSID: n}, tg)...)
 	}
 	return out
 }
@@ -126,11 +154,13 @@ func (r *runIndex) lastSample(h string) (record.Line, bool) {
 // LeakedControllers is the check "leaked-controllers" and its findings.
 // On every host's last sample (the end of the settle period), for every
 // subsystem of the run (topology volumes and migrations; foreign subsystems
-// on a shared kernel are not judged), nvmeof.Inspect is asked with the
-// endpoints the control plane last published for that NQN (the last
-// endpoints line at or before the last sample) as targets; every
-// controller it names as stale-endpoint, controller-not-contributing or
-// no-namespace is leaked. A controller Inspect does not name but that is
+// on a shared kernel are not judged), nvmeof.Inspect is asked — for the
+// subsystem and for each of its namespaces — with the endpoints the control
+// plane last published for that NQN (the last endpoints line at or before
+// the last sample) as targets; every controller it names as stale-endpoint,
+// controller-not-contributing or no-namespace is leaked (the first kind
+// named wins). With nothing published for the NQN, every controller of it
+// is stale. A controller Inspect does not name but that is
 // neither live nor on its way out (deleting, deleting (no IO), dead) is
 // leaked with kind "not-live". Inconclusive (when nothing leaked) if a
 // host of the topology has no sample, or a subsystem a host has
@@ -180,7 +210,7 @@ func (r *runIndex) leakedControllers() ([]record.Leak, record.CheckResult) {
 				}
 				continue
 			}
-			for _, d := range nvmeof.Inspect(hs, nvmeof.Selector{NQN: nqn}, targets(nqn, eps)) {
+			for _, d := range inspect(hs, nqn, targets(nqn, eps)) {
 				if !leakKinds[d.Kind] {
 					continue
 				}

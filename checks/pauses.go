@@ -117,7 +117,7 @@ func (r *runIndex) pauses() pauseResult {
 	for i, m := range r.migrations {
 		end := m.terminal
 		if math.IsInf(end, 1) {
-			end = r.settleEnd
+			end = math.Max(m.start, r.settleEnd)
 		}
 		migs[i] = record.MigrationSummary{
 			ID: m.id, NQN: m.nqn, Outcome: m.outcome,
@@ -234,8 +234,10 @@ func pauseBound(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResul
 	case len(pr.migrations) < plan.Params.Migrations:
 		return record.CheckResult{Name: CheckPauseBound, Verdict: record.Inconclusive,
 			Detail: fmt.Sprintf("the plan asked for %d migrations, the timeline has %d", plan.Params.Migrations, len(pr.migrations))}
+	case pairs == 0 && len(pr.migrations) > 0:
+		return record.CheckResult{Name: CheckPauseBound, Verdict: record.Inconclusive, Detail: "no migration has a consumer host"}
 	case pairs == 0:
-		return record.CheckResult{Name: CheckPauseBound, Verdict: record.Pass, Detail: "no migration with a consumer host"}
+		return record.CheckResult{Name: CheckPauseBound, Verdict: record.Pass, Detail: "no migration in the plan or the timeline"}
 	}
 	return record.CheckResult{Name: CheckPauseBound, Verdict: record.Pass,
 		Detail: fmt.Sprintf("longest pause %s (%s) <= %s over %d migration/host pairs", fmtS(longest), where, fmtS(crit), pairs)}

@@ -247,3 +247,45 @@ func TestEvaluateDeterministic(t *testing.T) {
 		t.Errorf("two evaluations differ:\n%s", d)
 	}
 }
+
+// TestEvaluateEmptyRecord: an empty or sample-less record evaluates without
+// panicking and never passes a run in which a planned migration never ran.
+func TestEvaluateEmptyRecord(t *testing.T) {
+	plan := record.Plan{Params: record.Params{Migrations: 1, PauseCritS: 5, FreezesAllowed: 1}}
+	s := Evaluate(plan, nil)
+	if s.Verdict != record.Inconclusive {
+		t.Errorf("empty record verdict %q, want inconclusive; checks %+v", s.Verdict, s.Checks)
+	}
+	tl := []record.Line{{T: 3, Kind: record.KindPhase, Migration: "m1", NQN: vol1, Phase: record.PhasePending}}
+	s = Evaluate(plan, tl)
+	if len(s.Migrations) != 1 || s.Migrations[0].EndS != 3 || s.Verdict == record.Pass {
+		t.Errorf("sample-less record: %+v", s)
+	}
+}
+
+// TestLeakKindsFromInspect: a live controller at a published endpoint with
+// a leg to only one of two namespaces is reported by nvmeof.Inspect (asked
+// per namespace) as controller-not-contributing; one with no leg at all, in
+// a subsystem the host shows with no namespace, as no-namespace.
+func TestLeakKindsFromInspect(t *testing.T) {
+	w := newWorld(1, "host-a", "host-b")
+	w.volume("vol1", vol1, []int{1, 2}, "host-a")
+	w.volume("vol2", "nqn.2023-02.io.simplyblock:vol2", []int{1}, "host-b")
+	w.endpoints(vol1, tgt1, tgt2)
+	w.endpoints("nqn.2023-02.io.simplyblock:vol2", tgt1)
+	w.ctrl("host-a", "nvme0", vol1, tgt1, "live", legs("optimized", 1, 2)...)
+	w.ctrl("host-a", "nvme1", vol1, tgt2, "live", legs("non-optimized", 1)...)
+	w.state["host-b"]["nvme0"] = record.Controller{Name: "nvme0", NQN: "nqn.2023-02.io.simplyblock:vol2", Address: tgt1, State: "live"}
+	w.until(2)
+	leaks, res := LeakedControllers(w.plan, w.lines)
+	want := []record.Leak{
+		{Host: "host-a", Controller: "nvme1", NQN: vol1, Address: tgt2, State: "live", Kind: "controller-not-contributing"},
+		{Host: "host-b", Controller: "nvme0", NQN: "nqn.2023-02.io.simplyblock:vol2", Address: tgt1, State: "live", Kind: "no-namespace"},
+	}
+	if d := cmp.Diff(want, leaks); d != "" {
+		t.Errorf("leaks (-want +got):\n%s", d)
+	}
+	if res.Verdict != record.Fail {
+		t.Errorf("verdict %q, want fail", res.Verdict)
+	}
+}
