@@ -1,0 +1,174 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Config is the world's shape and its knobs. Zero fields take the defaults
+// documented on each field (see withDefaults).
+type Config struct {
+	// Seed fixes every random choice of the world (one *rand.Rand from it).
+	Seed int64
+	// Nodes is the number of storage nodes (default 3). Each serves its own
+	// logical volume store (lvstore) as primary and the next HA-1 nodes'
+	// lvstores as secondary/tertiary.
+	Nodes int
+	// Hosts is the number of consumer hosts (default 3).
+	Hosts int
+	// HostsAreNodes makes host i the storage node i (same name and IP), as
+	// in hyper-converged clusters; requires Hosts <= Nodes.
+	HostsAreNodes bool
+	// Volumes is the number of volumes, one subsystem each (default 10).
+	Volumes int
+	// ConsumersPerVolume is how many hosts consume (connect) each volume
+	// (default 1); volume i is consumed by hosts i, i+1, ... modulo Hosts.
+	ConsumersPerVolume int
+	// NamespacesPerVolume is the number of namespaces of each volume's
+	// subsystem (default 1). NSIDs start above 1 on purpose, so that the
+	// kernel's head index H of nvmeSnH differs from the NSID.
+	NamespacesPerVolume int
+	// HA is the number of nodes serving each lvstore: one primary listener
+	// (ANA optimized) and HA-1 secondaries (non-optimized) per subsystem
+	// (default min(3, Nodes)).
+	HA int
+	// BasePort is the NVMe/TCP port of node 0's lvstore; lvstore i listens
+	// on BasePort+2i on every node serving it (default 4426, as simplyblock).
+	BasePort int
+	// CutoverPauseS is the design all-inaccessible window of a cutover,
+	// seconds (default 2.0, simplyblock's cutover).
+	CutoverPauseS float64
+	// CutoverJitter is the relative spread of the cutover window: each
+	// window lasts CutoverPauseS*(1+u) with u uniform in [-CutoverJitter,
+	// +CutoverJitter] from the seed (default 0.25; negative = no jitter).
+	CutoverJitter float64
+	// AENLatencyS is the mean delay between a target's ANA change and the
+	// host's legs showing it (asynchronous event + ANA log page read),
+	// seconds; each notice draws uniformly from [0.5, 1.5]×AENLatencyS
+	// (default 0.02; negative = immediate).
+	AENLatencyS float64
+
+	// ReconnectReset selects when the kernel resets a controller's
+	// reconnect counter: ReconnectResetFull (upstream, default: after a
+	// fully successful reconnect) or ReconnectResetPartial (also whenever
+	// an attempt got as far as the Fabrics CONNECT, as field reports say
+	// some kernels do).
+	ReconnectReset string
+	// KernelDNR selects whether the kernel stops reconnecting after a
+	// CONNECT rejected with the DNR bit: KernelDNRHonor (newer kernels,
+	// default) or KernelDNRIgnore.
+	KernelDNR string
+	// TargetDNR makes the target set DNR on rejected CONNECTs; SPDK's
+	// "does not allow host" reply does not (default false).
+	TargetDNR bool
+
+	// Clock drives time; nil means a fresh VirtualClock.
+	Clock Clock
+}
+
+// Kernel switches (Config.ReconnectReset, Config.KernelDNR).
+const (
+	ReconnectResetFull    = "full"
+	ReconnectResetPartial = "partial"
+	KernelDNRHonor        = "honor"
+	KernelDNRIgnore       = "ignore"
+)
+
+// Defaults of Config.
+const (
+	DefaultNodes              = 3
+	DefaultHosts              = 3
+	DefaultVolumes            = 10
+	DefaultConsumersPerVolume = 1
+	DefaultBasePort           = 4426
+	DefaultCutoverPauseS      = 2.0
+	DefaultCutoverJitter      = 0.25
+)
+
+func (c Config) withDefaults() Config {
+	if c.Nodes == 0 {
+		c.Nodes = DefaultNodes
+	}
+	if c.Hosts == 0 {
+		c.Hosts = DefaultHosts
+	}
+	if c.Volumes == 0 {
+		c.Volumes = DefaultVolumes
+	}
+	if c.ConsumersPerVolume == 0 {
+		c.ConsumersPerVolume = DefaultConsumersPerVolume
+	}
+	if c.NamespacesPerVolume == 0 {
+		c.NamespacesPerVolume = 1
+	}
+	if c.HA == 0 {
+		c.HA = min(3, c.Nodes)
+	}
+	if c.BasePort == 0 {
+		c.BasePort = DefaultBasePort
+	}
+	if c.CutoverPauseS == 0 {
+		c.CutoverPauseS = DefaultCutoverPauseS
+	}
+	if c.CutoverJitter == 0 {
+		c.CutoverJitter = DefaultCutoverJitter
+	} else if c.CutoverJitter < 0 {
+		c.CutoverJitter = 0
+	}
+	if c.AENLatencyS == 0 {
+		c.AENLatencyS = 0.02
+	} else if c.AENLatencyS < 0 {
+		c.AENLatencyS = 0
+	}
+	if c.ReconnectReset == "" {
+		c.ReconnectReset = ReconnectResetFull
+	}
+	if c.KernelDNR == "" {
+		c.KernelDNR = KernelDNRHonor
+	}
+	if c.Clock == nil {
+		c.Clock = &VirtualClock{}
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	var errs []error
+	if c.Nodes < 1 {
+		errs = append(errs, fmt.Errorf("nodes %d: need at least 1", c.Nodes))
+	}
+	if c.Hosts < 1 {
+		errs = append(errs, fmt.Errorf("hosts %d: need at least 1", c.Hosts))
+	}
+	if c.Volumes < 0 {
+		errs = append(errs, fmt.Errorf("volumes %d: negative", c.Volumes))
+	}
+	if c.ConsumersPerVolume < 1 || c.ConsumersPerVolume > c.Hosts {
+		errs = append(errs, fmt.Errorf("consumers per volume %d: need 1..hosts (%d)", c.ConsumersPerVolume, c.Hosts))
+	}
+	if c.NamespacesPerVolume < 1 || c.NamespacesPerVolume > 64 {
+		errs = append(errs, fmt.Errorf("namespaces per volume %d: need 1..64", c.NamespacesPerVolume))
+	}
+	if c.HA < 1 || c.HA > c.Nodes {
+		errs = append(errs, fmt.Errorf("HA %d: need 1..nodes (%d)", c.HA, c.Nodes))
+	}
+	if c.HostsAreNodes && c.Hosts > c.Nodes {
+		errs = append(errs, fmt.Errorf("hosts are nodes but hosts %d > nodes %d", c.Hosts, c.Nodes))
+	}
+	if c.BasePort < 1 || c.BasePort+2*c.Nodes > 65535 {
+		errs = append(errs, fmt.Errorf("base port %d: out of range for %d nodes", c.BasePort, c.Nodes))
+	}
+	if c.CutoverPauseS < 0 {
+		errs = append(errs, fmt.Errorf("cutover pause %g s: negative", c.CutoverPauseS))
+	}
+	if c.CutoverJitter >= 1 {
+		errs = append(errs, fmt.Errorf("cutover jitter %g: must be < 1", c.CutoverJitter))
+	}
+	if c.ReconnectReset != ReconnectResetFull && c.ReconnectReset != ReconnectResetPartial {
+		errs = append(errs, fmt.Errorf("reconnect reset %q: want %q or %q", c.ReconnectReset, ReconnectResetFull, ReconnectResetPartial))
+	}
+	if c.KernelDNR != KernelDNRHonor && c.KernelDNR != KernelDNRIgnore {
+		errs = append(errs, fmt.Errorf("kernel DNR %q: want %q or %q", c.KernelDNR, KernelDNRHonor, KernelDNRIgnore))
+	}
+	return errors.Join(errs...)
+}

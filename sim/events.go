@@ -1,0 +1,70 @@
+package sim
+
+// Event kinds: what the world reports from AdvanceTo. They mirror the run
+// record's timeline kinds (DESIGN.md "The run record"); backend/sim turns
+// each Event into one record.Line.
+const (
+	EventPhase     = "phase"     // a migration entered a phase
+	EventEndpoints = "endpoints" // the control plane's published endpoints of a subsystem changed
+	EventKernel    = "kernel"    // a kernel-log line of a host's NVMe initiator
+	EventTarget    = "target"    // a storage node's cumulative target counters
+	EventIO        = "io"        // a modelled fio pod's interval counters
+	EventFault     = "fault"     // a fault injected or recovered, with evidence
+)
+
+// Migration phases (simplyblock VolumeMigration); Completed, Failed and
+// Aborted are terminal.
+const (
+	PhasePending    = "Pending"
+	PhaseValidating = "Validating"
+	PhaseRunning    = "Running"
+	PhaseCompleted  = "Completed"
+	PhaseFailed     = "Failed"
+	PhaseAborted    = "Aborted"
+)
+
+func isTerminal(phase string) bool {
+	return phase == PhaseCompleted || phase == PhaseFailed || phase == PhaseAborted
+}
+
+// Event is one thing that happened in the world at virtual time T (seconds
+// since run start). Only the fields of its Kind are set.
+type Event struct {
+	T    float64
+	Kind string
+
+	// phase
+	Migration string
+	NQN       string // phase, endpoints, io
+	Phase     string
+	Reason    string // phase Failed/Aborted: the operator's message
+	// phase Pending: the canonical ip:port endpoints of the source listeners
+	// and of the target listeners the migration adds.
+	SourceEndpoints []string
+	TargetEndpoints []string
+
+	// endpoints: what the control plane now publishes for NQN, sorted.
+	Endpoints []string
+
+	// kernel, io
+	Host string
+	// kernel
+	Controller string // "nvme3"
+	Message    string // kernel log text without the "nvme nvmeN: " prefix
+
+	// target
+	Node             string
+	RejectedConnects int64
+
+	// io
+	Volume    string
+	Completed int64
+	Errors    int64
+	Queued    int64
+
+	// fault
+	Fault    string
+	Action   string // "inject" or "recover"
+	Target   string
+	Evidence map[string]string
+}

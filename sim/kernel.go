@@ -1,0 +1,618 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/fiomig/fiomig/nvmeof"
+)
+
+// ConnectOptions are the Fabrics connect options the kernel keeps per
+// controller (kernel drivers/nvme/host/fabrics.c nvmf_parse_options).
+// Seconds as int, as the kernel takes them.
+type ConnectOptions struct {
+	// CtrlLossTmo: give up reconnecting after about this many seconds
+	// (max_reconnects = ceil(CtrlLossTmo/ReconnectDelay)); negative =
+	// reconnect forever.
+	CtrlLossTmo int
+	// ReconnectDelay: seconds between reconnect attempts (> 0).
+	ReconnectDelay int
+	// FastIOFailTmo: seconds in connecting after which queued I/O fails;
+	// -1 = off.
+	FastIOFailTmo int
+	// KeepAliveTmo is kato, seconds; 0 = the kernel default
+	// (NVME_DEFAULT_KATO = 5).
+	KeepAliveTmo int
+}
+
+// Connect options used in the world.
+var (
+	// CSIConnectOptions are the simplyblock CSI driver's options for a
+	// volume's paths: ctrl-loss-tmo 60, reconnect-delay 2, fast-io-fail off,
+	// kernel default keep-alive (matching the real captures).
+	CSIConnectOptions = ConnectOptions{CtrlLossTmo: 60, ReconnectDelay: 2, FastIOFailTmo: -1, KeepAliveTmo: 0}
+	// ControlPlaneConnectOptions are what simplyblock's control plane
+	// answers CreateMigration with: ctrl-loss-tmo 3600, reconnect-delay 2,
+	// fast-io-fail 8, keep-alive 4.
+	ControlPlaneConnectOptions = ConnectOptions{CtrlLossTmo: 3600, ReconnectDelay: 2, FastIOFailTmo: 8, KeepAliveTmo: 4}
+)
+
+// Kernel defaults (include/linux/nvme.h, drivers/nvme/host/fabrics.h).
+const (
+	kernelDefaultKato = 5
+)
+
+// maxReconnects is the kernel's max_reconnects for o: -1 (forever) for a
+// negative ctrl_loss_tmo, else ceil(ctrl_loss_tmo / reconnect_delay).
+func (o ConnectOptions) maxReconnects() int {
+	if o.CtrlLossTmo < 0 {
+		return -1
+	}
+	d := o.ReconnectDelay
+	if d <= 0 {
+		d = 1
+	}
+	return (o.CtrlLossTmo + d - 1) / d
+}
+
+// ConnectSpec is one connect request: where (transport, traddr, trsvcid,
+// optional host_traddr/host_iface), which subsystem, and the options.
+type ConnectSpec struct {
+	NQN        string
+	Transport  string // "tcp"
+	Traddr     string
+	Trsvcid    string
+	HostTraddr string
+	HostIface  string
+	Options    ConnectOptions
+}
+
+// Addr is the spec's canonical ip:port.
+func (s ConnectSpec) Addr() string {
+	p, err := strconv.Atoi(s.Trsvcid)
+	if err != nil {
+		return s.Traddr + ":" + s.Trsvcid
+	}
+	return canonicalAddr(s.Traddr, p)
+}
+
+// ConnectErrorKind classifies a failed connect.
+type ConnectErrorKind string
+
+// Connect failure kinds.
+const (
+	// ConnectRefused: nothing listens on ip:port (TCP RST, -ECONNREFUSED).
+	ConnectRefused ConnectErrorKind = "refused"
+	// ConnectRejected: the target answered the Fabrics CONNECT with an error.
+	ConnectRejected ConnectErrorKind = "rejected"
+	// ConnectNoAnswer: the CONNECT got no answer (dropped) and timed out.
+	ConnectNoAnswer ConnectErrorKind = "no-answer"
+	// ConnectAlready: a controller with the same key exists
+	// (drivers/nvme/host/tcp.c nvme_tcp_existing_controller, -EALREADY).
+	ConnectAlready ConnectErrorKind = "already-connected"
+	// ConnectInvalid: the request itself is invalid.
+	ConnectInvalid ConnectErrorKind = "invalid"
+)
+
+// ConnectError is why a connect failed: Msg is the host kernel's log text,
+// TargetMsg the target's (SPDK) log text when the target rejected it.
+type ConnectError struct {
+	Kind      ConnectErrorKind
+	Msg       string
+	TargetMsg string
+	DNR       bool // the rejection carried the Do Not Retry bit
+}
+
+func (e *ConnectError) Error() string {
+	if e.TargetMsg != "" {
+		return fmt.Sprintf("%s: %s (target: %s)", e.Kind, e.Msg, e.TargetMsg)
+	}
+	return fmt.Sprintf("%s: %s", e.Kind, e.Msg)
+}
+
+// Host is one consumer host's kernel NVMe-oF initiator (kernel
+// drivers/nvme/host/{core,fabrics,tcp,multipath}.c): its controllers, the
+// subsystems they belong to and the multipath heads of their namespaces.
+type Host struct {
+	Index int
+	Name  string
+	NQN   string // host NQN (hostnqn of its controllers)
+	ID    string // hostid
+	IP    string // source address of its connections
+
+	w          *World
+	ctrls      []*Ctrl       // sorted by instance
+	subsystems []*hostSubsys // sorted by instance
+	// held are instance numbers in use (kernel nvme_instance_ida): by a
+	// controller, or by a subsystem named after its first controller.
+	held map[int]bool
+
+	version     uint64
+	cache       *treeFS
+	cacheVer    uint64
+	cached      bool
+	blockMinor  int
+	diskseq     int
+	sysfsBuilds int
+}
+
+// Ctrl is one kernel controller nvmeN of a host.
+type Ctrl struct {
+	host     *Host
+	Instance int
+	State    nvmeof.ControllerState
+	Spec     ConnectSpec
+	Cntlid   int
+	sub      *hostSubsys
+	legs     []*leg // sorted by NSID
+	maxRecon int
+
+	// connection: the target subsystem and port while the admin queue is up.
+	ts      *TargetSubsystem
+	port    int
+	srcAddr string
+
+	nrReconnects    int
+	failfastExpired bool
+	// gen changes on every state transition; scheduled callbacks compare
+	// it to tell whether they are stale.
+	gen uint64
+}
+
+// Name is the controller's kernel name, "nvme3".
+func (c *Ctrl) Name() string { return "nvme" + strconv.Itoa(c.Instance) }
+
+type leg struct {
+	nsid int
+	ana  nvmeof.ANAState
+	grp  int
+	head *head
+}
+
+type hostSubsys struct {
+	Instance int
+	NQN      string
+	ctrls    []*Ctrl // sorted by instance
+	heads    []*head // sorted by head index
+}
+
+type head struct {
+	idx     int // H of nvmeSnH
+	nsid    int
+	minor   int // block device minor (259:minor)
+	diskseq int
+	paths   int
+}
+
+func (h *Host) changed() { h.version++ }
+
+func (h *Host) kernelLog(c string, msg string) {
+	h.w.emit(Event{Kind: EventKernel, Host: h.Name, Controller: c, Message: msg})
+}
+
+// allocInstance takes the lowest free instance number (ida_alloc).
+func (h *Host) allocInstance() int {
+	if h.held == nil {
+		h.held = map[int]bool{}
+	}
+	for i := 0; ; i++ {
+		if !h.held[i] {
+			h.held[i] = true
+			return i
+		}
+	}
+}
+
+// Controllers are the host's controllers, sorted by instance.
+func (h *Host) Controllers() []*Ctrl { return append([]*Ctrl(nil), h.ctrls...) }
+
+// Controller returns the controller named name ("nvme3").
+func (h *Host) Controller(name string) (*Ctrl, bool) {
+	for _, c := range h.ctrls {
+		if c.Name() == name {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
+// existing is the controller that blocks a new connect with spec's key
+// (subsysnqn, hostnqn, hostid, transport, traddr, trsvcid, host_traddr,
+// host_iface), if any; deleting and dead controllers do not block.
+func (h *Host) existing(spec ConnectSpec) *Ctrl {
+	for _, c := range h.ctrls {
+		switch c.State {
+		case nvmeof.StateDeleting, nvmeof.StateDeletingNoIO, nvmeof.StateDead:
+			continue
+		}
+		s := c.Spec
+		if s.NQN == spec.NQN && s.Transport == spec.Transport && s.Traddr == spec.Traddr &&
+			s.Trsvcid == spec.Trsvcid && s.HostTraddr == spec.HostTraddr && s.HostIface == spec.HostIface {
+			return c
+		}
+	}
+	return nil
+}
+
+// connect is a write to /dev/nvme-fabrics: synchronous; on success the
+// controller is live, on failure no controller is left behind.
+func (h *Host) connect(spec ConnectSpec) (*Ctrl, error) {
+	if spec.Transport == "" {
+		spec.Transport = "tcp"
+	}
+	if spec.Options.KeepAliveTmo <= 0 {
+		spec.Options.KeepAliveTmo = kernelDefaultKato
+	}
+	if spec.Options.ReconnectDelay <= 0 {
+		return nil, &ConnectError{Kind: ConnectInvalid, Msg: "Invalid reconnect_delay"}
+	}
+	port, err := strconv.Atoi(spec.Trsvcid)
+	if err != nil || port <= 0 || port > 65535 {
+		return nil, &ConnectError{Kind: ConnectInvalid, Msg: fmt.Sprintf("invalid trsvcid %q", spec.Trsvcid)}
+	}
+	if h.existing(spec) != nil {
+		return nil, &ConnectError{Kind: ConnectAlready, Msg: "already connected"}
+	}
+	c := &Ctrl{host: h, Instance: h.allocInstance(), State: nvmeof.StateNew, Spec: spec, maxRecon: spec.Options.maxReconnects()}
+	c.State = nvmeof.StateConnecting
+	res := h.w.fabricConnect(spec.Traddr, port, spec.NQN, h.NQN)
+	if res.err != nil {
+		h.kernelLog(c.Name(), res.err.Msg)
+		delete(h.held, c.Instance)
+		return nil, res.err
+	}
+	h.insertCtrl(c)
+	c.establish(res, port)
+	h.kernelLog(c.Name(), fmt.Sprintf("new ctrl: NQN %q, addr %s, hostnqn: %s", spec.NQN, spec.Addr(), h.NQN))
+	h.changed()
+	return c, nil
+}
+
+func (h *Host) insertCtrl(c *Ctrl) {
+	h.ctrls = append(h.ctrls, c)
+	sort.Slice(h.ctrls, func(i, j int) bool { return h.ctrls[i].Instance < h.ctrls[j].Instance })
+	// join or create the subsystem (core.c nvme_init_subsystem: a new
+	// subsystem is named after its first controller's instance).
+	for _, s := range h.subsystems {
+		if s.NQN == c.Spec.NQN {
+			c.sub = s
+			s.ctrls = append(s.ctrls, c)
+			sort.Slice(s.ctrls, func(i, j int) bool { return s.ctrls[i].Instance < s.ctrls[j].Instance })
+			return
+		}
+	}
+	s := &hostSubsys{Instance: c.Instance, NQN: c.Spec.NQN, ctrls: []*Ctrl{c}}
+	c.sub = s
+	h.subsystems = append(h.subsystems, s)
+	sort.Slice(h.subsystems, func(i, j int) bool { return h.subsystems[i].Instance < h.subsystems[j].Instance })
+}
+
+// establish makes c live on target subsystem res.ts at port: the admin
+// queue is up, and the controller learns the namespaces the target exposes
+// to this host now, with the listener's ANA state.
+func (c *Ctrl) establish(res connectResult, port int) {
+	c.ts, c.port, c.Cntlid = res.ts, port, res.cntlid
+	res.ts.attach(c)
+	c.srcAddr = c.host.IP
+	c.setState(nvmeof.StateLive)
+	c.failfastExpired = false
+	c.syncNamespaces()
+}
+
+func (c *Ctrl) setState(s nvmeof.ControllerState) {
+	c.State = s
+	c.gen++
+	c.host.changed()
+}
+
+// syncNamespaces rescans: legs for the namespaces the connected target
+// exposes to this host (removing the others), all with the listener's ANA
+// state (scan_work + ANA log page).
+func (c *Ctrl) syncNamespaces() {
+	var visible []int
+	ana := nvmeof.ANAInaccessible
+	if c.ts != nil {
+		if c.ts.allows(c.host.NQN) {
+			visible = c.ts.NSIDs
+		}
+		ana = c.ts.anaOf(c.port)
+	}
+	keep := c.legs[:0]
+	for _, l := range c.legs {
+		if containsInt(visible, l.nsid) {
+			keep = append(keep, l)
+		} else {
+			c.host.releaseHead(c.sub, l.head)
+		}
+	}
+	c.legs = keep
+	for _, ns := range visible {
+		found := false
+		for _, l := range c.legs {
+			if l.nsid == ns {
+				found = true
+				break
+			}
+		}
+		if !found {
+			c.legs = append(c.legs, &leg{nsid: ns, grp: ns, head: c.host.acquireHead(c.sub, ns)})
+		}
+	}
+	sort.Slice(c.legs, func(i, j int) bool { return c.legs[i].nsid < c.legs[j].nsid })
+	for _, l := range c.legs {
+		l.ana = ana
+	}
+	c.host.changed()
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// acquireHead returns the subsystem's head for nsid, allocating the lowest
+// free head index from 1 when none exists (core.c nvme_alloc_ns_head).
+func (h *Host) acquireHead(s *hostSubsys, nsid int) *head {
+	for _, hd := range s.heads {
+		if hd.nsid == nsid {
+			hd.paths++
+			return hd
+		}
+	}
+	idx := 1
+	for _, hd := range s.heads { // sorted by idx
+		if hd.idx == idx {
+			idx++
+		}
+	}
+	h.diskseq++
+	hd := &head{idx: idx, nsid: nsid, minor: h.blockMinor, diskseq: h.diskseq, paths: 1}
+	h.blockMinor++
+	s.heads = append(s.heads, hd)
+	sort.Slice(s.heads, func(i, j int) bool { return s.heads[i].idx < s.heads[j].idx })
+	return hd
+}
+
+// releaseHead drops one path of hd; the head goes with its last path.
+func (h *Host) releaseHead(s *hostSubsys, hd *head) {
+	hd.paths--
+	if hd.paths > 0 {
+		return
+	}
+	for i, x := range s.heads {
+		if x == hd {
+			s.heads = append(s.heads[:i], s.heads[i+1:]...)
+			return
+		}
+	}
+}
+
+// anaChangeNotice: the target changed the ANA state of c's listener; the
+// host reads the ANA log page after the AEN latency and updates the legs.
+func (c *Ctrl) anaChangeNotice() {
+	gen := c.gen
+	c.host.w.after(c.host.w.aenLatency(), func() {
+		if c.gen != gen || c.State != nvmeof.StateLive || c.ts == nil {
+			return
+		}
+		ana := c.ts.anaOf(c.port)
+		for _, l := range c.legs {
+			l.ana = ana
+		}
+		c.host.changed()
+	})
+}
+
+// transportLost: the connection to the target broke (the target closed
+// the qpairs, or keep-alive expired). A live controller starts error
+// recovery (tcp.c nvme_tcp_error_recovery): resetting, teardown, then
+// connecting with a reconnect every reconnect_delay.
+func (c *Ctrl) transportLost(reason string) {
+	c.disconnectTarget()
+	if c.State != nvmeof.StateLive {
+		return
+	}
+	c.setState(nvmeof.StateResetting)
+	c.host.kernelLog(c.Name(), "starting error recovery")
+	gen := c.gen
+	c.host.w.after(teardownS, func() {
+		if c.gen != gen {
+			return
+		}
+		c.enterConnecting()
+		c.reconnectOrRemove(nil)
+	})
+}
+
+// teardownS is how long error recovery's teardown of the queues takes.
+const teardownS = 0.005
+
+func (c *Ctrl) disconnectTarget() {
+	if c.ts != nil {
+		c.ts.detach(c)
+		c.ts = nil
+	}
+	c.srcAddr = ""
+	c.host.changed()
+}
+
+// enterConnecting moves c to connecting and starts the fast_io_fail timer
+// (core.c nvme_start_failfast_work).
+func (c *Ctrl) enterConnecting() {
+	c.setState(nvmeof.StateConnecting)
+	if tmo := c.Spec.Options.FastIOFailTmo; tmo >= 0 {
+		gen := c.gen
+		c.host.w.after(float64(tmo), func() {
+			if c.gen != gen || c.State != nvmeof.StateConnecting {
+				return
+			}
+			c.failfastExpired = true
+			c.host.kernelLog(c.Name(), "failfast expired")
+			c.host.changed()
+		})
+	}
+}
+
+// reconnectOrRemove schedules the next reconnect attempt or removes the
+// controller (tcp.c nvme_tcp_reconnect_or_remove, fabrics.c
+// nvmf_should_reconnect): a rejection with DNR stops retrying when the
+// kernel honours it; otherwise retry while max_reconnects is -1 or
+// nr_reconnects < max_reconnects.
+func (c *Ctrl) reconnectOrRemove(cerr *ConnectError) {
+	if c.State != nvmeof.StateConnecting {
+		return
+	}
+	w := c.host.w
+	retry := c.maxRecon == -1 || c.nrReconnects < c.maxRecon
+	if cerr != nil && cerr.DNR && w.cfg.KernelDNR == KernelDNRHonor {
+		retry = false
+	}
+	if !retry {
+		status := 0
+		if cerr != nil {
+			status = 1
+		}
+		c.host.kernelLog(c.Name(), fmt.Sprintf("Removing controller (%d)...", status))
+		c.host.deleteCtrl(c)
+		return
+	}
+	c.host.kernelLog(c.Name(), fmt.Sprintf("Reconnecting in %d seconds...", c.Spec.Options.ReconnectDelay))
+	gen := c.gen
+	w.after(float64(c.Spec.Options.ReconnectDelay), func() {
+		if c.gen != gen || c.State != nvmeof.StateConnecting {
+			return
+		}
+		c.reconnectAttempt()
+	})
+}
+
+// reconnectAttempt is tcp.c nvme_tcp_reconnect_ctrl_work.
+func (c *Ctrl) reconnectAttempt() {
+	h := c.host
+	c.nrReconnects++
+	port, _ := strconv.Atoi(c.Spec.Trsvcid)
+	res := h.w.fabricConnect(c.Spec.Traddr, port, c.Spec.NQN, h.NQN)
+	if res.err == nil {
+		c.establish(res, port)
+		h.kernelLog(c.Name(), fmt.Sprintf("Successfully reconnected (%d attempt)", c.nrReconnects))
+		c.nrReconnects = 0
+		return
+	}
+	if res.err.Msg != "" {
+		h.kernelLog(c.Name(), res.err.Msg)
+	}
+	maxR := strconv.Itoa(c.maxRecon)
+	h.kernelLog(c.Name(), fmt.Sprintf("Failed reconnect attempt %d/%s", c.nrReconnects, maxR))
+	if res.err.Kind == ConnectRejected && h.w.cfg.ReconnectReset == ReconnectResetPartial {
+		// Some kernels reset the counter once an attempt got as far as the
+		// Fabrics CONNECT (field reports; DESIGN.md).
+		c.nrReconnects = 0
+	}
+	c.reconnectOrRemove(res.err)
+}
+
+// deleteCtrl removes c (core.c nvme_delete_ctrl / nvme_do_delete_ctrl):
+// its legs, heads without other paths, and its subsystem with the last
+// controller.
+func (h *Host) deleteCtrl(c *Ctrl) {
+	c.disconnectTarget()
+	c.setState(nvmeof.StateDeleting)
+	h.kernelLog(c.Name(), fmt.Sprintf("Removing ctrl: NQN %q", c.Spec.NQN))
+	for _, l := range c.legs {
+		h.releaseHead(c.sub, l.head)
+	}
+	c.legs = nil
+	for i, x := range h.ctrls {
+		if x == c {
+			h.ctrls = append(h.ctrls[:i], h.ctrls[i+1:]...)
+			break
+		}
+	}
+	s := c.sub
+	for i, x := range s.ctrls {
+		if x == c {
+			s.ctrls = append(s.ctrls[:i], s.ctrls[i+1:]...)
+			break
+		}
+	}
+	// The instance number stays held while it names the subsystem
+	// (core.c nvme_free_ctrl / nvme_release_subsystem).
+	if c.Instance != s.Instance {
+		delete(h.held, c.Instance)
+	}
+	if len(s.ctrls) == 0 {
+		for i, x := range h.subsystems {
+			if x == s {
+				h.subsystems = append(h.subsystems[:i], h.subsystems[i+1:]...)
+				break
+			}
+		}
+		delete(h.held, s.Instance)
+	}
+	c.State = nvmeof.StateDead
+	c.gen++
+	h.changed()
+}
+
+// disconnect is `nvme disconnect -d nvmeN`: delete the controller now.
+func (h *Host) disconnect(name string) error {
+	c, ok := h.Controller(name)
+	if !ok {
+		return fmt.Errorf("host %s: no controller %s", h.Name, name)
+	}
+	h.deleteCtrl(c)
+	return nil
+}
+
+// sysfsCtrlLossTmo is what class/nvme/nvmeN/ctrl_loss_tmo shows:
+// max_reconnects × reconnect_delay, or -1 ("off") when reconnecting forever.
+func (c *Ctrl) sysfsCtrlLossTmo() int {
+	if c.maxRecon < 0 {
+		return -1
+	}
+	return c.maxRecon * c.Spec.Options.ReconnectDelay
+}
+
+// State is the host's kernel state as the simulator holds it, in nvmeof's
+// model: what nvmeof.ReadHost must parse back from Sysfs().
+func (h *Host) State() nvmeof.HostState {
+	var st nvmeof.HostState
+	for _, s := range h.subsystems {
+		ss := nvmeof.Subsystem{Instance: s.Instance, NQN: s.NQN}
+		for _, c := range s.ctrls {
+			ss.Controllers = append(ss.Controllers, c.model())
+		}
+		for _, hd := range s.heads {
+			ss.Namespaces = append(ss.Namespaces, nvmeof.Namespace{Head: hd.name(s), NSID: hd.nsid})
+		}
+		sort.Slice(ss.Namespaces, func(i, j int) bool { return ss.Namespaces[i].NSID < ss.Namespaces[j].NSID })
+		st.Subsystems = append(st.Subsystems, ss)
+	}
+	return st
+}
+
+func (hd *head) name(s *hostSubsys) string { return fmt.Sprintf("nvme%dn%d", s.Instance, hd.idx) }
+
+func (l *leg) name(c *Ctrl) string {
+	return fmt.Sprintf("nvme%dc%dn%d", c.sub.Instance, c.Instance, l.head.idx)
+}
+
+func (c *Ctrl) model() nvmeof.Controller {
+	m := nvmeof.Controller{
+		Name: c.Name(), Instance: c.Instance, State: c.State, Transport: c.Spec.Transport,
+		Address: nvmeof.Address{Traddr: c.Spec.Traddr, Trsvcid: c.Spec.Trsvcid, HostTraddr: c.Spec.HostTraddr,
+			HostIface: c.Spec.HostIface, SrcAddr: c.srcAddr},
+		NQN: c.Spec.NQN, Cntlid: c.Cntlid, HostNQN: c.host.NQN, HostID: c.host.ID,
+		CtrlLossTmo: c.sysfsCtrlLossTmo(), ReconnectDelay: c.Spec.Options.ReconnectDelay,
+		FastIOFailTmo: c.Spec.Options.FastIOFailTmo,
+	}
+	for _, l := range c.legs {
+		m.Legs = append(m.Legs, nvmeof.Leg{Name: l.name(c), NSID: l.nsid, ANA: l.ana, ANAGroup: l.grp})
+	}
+	return m
+}

@@ -1,0 +1,228 @@
+package sim
+
+import (
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"strconv"
+	"strings"
+)
+
+// Sysfs is the host's kernel NVMe state at Now rendered as a sysfs tree
+// (root = the "sys" directory) in the kernel's own layout:
+//
+//	class/nvme/nvmeN -> ../../devices/virtual/nvme-fabrics/ctl/nvmeN        (symlink)
+//	class/nvme-subsystem/nvme-subsysS -> ../../devices/virtual/nvme-subsystem/nvme-subsysS
+//	class/block/nvmeSnH -> ../../devices/virtual/nvme-subsystem/nvme-subsysS/nvmeSnH
+//	devices/virtual/nvme-fabrics/ctl/nvmeN/{state,address,transport,subsysnqn,cntlid,hostnqn,
+//	    hostid,ctrl_loss_tmo,reconnect_delay,fast_io_fail_tmo,kato,model,serial,firmware_rev,...}
+//	devices/virtual/nvme-fabrics/ctl/nvmeN/nvmeScNnH/{ana_state,ana_grpid,nsid,size,queue/logical_block_size,...}
+//	devices/virtual/nvme-subsystem/nvme-subsysS/{subsysnqn,iopolicy,model,serial,firmware_rev,subsystype}
+//	devices/virtual/nvme-subsystem/nvme-subsysS/nvmeN -> ../../nvme-fabrics/ctl/nvmeN
+//	devices/virtual/nvme-subsystem/nvme-subsysS/nvmeSnH/{nsid,size,queue/logical_block_size,...}
+//
+// Values end in a newline as sysfs attributes do; ctrl_loss_tmo shows
+// max_reconnects × reconnect_delay, and -1 values print "off". The tree is
+// an immutable snapshot: it is rebuilt only after the host's state changed
+// and is cheap to hand out otherwise.
+func (h *Host) Sysfs() fs.FS {
+	if h.cached && h.cacheVer == h.version {
+		return h.cache
+	}
+	h.cache = h.render()
+	h.cacheVer = h.version
+	h.cached = true
+	h.sysfsBuilds++
+	return h.cache
+}
+
+// SysfsBuilds is how many times the host's tree was rebuilt (a cost
+// figure for benchmarks).
+func (h *Host) SysfsBuilds() int { return h.sysfsBuilds }
+
+const (
+	ctlDir    = "devices/virtual/nvme-fabrics/ctl"
+	subsysDir = "devices/virtual/nvme-subsystem"
+	// Device majors as a typical kernel assigns them (dynamic majors).
+	majorCtrl  = 238
+	majorBlock = 259
+	// logicalBlockSize is the namespaces' LBA size in bytes.
+	logicalBlockSize = 512
+	firmwareRev      = "25.01"
+	serialNumber     = "ha"
+)
+
+func onOff(v int) string {
+	if v == -1 {
+		return "off"
+	}
+	return strconv.Itoa(v)
+}
+
+// pad pads s with spaces to n characters (NVMe identify strings are
+// space-padded and sysfs shows them whole).
+func pad(s string, n int) string {
+	if len(s) >= n {
+		return s[:n]
+	}
+	return s + strings.Repeat(" ", n-len(s))
+}
+
+// modelOf is the subsystem's model number: simplyblock reports the lvol's
+// uuid (the last ':'-separated part of the NQN).
+func modelOf(nqn string) string {
+	if i := strings.LastIndexByte(nqn, ':'); i >= 0 {
+		return nqn[i+1:]
+	}
+	return nqn
+}
+
+// nsUUID is a namespace's uuid, derived from its subsystem and NSID.
+func nsUUID(nqn string, nsid int) string {
+	f := fnv.New64a()
+	f.Write([]byte(nqn))
+	f.Write([]byte{byte(nsid), byte(nsid >> 8)})
+	x := f.Sum64()
+	return fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", uint32(x>>32), uint16(x>>16), uint16(x)&0xfff, nsid&0xfff, x&0xffffffffffff)
+}
+
+func addressString(c *Ctrl) string {
+	var b strings.Builder
+	b.WriteString("traddr=" + c.Spec.Traddr + ",trsvcid=" + c.Spec.Trsvcid)
+	if c.Spec.HostTraddr != "" {
+		b.WriteString(",host_traddr=" + c.Spec.HostTraddr)
+	}
+	if c.Spec.HostIface != "" {
+		b.WriteString(",host_iface=" + c.Spec.HostIface)
+	}
+	if c.srcAddr != "" {
+		b.WriteString(",src_addr=" + c.srcAddr)
+	}
+	return b.String()
+}
+
+func (h *Host) render() *treeFS {
+	b := newTreeBuilder()
+	b.dir("class/nvme")
+	b.dir("class/nvme-subsystem")
+	b.dir("class/block")
+	b.dir(ctlDir)
+	b.dir(subsysDir)
+	b.symlink("class/nvme-fabrics/ctl", "../../"+ctlDir)
+	for _, c := range h.ctrls {
+		name := c.Name()
+		dir := ctlDir + "/" + name
+		b.symlink("class/nvme/"+name, "../../"+dir)
+		w := func(f, v string) { b.file(dir+"/"+f, v+"\n") }
+		w("state", string(c.State))
+		w("address", addressString(c))
+		w("transport", c.Spec.Transport)
+		w("subsysnqn", c.Spec.NQN)
+		w("cntlid", strconv.Itoa(c.Cntlid))
+		w("hostnqn", h.NQN)
+		w("hostid", h.ID)
+		w("ctrl_loss_tmo", onOff(c.sysfsCtrlLossTmo()))
+		w("reconnect_delay", onOff(c.Spec.Options.ReconnectDelay))
+		w("fast_io_fail_tmo", onOff(c.Spec.Options.FastIOFailTmo))
+		w("kato", strconv.Itoa(c.Spec.Options.KeepAliveTmo))
+		w("model", pad(modelOf(c.Spec.NQN), 40))
+		w("serial", pad(serialNumber, 20))
+		w("firmware_rev", pad(firmwareRev, 8))
+		w("cntrltype", "io")
+		w("dctype", "none")
+		w("dev", fmt.Sprintf("%d:%d", majorCtrl, c.Instance))
+		w("dhchap_secret", "none")
+		w("dhchap_ctrl_secret", "none")
+		w("numa_node", "-1")
+		w("passthru_err_log_enabled", "off")
+		w("queue_count", "4")
+		w("sqsize", "127")
+		w("tls_key", "")
+		w("uevent", fmt.Sprintf("MAJOR=%d\nMINOR=%d\nDEVNAME=%s\nNVME_TRTYPE=%s\nNVME_TRADDR=%s\nNVME_TRSVCID=%s\nNVME_HOST_TRADDR=%s\nNVME_HOST_IFACE=%s",
+			majorCtrl, c.Instance, name, c.Spec.Transport, c.Spec.Traddr, c.Spec.Trsvcid, noneIfEmpty(c.Spec.HostTraddr), noneIfEmpty(c.Spec.HostIface)))
+		for _, f := range []string{"delete_controller", "reset_controller", "rescan_controller"} {
+			b.fileMode(dir+"/"+f, "", 0o200)
+		}
+		for _, l := range c.legs {
+			ldir := dir + "/" + l.name(c)
+			lw := func(f, v string) { b.file(ldir+"/"+f, v+"\n") }
+			lw("ana_state", string(l.ana))
+			lw("ana_grpid", strconv.Itoa(l.grp))
+			lw("hidden", "1")
+			lw("uevent", "DEVTYPE=disk")
+			writeNSAttrs(lw, c.Spec.NQN, l.nsid, h.sizeOf(c.Spec.NQN), l.head.diskseq)
+		}
+	}
+	for _, s := range h.subsystems {
+		sname := fmt.Sprintf("nvme-subsys%d", s.Instance)
+		dir := subsysDir + "/" + sname
+		b.symlink("class/nvme-subsystem/"+sname, "../../"+dir)
+		w := func(f, v string) { b.file(dir+"/"+f, v+"\n") }
+		w("subsysnqn", s.NQN)
+		w("iopolicy", "numa")
+		w("model", pad(modelOf(s.NQN), 40))
+		w("serial", pad(serialNumber, 20))
+		w("firmware_rev", pad(firmwareRev, 8))
+		w("subsystype", "nvm")
+		w("uevent", "")
+		for _, c := range s.ctrls {
+			b.symlink(dir+"/"+c.Name(), "../../nvme-fabrics/ctl/"+c.Name())
+		}
+		for _, hd := range s.heads {
+			hname := hd.name(s)
+			hdir := dir + "/" + hname
+			b.symlink("class/block/"+hname, "../../"+hdir)
+			hw := func(f, v string) { b.file(hdir+"/"+f, v+"\n") }
+			hw("dev", fmt.Sprintf("%d:%d", majorBlock, hd.minor))
+			hw("hidden", "0")
+			hw("uevent", fmt.Sprintf("MAJOR=%d\nMINOR=%d\nDEVNAME=%s\nDEVTYPE=disk\nDISKSEQ=%d", majorBlock, hd.minor, hname, hd.diskseq))
+			writeNSAttrs(hw, s.NQN, hd.nsid, h.sizeOf(s.NQN), hd.diskseq)
+		}
+	}
+	return b.build()
+}
+
+// writeNSAttrs writes the attributes a namespace block device (head or
+// path leg) shares.
+func writeNSAttrs(w func(f, v string), nqn string, nsid int, size int64, diskseq int) {
+	uuid := nsUUID(nqn, nsid)
+	w("nsid", strconv.Itoa(nsid))
+	w("size", strconv.FormatInt(size/512, 10))
+	w("nuse", strconv.FormatInt(size/logicalBlockSize, 10))
+	w("queue/logical_block_size", strconv.Itoa(logicalBlockSize))
+	w("queue/physical_block_size", strconv.Itoa(logicalBlockSize))
+	w("uuid", uuid)
+	w("wwid", "uuid."+uuid)
+	w("nguid", uuid)
+	w("csi", "0")
+	w("ro", "0")
+	w("removable", "0")
+	w("capability", "0")
+	w("ext_range", "256")
+	w("range", "0")
+	w("metadata_bytes", "0")
+	w("alignment_offset", "0")
+	w("discard_alignment", "0")
+	w("diskseq", strconv.Itoa(diskseq))
+	w("events", "")
+	w("events_async", "")
+	w("events_poll_msecs", "-1")
+	w("passthru_err_log_enabled", "off")
+	w("inflight", "       0        0")
+	w("stat", "       0        0        0        0        0        0        0        0        0        0        0        0        0        0        0        0        0")
+}
+
+func noneIfEmpty(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// sizeOf is the size in bytes of the namespaces of subsystem nqn.
+func (h *Host) sizeOf(nqn string) int64 {
+	if v, ok := h.w.byNQN[nqn]; ok {
+		return v.SizeBytes
+	}
+	return 0
+}

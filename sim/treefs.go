@@ -1,0 +1,288 @@
+package sim
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"time"
+)
+
+// treeFS is an immutable in-memory file tree with directories, regular files
+// and symbolic links: the rendered sysfs of one host at one instant. It
+// implements fs.FS, fs.ReadDirFS, fs.ReadFileFS, fs.StatFS and
+// fs.ReadLinkFS. Open, Stat, ReadFile and ReadDir follow symbolic links (as
+// os.DirFS on a real /sys does); Lstat and ReadLink do not, and ReadDir
+// reports a link entry with fs.ModeSymlink, not as a directory, as the
+// kernel's class/ entries are reported on a real /sys.
+//
+// Lookups are a binary search per path element, so reading a file costs
+// O(depth·log(width)) and nothing is copied on Open.
+type treeFS struct {
+	root *tnode
+}
+
+// tnode is one entry of a treeFS.
+type tnode struct {
+	name     string
+	mode     fs.FileMode // fs.ModeDir, fs.ModeSymlink or regular permission bits
+	data     []byte      // regular file content
+	link     string      // symlink target, relative to the link's directory
+	children []*tnode    // sorted by name (directories)
+}
+
+// treeBuilder accumulates entries of a treeFS; children are sorted once in
+// build.
+type treeBuilder struct {
+	root *tnode
+	dirs map[string]*tnode
+}
+
+func newTreeBuilder() *treeBuilder {
+	root := &tnode{name: ".", mode: fs.ModeDir | 0o755}
+	return &treeBuilder{root: root, dirs: map[string]*tnode{".": root}}
+}
+
+// dir returns the directory p, creating it and its parents.
+func (b *treeBuilder) dir(p string) *tnode {
+	if d, ok := b.dirs[p]; ok {
+		return d
+	}
+	parent := b.dir(path.Dir(p))
+	d := &tnode{name: path.Base(p), mode: fs.ModeDir | 0o755}
+	parent.children = append(parent.children, d)
+	b.dirs[p] = d
+	return d
+}
+
+// file adds a regular file at p (mode 0444 as most sysfs attributes).
+func (b *treeBuilder) file(p, content string) {
+	b.fileMode(p, content, 0o444)
+}
+
+func (b *treeBuilder) fileMode(p, content string, perm fs.FileMode) {
+	d := b.dir(path.Dir(p))
+	d.children = append(d.children, &tnode{name: path.Base(p), mode: perm, data: []byte(content)})
+}
+
+// symlink adds a symbolic link at p pointing at target (relative to p's
+// directory, as sysfs links are).
+func (b *treeBuilder) symlink(p, target string) {
+	d := b.dir(path.Dir(p))
+	d.children = append(d.children, &tnode{name: path.Base(p), mode: fs.ModeSymlink | 0o777, link: target})
+}
+
+func (b *treeBuilder) build() *treeFS {
+	for _, d := range b.dirs {
+		sort.Slice(d.children, func(i, j int) bool { return d.children[i].name < d.children[j].name })
+	}
+	return &treeFS{root: b.root}
+}
+
+func (n *tnode) child(name string) *tnode {
+	i := sort.Search(len(n.children), func(i int) bool { return n.children[i].name >= name })
+	if i < len(n.children) && n.children[i].name == name {
+		return n.children[i]
+	}
+	return nil
+}
+
+const maxLinkHops = 16
+
+// lookup resolves name (a valid fs path) to a node; follow says whether a
+// symlink in the last element is followed. Symlinks in inner elements are
+// always followed.
+func (t *treeFS) lookup(op, name string, follow bool) (*tnode, string, error) {
+	if !fs.ValidPath(name) {
+		return nil, "", &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	hops := 0
+	var resolve func(p string, followLast bool) (*tnode, string, error)
+	resolve = func(p string, followLast bool) (*tnode, string, error) {
+		if p == "." {
+			return t.root, ".", nil
+		}
+		elems := strings.Split(p, "/")
+		cur := t.root
+		curPath := "."
+		for i, e := range elems {
+			if cur.mode&fs.ModeDir == 0 {
+				return nil, "", &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+			}
+			next := cur.child(e)
+			if next == nil {
+				return nil, "", &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+			}
+			nextPath := path.Join(curPath, e)
+			last := i == len(elems)-1
+			if next.mode&fs.ModeSymlink != 0 && (!last || followLast) {
+				hops++
+				if hops > maxLinkHops {
+					return nil, "", &fs.PathError{Op: op, Path: name, Err: errors.New("too many levels of symbolic links")}
+				}
+				target := path.Join(curPath, next.link)
+				if target == ".." || strings.HasPrefix(target, "../") {
+					return nil, "", &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+				}
+				n, np, err := resolve(target, true)
+				if err != nil {
+					return nil, "", err
+				}
+				next, nextPath = n, np
+			}
+			cur, curPath = next, nextPath
+		}
+		return cur, curPath, nil
+	}
+	return resolve(name, follow)
+}
+
+// Open implements fs.FS.
+func (t *treeFS) Open(name string) (fs.File, error) {
+	n, _, err := t.lookup("open", name, true)
+	if err != nil {
+		return nil, err
+	}
+	if n.mode&fs.ModeDir != 0 {
+		return &treeDir{n: n, name: name}, nil
+	}
+	return &treeFile{n: n, name: name}, nil
+}
+
+// ReadFile implements fs.ReadFileFS.
+func (t *treeFS) ReadFile(name string) ([]byte, error) {
+	n, _, err := t.lookup("readfile", name, true)
+	if err != nil {
+		return nil, err
+	}
+	if n.mode&fs.ModeDir != 0 {
+		return nil, &fs.PathError{Op: "readfile", Path: name, Err: errors.New("is a directory")}
+	}
+	if n.mode&0o444 == 0 {
+		return nil, &fs.PathError{Op: "readfile", Path: name, Err: fs.ErrPermission}
+	}
+	out := make([]byte, len(n.data))
+	copy(out, n.data)
+	return out, nil
+}
+
+// ReadDir implements fs.ReadDirFS.
+func (t *treeFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	n, _, err := t.lookup("readdir", name, true)
+	if err != nil {
+		return nil, err
+	}
+	if n.mode&fs.ModeDir == 0 {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not a directory")}
+	}
+	out := make([]fs.DirEntry, len(n.children))
+	for i, c := range n.children {
+		out[i] = treeEntry{c}
+	}
+	return out, nil
+}
+
+// Stat implements fs.StatFS.
+func (t *treeFS) Stat(name string) (fs.FileInfo, error) {
+	n, _, err := t.lookup("stat", name, true)
+	if err != nil {
+		return nil, err
+	}
+	return treeInfo{n, path.Base(name)}, nil
+}
+
+// Lstat implements fs.ReadLinkFS.
+func (t *treeFS) Lstat(name string) (fs.FileInfo, error) {
+	n, _, err := t.lookup("lstat", name, false)
+	if err != nil {
+		return nil, err
+	}
+	return treeInfo{n, path.Base(name)}, nil
+}
+
+// ReadLink implements fs.ReadLinkFS.
+func (t *treeFS) ReadLink(name string) (string, error) {
+	n, _, err := t.lookup("readlink", name, false)
+	if err != nil {
+		return "", err
+	}
+	if n.mode&fs.ModeSymlink == 0 {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
+	}
+	return n.link, nil
+}
+
+type treeInfo struct {
+	n    *tnode
+	name string
+}
+
+func (i treeInfo) Name() string {
+	if i.name == "." || i.name == "" {
+		return i.n.name
+	}
+	return i.name
+}
+func (i treeInfo) Size() int64        { return int64(len(i.n.data)) }
+func (i treeInfo) Mode() fs.FileMode  { return i.n.mode }
+func (i treeInfo) ModTime() time.Time { return time.Time{} }
+func (i treeInfo) IsDir() bool        { return i.n.mode&fs.ModeDir != 0 }
+func (i treeInfo) Sys() any           { return nil }
+
+type treeEntry struct{ n *tnode }
+
+func (e treeEntry) Name() string               { return e.n.name }
+func (e treeEntry) IsDir() bool                { return e.n.mode&fs.ModeDir != 0 }
+func (e treeEntry) Type() fs.FileMode          { return e.n.mode.Type() }
+func (e treeEntry) Info() (fs.FileInfo, error) { return treeInfo{e.n, e.n.name}, nil }
+
+type treeFile struct {
+	n    *tnode
+	name string
+	off  int
+}
+
+func (f *treeFile) Stat() (fs.FileInfo, error) { return treeInfo{f.n, path.Base(f.name)}, nil }
+func (f *treeFile) Close() error               { return nil }
+func (f *treeFile) Read(p []byte) (int, error) {
+	if f.n.mode&0o444 == 0 {
+		return 0, &fs.PathError{Op: "read", Path: f.name, Err: fs.ErrPermission}
+	}
+	if f.off >= len(f.n.data) {
+		return 0, io.EOF
+	}
+	k := copy(p, f.n.data[f.off:])
+	f.off += k
+	return k, nil
+}
+
+type treeDir struct {
+	n    *tnode
+	name string
+	off  int
+}
+
+func (d *treeDir) Stat() (fs.FileInfo, error) { return treeInfo{d.n, path.Base(d.name)}, nil }
+func (d *treeDir) Close() error               { return nil }
+func (d *treeDir) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: d.name, Err: errors.New("is a directory")}
+}
+
+// ReadDir implements fs.ReadDirFile.
+func (d *treeDir) ReadDir(count int) ([]fs.DirEntry, error) {
+	rest := d.n.children[d.off:]
+	if count > 0 && len(rest) == 0 {
+		return nil, io.EOF
+	}
+	if count > 0 && count < len(rest) {
+		rest = rest[:count]
+	}
+	out := make([]fs.DirEntry, len(rest))
+	for i, c := range rest {
+		out[i] = treeEntry{c}
+	}
+	d.off += len(rest)
+	return out, nil
+}
