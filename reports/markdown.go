@@ -1,0 +1,219 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fiomig/fiomig/checks"
+	"github.com/fiomig/fiomig/record"
+)
+
+// MigrationVerdict is one migration's verdict in the report's table: fail
+// when a consumer host's longest pause exceeds plan.Params.PauseCritS or the
+// migration's freezes exceed plan.Params.FreezesAllowed, pass otherwise.
+// (Split brain and served-after-cutover are judged per run; their check
+// details name the migrations.)
+func MigrationVerdict(plan record.Plan, m record.MigrationSummary) string {
+	if m.Freezes > plan.Params.FreezesAllowed {
+		return record.Fail
+	}
+	for _, hp := range m.Hosts {
+		if hp.LongestPauseS > plan.Params.PauseCritS {
+			return record.Fail
+		}
+	}
+	return record.Pass
+}
+
+// Markdown renders report.md: a header with the verdict, seed, the command
+// that reproduces the run and the bounds; the checks; one row per migration
+// (id, NQN, outcome, longest pause per consumer host, freezes, verdict);
+// the migrations and hosts over the pause bound with the measured seconds;
+// the host-observed cutover instants; unattributed pauses; the leak and
+// completeness verdicts with the leaked controllers and missing endpoints;
+// the pause statistics with the percentile method; the plot. Equal inputs
+// give equal bytes. sum.Stats is used as given (see WithStats).
+func Markdown(plan record.Plan, sum record.Summary) []byte {
+	var b bytes.Buffer
+	p := plan.Params
+	crit := p.PauseCritS
+	verdicts := map[string]record.CheckResult{}
+	for _, c := range sum.Checks {
+		verdicts[c.Name] = c
+	}
+
+	fmt.Fprintf(&b, "# fiomig run report — %s\n\n", strings.ToUpper(sum.Verdict))
+	fmt.Fprintf(&b, "- Verdict: **%s**\n", sum.Verdict)
+	fmt.Fprintf(&b, "- Seed: %d\n", sum.Seed)
+	fmt.Fprintf(&b, "- Scenario: %s on backend %s\n", plan.Scenario, plan.Backend)
+	fmt.Fprintf(&b, "- Reproduce: `%s`\n", plan.Command)
+	fmt.Fprintf(&b, "- Bounds: CUTOVER_PAUSE_CRIT_S = %s, CUTOVER_FREEZES_ALLOWED = %d; attribution margin %s; settle %s\n",
+		secs(crit), p.FreezesAllowed, secs(p.AttributionMarginS), secs(p.SettleS))
+	fmt.Fprintf(&b, "- Topology: %d storage node(s), %d host(s), %d volume(s); %d migration(s) in the timeline\n\n",
+		len(plan.Topology.Nodes), len(plan.Topology.Hosts), len(plan.Topology.Volumes), len(sum.Migrations))
+
+	b.WriteString("## Checks\n\n| Check | Verdict | Detail |\n|---|---|---|\n")
+	for _, c := range sum.Checks {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", c.Name, verdictCell(c.Verdict), cell(c.Detail))
+	}
+
+	b.WriteString("\n## Migrations\n\n")
+	if len(sum.Migrations) == 0 {
+		b.WriteString("No migration in the timeline.\n")
+	} else {
+		b.WriteString("| Migration | NQN | Outcome | Longest pause per host | Freezes | Verdict |\n|---|---|---|---|---|---|\n")
+		for _, m := range sum.Migrations {
+			var hs []string
+			for _, h := range hostNames(m.Hosts) {
+				hp := m.Hosts[h]
+				v := secs(hp.LongestPauseS)
+				if hp.LongestPauseS > crit {
+					v = "**" + v + "**"
+				}
+				if hp.OpenWindow {
+					v += " (open)"
+				}
+				hs = append(hs, h+" "+v)
+			}
+			if len(hs) == 0 {
+				hs = []string{"no consumer host"}
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s |\n", cell(m.ID), cell(m.NQN), cell(m.Outcome),
+				cell(strings.Join(hs, ", ")), m.Freezes, verdictCell(MigrationVerdict(plan, m)))
+		}
+	}
+
+	b.WriteString("\n## Over the pause bound\n\n")
+	var over []string
+	for _, m := range sum.Migrations {
+		for _, h := range hostNames(m.Hosts) {
+			hp := m.Hosts[h]
+			if hp.LongestPauseS > crit {
+				over = append(over, fmt.Sprintf("- %s (%s) on %s: longest pause %s > %s; windows %s",
+					m.ID, m.NQN, h, secs(hp.LongestPauseS), secs(crit), windows(hp.Windows)))
+			}
+		}
+	}
+	for _, m := range sum.Migrations {
+		if m.Freezes > p.FreezesAllowed {
+			over = append(over, fmt.Sprintf("- %s (%s): %d freezes > %d allowed", m.ID, m.NQN, m.Freezes, p.FreezesAllowed))
+		}
+	}
+	if len(over) == 0 {
+		fmt.Fprintf(&b, "None: every migration and host paused at most %s, with at most %d freeze(s).\n", secs(crit), p.FreezesAllowed)
+	} else {
+		b.WriteString(strings.Join(over, "\n") + "\n")
+	}
+
+	b.WriteString("\n## Cutover as the hosts saw it\n\n")
+	b.WriteString("Host-observed cutover: the first sample with a target path optimized and no source path optimized. Lag = host-observed minus the control plane's Completed time.\n\n")
+	rows := 0
+	for _, m := range sum.Migrations {
+		for _, h := range hostNames(m.Hosts) {
+			hp := m.Hosts[h]
+			if rows == 0 {
+				b.WriteString("| Migration | Host | Completed (control plane) | Host-observed cutover | Lag |\n|---|---|---|---|---|\n")
+			}
+			rows++
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(m.ID), cell(h), optSecs(m.CompletedS), optSecs(hp.CutoverS), optSecs(hp.CutoverLagS))
+		}
+	}
+	if rows == 0 {
+		b.WriteString("No migration with a consumer host.\n")
+	}
+
+	b.WriteString("\n## Unattributed pauses\n\n")
+	if len(sum.Unattributed) == 0 {
+		b.WriteString("None: every pause window lies within a migration.\n")
+	} else {
+		b.WriteString("| Host | NQN | Window | Length |\n|---|---|---|---|\n")
+		for _, w := range sum.Unattributed {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(w.Host), cell(w.NQN), windows([][2]float64{w.Window}), secs(w.Window[1]-w.Window[0]))
+		}
+	}
+
+	fmt.Fprintf(&b, "\n## Leaked controllers — %s\n\n", verdictOf(verdicts, checks.CheckLeakedControllers))
+	if len(sum.LeakedControllers) == 0 {
+		b.WriteString("None after the settle period.\n")
+	} else {
+		b.WriteString("| Host | Controller | NQN | Address | State | Kind |\n|---|---|---|---|---|---|\n")
+		for _, l := range sum.LeakedControllers {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", cell(l.Host), cell(l.Controller), cell(l.NQN), cell(l.Address), cell(l.State), cell(l.Kind))
+		}
+	}
+
+	fmt.Fprintf(&b, "\n## Path completeness — %s\n\n", verdictOf(verdicts, checks.CheckPathCompleteness))
+	if len(sum.MissingEndpoints) == 0 {
+		b.WriteString("Every consumer host has a controller for every published ip:port endpoint.\n")
+	} else {
+		b.WriteString("| Host | NQN | Missing endpoint |\n|---|---|---|\n")
+		for _, m := range sum.MissingEndpoints {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(m.Host), cell(m.NQN), cell(m.Endpoint))
+		}
+	}
+
+	st := sum.Stats
+	b.WriteString("\n## Pause statistics\n\n")
+	if st.Pauses == 0 {
+		b.WriteString("No (migration, host) pair to summarise.\n")
+	} else {
+		fmt.Fprintf(&b, "Longest pause per (migration, host), %d pair(s): p50 %s, p95 %s, max %s.\n\n",
+			st.Pauses, secs(st.P50PauseS), secs(st.P95PauseS), secs(st.MaxPauseS))
+		fmt.Fprintf(&b, "Percentile method: %s.\n", st.PercentileMethod)
+	}
+
+	b.WriteString("\n## Plot\n\n![Longest pause per migration](plots/pause.png)\n")
+	return b.Bytes()
+}
+
+func hostNames(m map[string]record.HostPauses) []string {
+	hs := make([]string, 0, len(m))
+	for h := range m {
+		hs = append(hs, h)
+	}
+	sort.Strings(hs)
+	return hs
+}
+
+// secs formats seconds exactly (shortest form, microsecond resolution).
+func secs(s float64) string { return num(s) + " s" }
+
+func num(s float64) string { return strconv.FormatFloat(round(s), 'f', -1, 64) }
+
+func optSecs(s *float64) string {
+	if s == nil {
+		return "—"
+	}
+	return secs(*s)
+}
+
+func windows(ws [][2]float64) string {
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		parts[i] = "[" + num(w[0]) + ", " + num(w[1]) + "]"
+	}
+	return strings.Join(parts, " ") + " s"
+}
+
+func verdictCell(v string) string {
+	if v == record.Pass {
+		return v
+	}
+	return "**" + v + "**"
+}
+
+func verdictOf(m map[string]record.CheckResult, name string) string {
+	if c, ok := m[name]; ok {
+		return c.Verdict
+	}
+	return "not evaluated"
+}
+
+// cell makes s safe inside a Markdown table cell.
+func cell(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	return strings.ReplaceAll(s, "\n", " ")
+}

@@ -1,0 +1,210 @@
+package reports
+
+import (
+	"bytes"
+	"flag"
+	"image/png"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fiomig/fiomig/record"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+func fptr(v float64) *float64 { return &v }
+
+// fixture is a small failing run: m1 within the bound on both hosts, m2
+// over it on host-b (7.25 s) with a second freeze, a leaked controller, a
+// missing endpoint, an unattributed pause.
+func fixture() (record.Plan, record.Summary) {
+	plan := record.Plan{
+		Tool: "fiomig", Scenario: "migrations", Backend: "sim", Seed: 42,
+		Command: "fiomig run --seed 42 --migrations 2 --cutover-pause 7",
+		Params: record.Params{Migrations: 2, Volumes: 2, Hosts: 2, ConsumersPerVolume: 2, SampleIntervalS: 0.25,
+			PauseCritS: 5, FreezesAllowed: 1, SettleS: 60, AttributionMarginS: 30},
+		Topology: record.Topology{
+			Nodes: []record.Node{{Name: "node-1", IP: "10.0.0.1"}, {Name: "node-2", IP: "10.0.0.2"}, {Name: "node-3", IP: "10.0.0.3"}},
+			Hosts: []record.HostInfo{{Name: "host-a", HostNQN: "nqn.host-a"}, {Name: "host-b", HostNQN: "nqn.host-b"}},
+			Volumes: []record.VolumeInfo{
+				{Name: "vol1", NQN: "nqn.2023-02.io.simplyblock:vol1", NSIDs: []int{1}, Consumers: []string{"host-a", "host-b"}},
+				{Name: "vol2", NQN: "nqn.2023-02.io.simplyblock:vol2", NSIDs: []int{1}, Consumers: []string{"host-a", "host-b"}},
+			},
+		},
+	}
+	sum := record.Summary{
+		Seed: 42, Verdict: record.Fail,
+		Checks: []record.CheckResult{
+			{Name: "pause-bound", Verdict: record.Fail, Detail: "1 migration/host pair(s) over CUTOVER_PAUSE_CRIT_S: m2 on host-b paused 7.25 s > 5 s"},
+			{Name: "freezes", Verdict: record.Fail, Detail: "m2: 2 freezes"},
+			{Name: "leaked-controllers", Verdict: record.Fail, Detail: "1 leaked controller(s)"},
+			{Name: "path-completeness", Verdict: record.Fail, Detail: "1 published endpoint(s) without a controller"},
+			{Name: "split-brain", Verdict: record.Pass, Detail: "none"},
+			{Name: "served-after-cutover", Verdict: record.Pass, Detail: "ok"},
+			{Name: "unattributed-pauses", Verdict: record.Fail, Detail: "1 pause window | outside"},
+			{Name: "faults-landed", Verdict: record.Pass, Detail: "no fault injected"},
+		},
+		Migrations: []record.MigrationSummary{
+			{ID: "m1", NQN: "nqn.2023-02.io.simplyblock:vol1", Outcome: "Completed", StartS: 10, EndS: 22.5, CompletedS: fptr(22.5), Freezes: 1,
+				Hosts: map[string]record.HostPauses{
+					"host-b": {LongestPauseS: 2.25, Freezes: 1, Windows: [][2]float64{{20, 22.25}}, CutoverS: fptr(22.25), CutoverLagS: fptr(-0.25)},
+					"host-a": {LongestPauseS: 2, Freezes: 1, Windows: [][2]float64{{20, 22}}, CutoverS: fptr(22), CutoverLagS: fptr(-0.5)},
+				}},
+			{ID: "m2", NQN: "nqn.2023-02.io.simplyblock:vol2", Outcome: "Completed", StartS: 60, EndS: 80, CompletedS: fptr(80), Freezes: 2,
+				Hosts: map[string]record.HostPauses{
+					"host-a": {LongestPauseS: 3, Freezes: 1, Windows: [][2]float64{{70, 73}}, CutoverS: fptr(73)},
+					"host-b": {LongestPauseS: 7.25, Freezes: 2, Windows: [][2]float64{{70, 77.25}, {78, 79}}},
+				}},
+		},
+		Unattributed:      []record.HostWindow{{Host: "host-a", NQN: "nqn.2023-02.io.simplyblock:vol1", Window: [2]float64{130, 131.5}}},
+		LeakedControllers: []record.Leak{{Host: "host-a", Controller: "nvme4", NQN: "nqn.2023-02.io.simplyblock:vol2", Address: "10.0.0.1:4420", State: "connecting", Kind: "not-live"}},
+		MissingEndpoints:  []record.MissingEndpoint{{Host: "host-b", NQN: "nqn.2023-02.io.simplyblock:vol2", Endpoint: "10.0.0.3:4428"}},
+	}
+	return plan, sum
+}
+
+// TestStats checks p50/p95/max against the Hyndman & Fan type 7 definition
+// worked by hand: longest pauses 2, 2.25, 3, 7.25 (n = 4);
+// p50 rank 0.5·3 = 1.5 → 2.25 + 0.5·(3 − 2.25) = 2.625;
+// p95 rank 0.95·3 = 2.85 → 3 + 0.85·(7.25 − 3) = 6.6125.
+func TestStats(t *testing.T) {
+	_, sum := fixture()
+	want := record.Stats{PercentileMethod: PercentileMethod, Pauses: 4, P50PauseS: 2.625, P95PauseS: 6.6125, MaxPauseS: 7.25}
+	if d := cmp.Diff(want, Stats(sum)); d != "" {
+		t.Errorf("stats (-want +got):\n%s", d)
+	}
+	empty := Stats(record.Summary{})
+	if empty.Pauses != 0 || empty.MaxPauseS != 0 || empty.PercentileMethod == "" {
+		t.Errorf("empty stats = %+v", empty)
+	}
+}
+
+func TestMigrationVerdict(t *testing.T) {
+	plan, sum := fixture()
+	if v := MigrationVerdict(plan, sum.Migrations[0]); v != record.Pass {
+		t.Errorf("m1 verdict %q, want pass", v)
+	}
+	if v := MigrationVerdict(plan, sum.Migrations[1]); v != record.Fail {
+		t.Errorf("m2 verdict %q, want fail", v)
+	}
+	m := sum.Migrations[0]
+	m.Freezes = 2
+	if v := MigrationVerdict(plan, m); v != record.Fail {
+		t.Errorf("m1 with 2 freezes: verdict %q, want fail", v)
+	}
+}
+
+// TestMarkdownGolden compares report.md with testdata/report.golden.md;
+// regenerate with `go test ./reports -run Golden -update`.
+func TestMarkdownGolden(t *testing.T) {
+	plan, sum := fixture()
+	got := Markdown(plan, WithStats(sum))
+	golden := filepath.Join("testdata", "report.golden.md")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if d := cmp.Diff(string(want), string(got)); d != "" {
+		t.Errorf("report.md differs from %s (-want +got):\n%s", golden, d)
+	}
+}
+
+// TestMarkdownNamesOverBound: the report names the migration and host over
+// the bound with the measured seconds, the leaked controller and the
+// missing endpoint, the seed, the command and the percentile method.
+func TestMarkdownNamesOverBound(t *testing.T) {
+	plan, sum := fixture()
+	md := Markdown(plan, WithStats(sum))
+	for _, want := range []string{
+		"m2 (nqn.2023-02.io.simplyblock:vol2) on host-b: longest pause 7.25 s > 5 s",
+		"m2 (nqn.2023-02.io.simplyblock:vol2): 2 freezes > 1 allowed",
+		"| host-a | nvme4 | nqn.2023-02.io.simplyblock:vol2 | 10.0.0.1:4420 | connecting | not-live |",
+		"| host-b | nqn.2023-02.io.simplyblock:vol2 | 10.0.0.3:4428 |",
+		"- Seed: 42",
+		"`fiomig run --seed 42 --migrations 2 --cutover-pause 7`",
+		"Hyndman & Fan type 7",
+		`1 pause window \| outside`,
+	} {
+		if !bytes.Contains(md, []byte(want)) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if bytes.Contains(md, []byte("m1 (nqn.2023-02.io.simplyblock:vol1) on host-")) {
+		t.Errorf("report.md names m1 over the bound; it is within")
+	}
+}
+
+// TestWriteDeterministic: Write produces every file; the same input twice
+// gives byte-identical summary.json and report.md; the plot is a PNG.
+func TestWriteDeterministic(t *testing.T) {
+	plan, sum := fixture()
+	read := func(dir, name string) []byte {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	a, b := t.TempDir(), t.TempDir()
+	for _, d := range []string{a, b} {
+		if err := Write(d, plan, sum); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{record.SummaryFile, ReportFile} {
+		if !bytes.Equal(read(a, f), read(b, f)) {
+			t.Errorf("%s differs between two writes of the same input", f)
+		}
+	}
+	js := read(a, record.SummaryFile)
+	for _, want := range []string{`"p95_pause_s": 6.6125`, `"verdict": "fail"`, "\n  \"seed\": 42,"} {
+		if !bytes.Contains(js, []byte(want)) {
+			t.Errorf("summary.json lacks %q", want)
+		}
+	}
+	f, err := os.Open(filepath.Join(a, PausePlotFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("pause.png: %v", err)
+	}
+	if bnd := img.Bounds(); bnd.Dx() < 400 || bnd.Dy() < 200 {
+		t.Errorf("pause.png is %v, want at least 400x200", bnd)
+	}
+}
+
+func TestWriteEmptySummary(t *testing.T) {
+	plan, _ := fixture()
+	if err := Write(t.TempDir(), plan, record.Summary{Verdict: record.Inconclusive}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWriteMissingDir(t *testing.T) {
+	plan, sum := fixture()
+	err := Write(filepath.Join(t.TempDir(), "nope"), plan, sum)
+	if err == nil {
+		t.Fatal("Write into a missing directory succeeded")
+	}
+}
+
+func TestLongestPerMigration(t *testing.T) {
+	_, sum := fixture()
+	if d := cmp.Diff([]float64{2.25, 7.25}, LongestPerMigration(sum)); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}

@@ -1,0 +1,46 @@
+package reports
+
+import (
+	"math"
+
+	"github.com/montanaflynn/stats"
+
+	"github.com/fiomig/fiomig/record"
+)
+
+// PercentileMethod names how p50 and p95 are computed: montanaflynn/stats
+// v0.14.0 Percentile, which ranks at (p/100)·(n−1) over the sorted values
+// and interpolates linearly between the two closest ranks (Hyndman & Fan
+// type 7, the default of R, NumPy and Excel PERCENTILE.INC).
+const PercentileMethod = "linear interpolation between closest ranks, rank = p/100*(n-1) (Hyndman & Fan type 7; montanaflynn/stats v0.14.0 Percentile)"
+
+// Stats computes the distribution of the longest pause per (migration,
+// consumer host) pair of sum: count, p50, p95 and max, in seconds rounded to
+// the microsecond. With no pair the figures are 0 and Pauses is 0.
+func Stats(sum record.Summary) record.Stats {
+	var data stats.Float64Data
+	for _, m := range sum.Migrations {
+		for _, hp := range m.Hosts {
+			data = append(data, hp.LongestPauseS)
+		}
+	}
+	st := record.Stats{PercentileMethod: PercentileMethod, Pauses: len(data)}
+	if len(data) == 0 {
+		return st
+	}
+	// Errors are impossible here: the data is non-empty and the percents
+	// are within (0, 100].
+	p50, _ := stats.Percentile(data, 50)
+	p95, _ := stats.Percentile(data, 95)
+	mx, _ := stats.Max(data)
+	st.P50PauseS, st.P95PauseS, st.MaxPauseS = round(p50), round(p95), round(mx)
+	return st
+}
+
+// WithStats returns sum with Stats filled in (see Stats).
+func WithStats(sum record.Summary) record.Summary {
+	sum.Stats = Stats(sum)
+	return sum
+}
+
+func round(s float64) float64 { return math.Round(s*1e6) / 1e6 }
