@@ -1,0 +1,110 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/fiomig/fiomig/checks"
+	"github.com/fiomig/fiomig/record"
+	"github.com/fiomig/fiomig/reports"
+)
+
+func init() {
+	register(command{
+		name:    "report",
+		summary: "re-evaluate a run directory's record and rewrite its reports",
+		run:     runReport,
+	})
+}
+
+const reportHelp = `Usage: fiomig report [flags] <run-dir>
+
+Re-reads <run-dir>/plan.json and <run-dir>/timeline.jsonl, evaluates every
+check from that record alone (pause bound, freezes, leaked controllers,
+ip:port path completeness, split brain, served after cutover, unattributed
+pauses, faults landed), rewrites summary.json, report.md and
+plots/pause.png in <run-dir>, and prints the verdicts.
+
+A timeline whose last line was cut off (a killed run) is evaluated up to
+the last complete line, with a warning.
+
+Exit codes: 0 pass, 1 a check failed, 2 bad usage or input (missing or
+malformed plan.json / timeline.jsonl, unwritable run directory),
+3 inconclusive (a fault left no evidence, or the record is too thin to judge).
+
+Flags:`
+
+func runReport(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	quiet := fs.Bool("quiet", false, "print only the overall verdict line")
+	usage := func(w io.Writer) {
+		fmt.Fprintln(w, reportHelp)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(stdout)
+			return exitPass
+		}
+		fmt.Fprintf(stderr, "fiomig report: %v\n\n", err)
+		usage(stderr)
+		return exitUsage
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "fiomig report: want exactly one run directory, got %d argument(s)\n\n", fs.NArg())
+		usage(stderr)
+		return exitUsage
+	}
+	dir := fs.Arg(0)
+
+	plan, err := record.ReadPlan(filepath.Join(dir, record.PlanFile))
+	if err != nil {
+		fmt.Fprintf(stderr, "fiomig report: %v\n", err)
+		return exitUsage
+	}
+	lines, err := record.ReadTimeline(filepath.Join(dir, record.TimelineFile))
+	switch {
+	case errors.Is(err, record.ErrTruncated):
+		fmt.Fprintf(stderr, "fiomig report: warning: %v; evaluating the %d complete line(s) before it\n", err, len(lines))
+	case err != nil:
+		fmt.Fprintf(stderr, "fiomig report: %v\n", err)
+		return exitUsage
+	}
+
+	sum := reports.WithStats(checks.Evaluate(plan, lines))
+	if err := reports.Write(dir, plan, sum); err != nil {
+		fmt.Fprintf(stderr, "fiomig report: %v\n", err)
+		return exitUsage
+	}
+
+	if !*quiet {
+		for _, c := range sum.Checks {
+			fmt.Fprintf(stdout, "%-22s %-12s %s\n", c.Name, c.Verdict, c.Detail)
+		}
+		if st := sum.Stats; st.Pauses > 0 {
+			fmt.Fprintf(stdout, "longest pause per (migration, host), %d pair(s): p50 %g s, p95 %g s, max %g s\n",
+				st.Pauses, st.P50PauseS, st.P95PauseS, st.MaxPauseS)
+		}
+		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, reports.ReportFile))
+	}
+	fmt.Fprintf(stdout, "verdict: %s (seed %d)\n", sum.Verdict, sum.Seed)
+	return reportExitCode(sum.Verdict)
+}
+
+// reportExitCode maps an overall verdict to fiomig's exit code.
+func reportExitCode(v string) int {
+	switch v {
+	case record.Pass:
+		return exitPass
+	case record.Fail:
+		return exitCheckFailed
+	default:
+		return exitInconclusive
+	}
+}
