@@ -90,7 +90,7 @@ func PausePlot(plan record.Plan, sum record.Summary) (*plot.Plot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pause plot: %w", err)
 	}
-	line.Color = colorOver
+	line.Color = color.Black
 	line.Width = vg.Points(1.5)
 	line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 	p.Add(line)
