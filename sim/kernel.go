@@ -559,16 +559,6 @@ func (h *Host) deleteCtrl(c *Ctrl) {
 	h.changed()
 }
 
-// disconnect is `nvme disconnect -d nvmeN`: delete the controller now.
-func (h *Host) disconnect(name string) error {
-	c, ok := h.Controller(name)
-	if !ok {
-		return fmt.Errorf("host %s: no controller %s", h.Name, name)
-	}
-	h.deleteCtrl(c)
-	return nil
-}
-
 // sysfsCtrlLossTmo is what class/nvme/nvmeN/ctrl_loss_tmo shows:
 // max_reconnects × reconnect_delay, or -1 ("off") when reconnecting forever.
 func (c *Ctrl) sysfsCtrlLossTmo() int {

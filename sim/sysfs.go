@@ -29,7 +29,7 @@ func (h *Host) Sysfs() fs.FS {
 	if h.cached && h.cacheVer == h.version {
 		return h.cache
 	}
-	h.cache = h.render()
+	h.cache = h.render(true)
 	h.cacheVer = h.version
 	h.cached = true
 	h.sysfsBuilds++
@@ -101,7 +101,10 @@ func addressString(c *Ctrl) string {
 	return b.String()
 }
 
-func (h *Host) render() *treeFS {
+// render builds the tree; writeOnly adds the write-only trigger files
+// (delete_controller, reset_controller, rescan_controller) whose Open fails
+// with fs.ErrPermission as on a real /sys (kernfs has no show operation).
+func (h *Host) render(writeOnly bool) *treeFS {
 	b := newTreeBuilder()
 	b.dir("class/nvme")
 	b.dir("class/nvme-subsystem")
@@ -140,8 +143,10 @@ func (h *Host) render() *treeFS {
 		w("tls_key", "")
 		w("uevent", fmt.Sprintf("MAJOR=%d\nMINOR=%d\nDEVNAME=%s\nNVME_TRTYPE=%s\nNVME_TRADDR=%s\nNVME_TRSVCID=%s\nNVME_HOST_TRADDR=%s\nNVME_HOST_IFACE=%s",
 			majorCtrl, c.Instance, name, c.Spec.Transport, c.Spec.Traddr, c.Spec.Trsvcid, noneIfEmpty(c.Spec.HostTraddr), noneIfEmpty(c.Spec.HostIface)))
-		for _, f := range []string{"delete_controller", "reset_controller", "rescan_controller"} {
-			b.fileMode(dir+"/"+f, "", 0o200)
+		if writeOnly {
+			for _, f := range []string{"delete_controller", "reset_controller", "rescan_controller"} {
+				b.fileMode(dir+"/"+f, "", 0o200)
+			}
 		}
 		for _, l := range c.legs {
 			ldir := dir + "/" + l.name(c)

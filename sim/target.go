@@ -287,6 +287,14 @@ type connectResult struct {
 // Fabrics CONNECT is rejected (and counted) when the subsystem is not on
 // the node, has no listener at that port, or does not allow the host.
 func (w *World) fabricConnect(ip string, port int, nqn, hostNQN string) connectResult {
+	r := w.fabricConnect1(ip, port, nqn, hostNQN)
+	if r.err != nil && r.err.Kind == ConnectRejected {
+		r.err.DNR = w.cfg.TargetDNR
+	}
+	return r
+}
+
+func (w *World) fabricConnect1(ip string, port int, nqn, hostNQN string) connectResult {
 	n, ok := w.nodeByIP[ip]
 	if !ok || !n.serves(port) {
 		return connectResult{err: &ConnectError{Kind: ConnectRefused, Msg: "failed to connect socket: -111"}}
@@ -310,9 +318,13 @@ func (w *World) fabricConnect(ip string, port int, nqn, hostNQN string) connectR
 			Msg:       fmt.Sprintf("Connect for subsystem %s is not allowed, hostnqn: %s", nqn, hostNQN),
 			TargetMsg: fmt.Sprintf("Subsystem '%s' does not allow host '%s'", nqn, hostNQN)}}
 	}
+	return connectResult{ts: ts, cntlid: n.nextCntlid()}
+}
+
+func (n *Node) nextCntlid() int {
 	id := n.cntlidSeq
 	n.cntlidSeq++
-	return connectResult{ts: ts, cntlid: id}
+	return id
 }
 
 // emitTarget reports the node's cumulative rejected CONNECT count.

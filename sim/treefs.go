@@ -148,6 +148,9 @@ func (t *treeFS) Open(name string) (fs.File, error) {
 	if n.mode&fs.ModeDir != 0 {
 		return &treeDir{n: n, name: name}, nil
 	}
+	if n.mode&0o444 == 0 {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
 	return &treeFile{n: n, name: name}, nil
 }
 
@@ -247,9 +250,6 @@ type treeFile struct {
 func (f *treeFile) Stat() (fs.FileInfo, error) { return treeInfo{f.n, path.Base(f.name)}, nil }
 func (f *treeFile) Close() error               { return nil }
 func (f *treeFile) Read(p []byte) (int, error) {
-	if f.n.mode&0o444 == 0 {
-		return 0, &fs.PathError{Op: "read", Path: f.name, Err: fs.ErrPermission}
-	}
 	if f.off >= len(f.n.data) {
 		return 0, io.EOF
 	}
