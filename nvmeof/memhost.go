@@ -29,6 +29,7 @@ func (m *MemHost) Connect(t Target) (string, error) {
 	if c, ok := AlreadyConnected(m.State, t); ok {
 		return "", fmt.Errorf("connect %s at %s: %w by %s", t.NQN, t.Endpoint(), ErrAlreadyConnected, c.Name)
 	}
+	m.State = m.State.Clone() // never write into a HostState the caller shares
 	next, nextSub := 0, 0
 	for _, s := range m.State.Subsystems {
 		nextSub = max(nextSub, s.Instance+1)
@@ -61,6 +62,7 @@ func (m *MemHost) Disconnect(name string) error {
 	if err := m.DisconnectErr[name]; err != nil {
 		return err
 	}
+	m.State = m.State.Clone() // never write into a HostState the caller shares
 	for i := range m.State.Subsystems {
 		s := &m.State.Subsystems[i]
 		for j, c := range s.Controllers {
