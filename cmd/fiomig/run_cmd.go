@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fiomig/fiomig/record"
+	"github.com/fiomig/fiomig/scenario"
+)
+
+func init() {
+	register(command{name: "run", summary: "run migrations on the embedded simulator and write a report", run: runCmd})
+}
+
+// runFlags are the flags of "fiomig run", in the order they are printed.
+type runFlags struct {
+	seed               int64
+	migrations         int
+	volumes            int
+	hosts              int
+	consumersPerVolume int
+	sampleInterval     float64
+	settleInterval     float64
+	cutoverPause       float64
+	pauseCrit          float64
+	freezesAllowed     int
+	settle             float64
+	attributionMargin  float64
+	gap                float64
+	out                string
+}
+
+func (f *runFlags) register(fs *flag.FlagSet) {
+	d := scenario.DefaultParams()
+	fs.Int64Var(&f.seed, "seed", 1, "`seed` of every random choice; the same seed gives a byte-identical timeline.jsonl and summary.json")
+	fs.IntVar(&f.migrations, "migrations", d.Migrations, "number of migrations, run one after another")
+	fs.IntVar(&f.volumes, "volumes", d.Volumes, "number of volumes (one NVMe-oF subsystem each)")
+	fs.IntVar(&f.hosts, "hosts", d.Hosts, "number of consumer hosts")
+	fs.IntVar(&f.consumersPerVolume, "consumers-per-volume", d.ConsumersPerVolume, "consumer hosts per volume (hosts running a pod that uses it)")
+	fs.Float64Var(&f.sampleInterval, "sample-interval", d.SampleIntervalS, "`seconds` between samples of every host's controllers")
+	fs.Float64Var(&f.settleInterval, "settle-sample-interval", 0, "`seconds` between samples during the settle period (0 = --sample-interval)")
+	fs.Float64Var(&f.cutoverPause, "cutover-pause", d.CutoverPauseS, "`seconds` the simulated cutover keeps every path inaccessible (seeded jitter of ±10% is added)")
+	fs.Float64Var(&f.pauseCrit, "pause-crit", d.PauseCritS, "`seconds`: bound on the longest pause window per migration and host (CUTOVER_PAUSE_CRIT_S; the flag wins over the environment)")
+	fs.IntVar(&f.freezesAllowed, "freezes-allowed", d.FreezesAllowed, "pause windows allowed per migration (CUTOVER_FREEZES_ALLOWED)")
+	fs.Float64Var(&f.settle, "settle", d.SettleS, "`seconds` the run keeps sampling after the last migration before leaks and completeness are judged")
+	fs.Float64Var(&f.attributionMargin, "attribution-margin", d.AttributionMarginS, "`seconds` after a migration's terminal phase during which a pause window still belongs to it")
+	fs.Float64Var(&f.gap, "gap", scenario.DefaultGapS, "`seconds` between one migration's end and the next one's start")
+	fs.StringVar(&f.out, "out", "out", "`directory` under which the run directory fio-mig-<unix seconds> is created")
+}
+
+// validate checks ranges; errors name the flag.
+func (f *runFlags) validate() error {
+	switch {
+	case f.migrations < 0:
+		return usagef("--migrations must be >= 0, got %d", f.migrations)
+	case f.volumes < 1:
+		return usagef("--volumes must be >= 1, got %d", f.volumes)
+	case f.hosts < 1:
+		return usagef("--hosts must be >= 1, got %d", f.hosts)
+	case f.consumersPerVolume < 1 || f.consumersPerVolume > f.hosts:
+		return usagef("--consumers-per-volume must be between 1 and --hosts (%d), got %d", f.hosts, f.consumersPerVolume)
+	case !(f.sampleInterval > 0) || f.sampleInterval > 60:
+		return usagef("--sample-interval must be in (0, 60] seconds, got %v", f.sampleInterval)
+	case f.settleInterval < 0:
+		return usagef("--settle-sample-interval must be >= 0 seconds, got %v", f.settleInterval)
+	case !(f.cutoverPause >= 0) || f.cutoverPause > 600:
+		return usagef("--cutover-pause must be in [0, 600] seconds, got %v", f.cutoverPause)
+	case !(f.pauseCrit > 0):
+		return usagef("--pause-crit (or CUTOVER_PAUSE_CRIT_S) must be > 0 seconds, got %v", f.pauseCrit)
+	case f.freezesAllowed < 0:
+		return usagef("--freezes-allowed must be >= 0, got %d", f.freezesAllowed)
+	case !(f.settle >= 0):
+		return usagef("--settle must be >= 0 seconds, got %v", f.settle)
+	case !(f.attributionMargin >= 0):
+		return usagef("--attribution-margin must be >= 0 seconds, got %v", f.attributionMargin)
+	case !(f.gap >= 0):
+		return usagef("--gap must be >= 0 seconds, got %v", f.gap)
+	case f.out == "":
+		return usagef("--out must name a directory")
+	}
+	return nil
+}
+
+func (f *runFlags) params() record.Params {
+	settleInterval := f.settleInterval
+	if settleInterval == 0 {
+		settleInterval = f.sampleInterval
+	}
+	return record.Params{
+		Migrations: f.migrations, Volumes: f.volumes, Hosts: f.hosts,
+		ConsumersPerVolume: f.consumersPerVolume, SampleIntervalS: f.sampleInterval,
+		SettleSampleIntervalS: settleInterval, CutoverPauseS: f.cutoverPause,
+		PauseCritS: f.pauseCrit, FreezesAllowed: f.freezesAllowed, SettleS: f.settle,
+		AttributionMarginS: f.attributionMargin,
+		Extra:              map[string]string{"gap_s": strconv.FormatFloat(f.gap, 'g', -1, 64)},
+	}
+}
+
+// envDefaults applies CUTOVER_PAUSE_CRIT_S and CUTOVER_FREEZES_ALLOWED to
+// flags not given on the command line.
+func envDefaults(fs *flag.FlagSet, getenv func(string) string) error {
+	given := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	for flagName, env := range map[string]string{"pause-crit": "CUTOVER_PAUSE_CRIT_S", "freezes-allowed": "CUTOVER_FREEZES_ALLOWED"} {
+		v := getenv(env)
+		if v == "" || given[flagName] {
+			continue
+		}
+		if err := fs.Set(flagName, v); err != nil {
+			return usagef("environment %s=%q: %v", env, v, err)
+		}
+	}
+	return nil
+}
+
+// reproduceCommand is the one command line that reruns this run: every
+// parameter explicit, so a changed default cannot change the replay.
+func reproduceCommand(fs *flag.FlagSet) string {
+	var b strings.Builder
+	b.WriteString("fiomig run")
+	fs.VisitAll(func(fl *flag.Flag) {
+		if fl.Name == "out" {
+			return
+		}
+		fmt.Fprintf(&b, " --%s=%s", fl.Name, fl.Value.String())
+	})
+	return b.String()
+}
+
+func newRunFlagSet(f *runFlags, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("fiomig run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f.register(fs)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: fiomig run [flags]
+
+Runs the migrations scenario on the embedded deterministic simulator: N volumes
+served by 3 storage nodes, consumer hosts connected to every published endpoint,
+and --migrations migrations one after another, each with a cutover that keeps
+every path inaccessible for about --cutover-pause seconds. Every host's kernel
+NVMe state is sampled every --sample-interval seconds of virtual time, then the
+run settles and is judged from the record alone:
+
+  pause-bound          longest pause window per migration and host <= --pause-crit
+  freezes              pause windows per migration <= --freezes-allowed
+  leaked-controllers   no controller nvmeof.Inspect flags after the settle period
+  path-completeness    a controller for every published ip:port on every consumer host
+  split-brain          never a source and a target path both optimized
+  served-after-cutover every namespace served by a live target controller
+
+It writes <out>/fio-mig-<unix seconds>/ with plan.json, timeline.jsonl,
+summary.json, report.md, report.html and plots/, and prints the verdicts.
+The same --seed gives byte-identical timeline.jsonl and summary.json.
+
+Exit codes: 0 pass, 1 a check failed, 2 bad usage or input, 3 inconclusive,
+130 interrupted.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+func runCmd(args []string, stdout, stderr io.Writer) int {
+	var f runFlags
+	fs := newRunFlagSet(&f, stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitPass
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "fiomig run: unexpected argument %q (flags only; see --help)\n", fs.Arg(0))
+		return exitUsage
+	}
+	if err := envDefaults(fs, os.Getenv); err != nil {
+		fmt.Fprintf(stderr, "fiomig run: %v\n", err)
+		return exitUsage
+	}
+	if err := f.validate(); err != nil {
+		fmt.Fprintf(stderr, "fiomig run: %v\n", err)
+		return exitUsage
+	}
+
+	fmt.Fprintln(stdout, "fiomig run — parameters:")
+	fs.VisitAll(func(fl *flag.Flag) { fmt.Fprintf(stdout, "  --%-24s %s\n", fl.Name, fl.Value.String()) })
+	cmdline := reproduceCommand(fs)
+	fmt.Fprintf(stdout, "  reproduce with: %s\n", cmdline)
+
+	cluster, err := scenario.SimCluster(f.seed, f.params())
+	if err != nil {
+		fmt.Fprintf(stderr, "fiomig run: simulator: %v\n", err)
+		return exitUsage
+	}
+	defer cluster.Close()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := scenario.Run(ctx, cluster, scenario.Config{
+		Plan: record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: f.seed,
+			Command: cmdline, Params: f.params()},
+		OutDir: f.out, StartUnix: time.Now().Unix(), GapS: f.gap, Progress: stdout,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "fiomig run: %v\n", err)
+		if res.Dir != "" {
+			fmt.Fprintf(stderr, "fiomig run: what was recorded is in %s\n", res.Dir)
+		}
+		return exitUsage
+	}
+	if res.Interrupted {
+		fmt.Fprintf(stderr, "fiomig run: interrupted; the timeline recorded so far is in %s\n", filepath.Join(res.Dir, record.TimelineFile))
+		return exitInterrupted
+	}
+	return printVerdicts(stdout, res.Dir, res.Summary)
+}
+
+// printVerdicts prints each check's verdict and the report path, and maps
+// the overall verdict to the exit code.
+func printVerdicts(w io.Writer, dir string, sum record.Summary) int {
+	fmt.Fprintln(w, "checks:")
+	for _, c := range sum.Checks {
+		fmt.Fprintf(w, "  %-22s %-12s %s\n", c.Name, c.Verdict, c.Detail)
+	}
+	fmt.Fprintf(w, "verdict: %s\nreport:  %s\n", sum.Verdict, filepath.Join(dir, "report.md"))
+	switch sum.Verdict {
+	case record.Pass:
+		return exitPass
+	case record.Inconclusive:
+		return exitInconclusive
+	default:
+		return exitCheckFailed
+	}
+}
