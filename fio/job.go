@@ -257,7 +257,7 @@ func (j Job) options() []Option {
 		add("direct", "1", "O_DIRECT: bypass the page cache, every I/O reaches the device when issued")
 	}
 	if j.RW != "" {
-		add("rw", j.RW, "I/O pattern; randrw = random reads and writes mixed")
+		add("rw", j.RW, "I/O pattern: read, write, randread, randwrite, rw (mixed), randrw (random mixed)")
 	}
 	if j.RWMixRead != 0 {
 		add("rwmixread", strconv.Itoa(j.RWMixRead), "percentage of reads in the mix")
