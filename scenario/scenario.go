@@ -99,7 +99,7 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	if err != nil {
 		return res, err
 	}
-	res.Summary = checks.Evaluate(cfg.Plan, lines)
+	res.Summary = reports.WithStats(checks.Evaluate(cfg.Plan, lines))
 	if err := reports.Write(dir, cfg.Plan, res.Summary); err != nil {
 		return res, err
 	}

@@ -49,7 +49,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.consumersPerVolume, "consumers-per-volume", d.ConsumersPerVolume, "consumer hosts per volume (hosts running a pod that uses it)")
 	fs.Float64Var(&f.sampleInterval, "sample-interval", d.SampleIntervalS, "`seconds` between samples of every host's controllers")
 	fs.Float64Var(&f.settleInterval, "settle-sample-interval", 0, "`seconds` between samples during the settle period (0 = --sample-interval)")
-	fs.Float64Var(&f.cutoverPause, "cutover-pause", d.CutoverPauseS, "`seconds` the simulated cutover keeps every path inaccessible (seeded jitter of ±10% is added)")
+	fs.Float64Var(&f.cutoverPause, "cutover-pause", d.CutoverPauseS, "`seconds` the simulated cutover keeps every path inaccessible (each window is this ±25%, drawn from the seed)")
 	fs.Float64Var(&f.pauseCrit, "pause-crit", d.PauseCritS, "`seconds`: bound on the longest pause window per migration and host (CUTOVER_PAUSE_CRIT_S; the flag wins over the environment)")
 	fs.IntVar(&f.freezesAllowed, "freezes-allowed", d.FreezesAllowed, "pause windows allowed per migration (CUTOVER_FREEZES_ALLOWED)")
 	fs.Float64Var(&f.settle, "settle", d.SettleS, "`seconds` the run keeps sampling after the last migration before leaks and completeness are judged")
@@ -73,8 +73,8 @@ func (f *runFlags) validate() error {
 		return usagef("--sample-interval must be in (0, 60] seconds, got %v", f.sampleInterval)
 	case f.settleInterval < 0:
 		return usagef("--settle-sample-interval must be >= 0 seconds, got %v", f.settleInterval)
-	case !(f.cutoverPause >= 0) || f.cutoverPause > 600:
-		return usagef("--cutover-pause must be in [0, 600] seconds, got %v", f.cutoverPause)
+	case !(f.cutoverPause > 0) || f.cutoverPause > 600:
+		return usagef("--cutover-pause must be in (0, 600] seconds, got %v", f.cutoverPause)
 	case !(f.pauseCrit > 0):
 		return usagef("--pause-crit (or CUTOVER_PAUSE_CRIT_S) must be > 0 seconds, got %v", f.pauseCrit)
 	case f.freezesAllowed < 0:

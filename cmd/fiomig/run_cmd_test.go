@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func runDirOf(t *testing.T, out string) string {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(out, "fio-mig-*"))
+	if err != nil || len(dirs) != 1 {
+		t.Fatalf("want one run directory under %s, got %v (%v)", out, dirs, err)
+	}
+	return dirs[0]
+}
+
+func TestRunLongCutoverExitsOneAndNamesThePauses(t *testing.T) {
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := dispatch([]string{"run", "--out", out, "--migrations", "3", "--settle", "35", "--cutover-pause", "7"}, &stdout, &stderr)
+	if code != exitCheckFailed {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitCheckFailed, stdout.String(), stderr.String())
+	}
+	if !strings.HasPrefix(stdout.String(), "fiomig run — parameters:") {
+		t.Errorf("parameters are not printed first:\n%s", stdout.String())
+	}
+	md, err := os.ReadFile(filepath.Join(runDirOf(t, out), "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every migration is named over the bound, with a host and measured seconds.
+	for _, id := range []string{"mig-0001", "mig-0002", "mig-0003"} {
+		re := regexp.MustCompile(id + `[^\n]*worker-\d[^\n]*\b[5-9]\.\d+ s`)
+		if !re.Match(md) {
+			t.Errorf("report.md does not name %s with a host and its pause in seconds over the bound:\n%s", id, md)
+		}
+	}
+}
+
+func TestRunUsageErrorsExitTwo(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--migrations", "-1"},
+		{"run", "--sample-interval", "0"},
+		{"run", "--consumers-per-volume", "4"},
+		{"run", "--cutover-pause", "abc"},
+		{"run", "stray"},
+		{"nosuchcommand"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := dispatch(args, &stdout, &stderr); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+		if stderr.Len() == 0 {
+			t.Errorf("%v: no message on stderr", args)
+		}
+	}
+}
+
+func TestRunHelpTeaches(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := dispatch([]string{"run", "--help"}, &stdout, &stderr); code != exitPass {
+		t.Fatalf("--help exit %d", code)
+	}
+	for _, want := range []string{"--pause-crit", "CUTOVER_PAUSE_CRIT_S", "Exit codes", "pause-bound", "--seed"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("run --help does not mention %q", want)
+		}
+	}
+}
+
+func TestPauseCritFromEnvironmentFlagWins(t *testing.T) {
+	var f runFlags
+	fs := newRunFlagSet(&f, &bytes.Buffer{})
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"CUTOVER_PAUSE_CRIT_S": "4.5", "CUTOVER_FREEZES_ALLOWED": "2"}
+	if err := envDefaults(fs, func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	if f.pauseCrit != 4.5 || f.freezesAllowed != 2 {
+		t.Errorf("from environment: pause-crit %v freezes %v, want 4.5 and 2", f.pauseCrit, f.freezesAllowed)
+	}
+
+	f = runFlags{}
+	fs = newRunFlagSet(&f, &bytes.Buffer{})
+	if err := fs.Parse([]string{"--pause-crit", "3"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := envDefaults(fs, func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	if f.pauseCrit != 3 {
+		t.Errorf("flag --pause-crit 3 with CUTOVER_PAUSE_CRIT_S=4.5: got %v, want the flag's 3", f.pauseCrit)
+	}
+
+	f = runFlags{}
+	fs = newRunFlagSet(&f, &bytes.Buffer{})
+	_ = fs.Parse(nil)
+	if err := envDefaults(fs, func(k string) string { return map[string]string{"CUTOVER_PAUSE_CRIT_S": "five"}[k] }); err == nil || !strings.Contains(err.Error(), "CUTOVER_PAUSE_CRIT_S") {
+		t.Errorf("bad CUTOVER_PAUSE_CRIT_S: error %v, want one naming the variable", err)
+	}
+}

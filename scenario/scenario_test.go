@@ -1,0 +1,128 @@
+package scenario
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/fiomig/fiomig/record"
+)
+
+func runSim(t *testing.T, seed int64, p record.Params) Result {
+	t.Helper()
+	c, err := SimCluster(seed, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := Run(context.Background(), c, Config{
+		Plan:   record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: seed, Params: p},
+		OutDir: t.TempDir(), StartUnix: 1787159565, GapS: DefaultGapS,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func small() record.Params {
+	p := DefaultParams()
+	p.Migrations, p.SettleS = 6, 35
+	return p
+}
+
+// TestSameSeedSameRecord: on virtual time the same seed gives byte-identical
+// timeline.jsonl and summary.json; another seed gives pause values that
+// differ by at least one sample interval somewhere.
+func TestSameSeedSameRecord(t *testing.T) {
+	p := small()
+	a, b, other := runSim(t, 42, p), runSim(t, 42, p), runSim(t, 43, p)
+	for _, f := range []string{record.TimelineFile, record.SummaryFile, record.PlanFile} {
+		x, err := os.ReadFile(filepath.Join(a.Dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := os.ReadFile(filepath.Join(b.Dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(x, y) {
+			t.Errorf("seed 42 twice: %s differs", f)
+		}
+	}
+	maxDiff := 0.0
+	for i, m := range a.Summary.Migrations {
+		if i >= len(other.Summary.Migrations) {
+			break
+		}
+		longest := func(s record.MigrationSummary) float64 {
+			l := 0.0
+			for _, h := range s.Hosts {
+				l = max(l, h.LongestPauseS)
+			}
+			return l
+		}
+		maxDiff = max(maxDiff, math.Abs(longest(m)-longest(other.Summary.Migrations[i])))
+	}
+	if maxDiff < p.SampleIntervalS {
+		t.Errorf("seeds 42 and 43: longest pauses differ by at most %.3f s, want >= one sample interval (%.3f s)", maxDiff, p.SampleIntervalS)
+	}
+}
+
+func TestDefaultRunPassesAndLongCutoverFails(t *testing.T) {
+	p := small()
+	res := runSim(t, 1, p)
+	if res.Summary.Verdict != record.Pass {
+		t.Fatalf("default scenario verdict %s: %+v", res.Summary.Verdict, res.Summary.Checks)
+	}
+	if got := len(res.Summary.Migrations); got != p.Migrations {
+		t.Errorf("summary has %d migrations, want %d", got, p.Migrations)
+	}
+	if res.Summary.Stats.Pauses == 0 || res.Summary.Stats.PercentileMethod == "" {
+		t.Errorf("summary stats missing: %+v", res.Summary.Stats)
+	}
+	for _, f := range []string{record.PlanFile, record.TimelineFile, record.SummaryFile, "report.md", "plots/pause.png"} {
+		if _, err := os.Stat(filepath.Join(res.Dir, f)); err != nil {
+			t.Errorf("run directory lacks %s: %v", f, err)
+		}
+	}
+
+	p.CutoverPauseS = 7
+	res = runSim(t, 1, p)
+	var pause record.CheckResult
+	for _, c := range res.Summary.Checks {
+		if c.Name == "pause-bound" {
+			pause = c
+		}
+	}
+	if pause.Verdict != record.Fail || res.Summary.Verdict != record.Fail {
+		t.Errorf("7 s cutover: pause-bound %q, verdict %q; want both fail", pause.Verdict, res.Summary.Verdict)
+	}
+}
+
+func TestInterruptedRunKeepsTimeline(t *testing.T) {
+	p := small()
+	c, err := SimCluster(1, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := Run(ctx, c, Config{Plan: record.Plan{Seed: 1, Params: p}, OutDir: t.TempDir(), StartUnix: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted {
+		t.Fatal("a cancelled context did not mark the run interrupted")
+	}
+	lines, err := record.ReadTimeline(filepath.Join(res.Dir, record.TimelineFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) == 0 {
+		t.Error("interrupted run left an empty timeline; the first sample should be there")
+	}
+}
