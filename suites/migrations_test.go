@@ -73,7 +73,7 @@ var _ = Describe("Migrations on the embedded simulator", Label("sim"), func() {
 				for _, hp := range m.Hosts {
 					longest = max(longest, hp.LongestPauseS)
 				}
-				Expect(longest).To(BeNumerically(">=", 7*0.9), fmt.Sprintf("migration %s", m.ID))
+				Expect(longest).To(BeNumerically(">", p.PauseCritS), fmt.Sprintf("migration %s", m.ID))
 			}
 		})
 	})
