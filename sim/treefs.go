@@ -7,6 +7,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -22,6 +23,11 @@ import (
 // O(depth·log(width)) and nothing is copied on Open.
 type treeFS struct {
 	root *tnode
+	// paths maps every physical path (no symlink on the way) to its node.
+	paths map[string]*tnode
+	// resolved memoises lookups that went through symlinks.
+	mu       sync.Mutex
+	resolved map[string]*tnode
 }
 
 // tnode is one entry of a treeFS.
@@ -75,10 +81,24 @@ func (b *treeBuilder) symlink(p, target string) {
 }
 
 func (b *treeBuilder) build() *treeFS {
-	for _, d := range b.dirs {
+	t := &treeFS{root: b.root, paths: make(map[string]*tnode, 4*len(b.dirs)), resolved: map[string]*tnode{}}
+	for p, d := range b.dirs {
 		sort.Slice(d.children, func(i, j int) bool { return d.children[i].name < d.children[j].name })
+		t.paths[p] = d
+		for _, c := range d.children {
+			if c.mode&fs.ModeDir == 0 {
+				t.paths[childPath(p, c.name)] = c
+			}
+		}
 	}
-	return &treeFS{root: b.root}
+	return t
+}
+
+func childPath(dir, name string) string {
+	if dir == "." {
+		return name
+	}
+	return dir + "/" + name
 }
 
 func (n *tnode) child(name string) *tnode {
@@ -93,55 +113,85 @@ const maxLinkHops = 16
 
 // lookup resolves name (a valid fs path) to a node; follow says whether a
 // symlink in the last element is followed. Symlinks in inner elements are
-// always followed.
-func (t *treeFS) lookup(op, name string, follow bool) (*tnode, string, error) {
+// always followed. Physical paths (no symlink on the way) are one map
+// lookup; resolved paths through symlinks are memoised.
+func (t *treeFS) lookup(op, name string, follow bool) (*tnode, error) {
 	if !fs.ValidPath(name) {
-		return nil, "", &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
 	}
-	hops := 0
-	var resolve func(p string, followLast bool) (*tnode, string, error)
-	resolve = func(p string, followLast bool) (*tnode, string, error) {
-		if p == "." {
-			return t.root, ".", nil
-		}
-		elems := strings.Split(p, "/")
-		cur := t.root
-		curPath := "."
-		for i, e := range elems {
-			if cur.mode&fs.ModeDir == 0 {
-				return nil, "", &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
-			}
-			next := cur.child(e)
-			if next == nil {
-				return nil, "", &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
-			}
-			nextPath := path.Join(curPath, e)
-			last := i == len(elems)-1
-			if next.mode&fs.ModeSymlink != 0 && (!last || followLast) {
-				hops++
-				if hops > maxLinkHops {
-					return nil, "", &fs.PathError{Op: op, Path: name, Err: errors.New("too many levels of symbolic links")}
-				}
-				target := path.Join(curPath, next.link)
-				if target == ".." || strings.HasPrefix(target, "../") {
-					return nil, "", &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
-				}
-				n, np, err := resolve(target, true)
-				if err != nil {
-					return nil, "", err
-				}
-				next, nextPath = n, np
-			}
-			cur, curPath = next, nextPath
-		}
-		return cur, curPath, nil
+	if n, ok := t.paths[name]; ok && (n.mode&fs.ModeSymlink == 0 || !follow) {
+		return n, nil
 	}
-	return resolve(name, follow)
+	if follow {
+		t.mu.Lock()
+		n, ok := t.resolved[name]
+		t.mu.Unlock()
+		if ok {
+			return n, nil
+		}
+	}
+	p := name
+	for hops := 0; ; {
+		n, restart, err := t.walk(p, follow)
+		if err != nil {
+			return nil, &fs.PathError{Op: op, Path: name, Err: err}
+		}
+		if restart == "" {
+			if follow {
+				t.mu.Lock()
+				t.resolved[name] = n
+				t.mu.Unlock()
+			}
+			return n, nil
+		}
+		hops++
+		if hops > maxLinkHops {
+			return nil, &fs.PathError{Op: op, Path: name, Err: errors.New("too many levels of symbolic links")}
+		}
+		p = restart
+	}
+}
+
+// walk resolves p element by element over physical paths. At the first
+// symlink that must be followed it returns the path to restart with (the
+// link's target joined with the rest of p).
+func (t *treeFS) walk(p string, follow bool) (*tnode, string, error) {
+	if p == "." {
+		return t.root, "", nil
+	}
+	for i := 0; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		prefix := p[:i]
+		n, ok := t.paths[prefix]
+		if !ok {
+			return nil, "", fs.ErrNotExist
+		}
+		last := i == len(p)
+		if n.mode&fs.ModeSymlink != 0 && (!last || follow) {
+			target := path.Join(path.Dir(prefix), n.link)
+			if target == ".." || strings.HasPrefix(target, "../") {
+				return nil, "", fs.ErrNotExist
+			}
+			if !last {
+				target = path.Join(target, p[i+1:])
+			}
+			return nil, target, nil
+		}
+		if last {
+			return n, "", nil
+		}
+		if n.mode&fs.ModeDir == 0 {
+			return nil, "", fs.ErrNotExist
+		}
+	}
+	return nil, "", fs.ErrNotExist
 }
 
 // Open implements fs.FS.
 func (t *treeFS) Open(name string) (fs.File, error) {
-	n, _, err := t.lookup("open", name, true)
+	n, err := t.lookup("open", name, true)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +206,7 @@ func (t *treeFS) Open(name string) (fs.File, error) {
 
 // ReadFile implements fs.ReadFileFS.
 func (t *treeFS) ReadFile(name string) ([]byte, error) {
-	n, _, err := t.lookup("readfile", name, true)
+	n, err := t.lookup("readfile", name, true)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +223,7 @@ func (t *treeFS) ReadFile(name string) ([]byte, error) {
 
 // ReadDir implements fs.ReadDirFS.
 func (t *treeFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	n, _, err := t.lookup("readdir", name, true)
+	n, err := t.lookup("readdir", name, true)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +239,7 @@ func (t *treeFS) ReadDir(name string) ([]fs.DirEntry, error) {
 
 // Stat implements fs.StatFS.
 func (t *treeFS) Stat(name string) (fs.FileInfo, error) {
-	n, _, err := t.lookup("stat", name, true)
+	n, err := t.lookup("stat", name, true)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +248,7 @@ func (t *treeFS) Stat(name string) (fs.FileInfo, error) {
 
 // Lstat implements fs.ReadLinkFS.
 func (t *treeFS) Lstat(name string) (fs.FileInfo, error) {
-	n, _, err := t.lookup("lstat", name, false)
+	n, err := t.lookup("lstat", name, false)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +257,7 @@ func (t *treeFS) Lstat(name string) (fs.FileInfo, error) {
 
 // ReadLink implements fs.ReadLinkFS.
 func (t *treeFS) ReadLink(name string) (string, error) {
-	n, _, err := t.lookup("readlink", name, false)
+	n, err := t.lookup("readlink", name, false)
 	if err != nil {
 		return "", err
 	}
