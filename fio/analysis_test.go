@@ -47,9 +47,9 @@ func TestCompletionsGaps(t *testing.T) {
 			opts:  window(500, 6000),
 			times: []int64{100, 1000, 1100, 1200, 3700, 3800, 7000},
 			want: GapAnalysis{Completions: 5, ByDir: [3]int64{2, 3}, Outside: 2, FirstMs: 1000, LastMs: 3800, StartMs: 500, EndMs: 6000,
-				LongestGap: Gap{1200, 3700, false},
-				Gaps:       []Gap{{1200, 3700, false}, {3800, 6000, true}}, // the leading 500 ms gap is under MinGapMs
-				ZeroSeconds: 3, // [2000,2999], [4000,4999], [5000,5999]
+				LongestGap:  Gap{1200, 3700, false},
+				Gaps:        []Gap{{1200, 3700, false}, {3800, 6000, true}}, // the leading 500 ms gap is under MinGapMs
+				ZeroSeconds: 3,                                              // [2000,2999], [4000,4999], [5000,5999]
 				PerSecond:   []uint32{0, 3, 0, 2, 0, 0, 0}, PerSecondBaseMs: 0},
 		},
 		{
