@@ -34,7 +34,8 @@ const (
 //     read went away (kernel teardown): it is left out, not an error.
 //   - Unknown state and ana_state strings read as StateUnknown/ANAUnknown.
 //
-// A controller is put in the subsystem that lists it; failing that, in the
+// A controller is put in the subsystem that lists it (when their NQNs agree);
+// failing that, in the
 // one its legs' names point to, or the only one with its NQN; failing all,
 // in a subsystem with Instance -1 made for its NQN. Subsystems are sorted by
 // instance, controllers by instance, legs and namespaces by NSID. A tree
@@ -276,7 +277,10 @@ func (r *sysReader) read() (HostState, error) {
 	for _, cr := range ctrls {
 		idx := -1
 		for i, s := range subs {
-			if s.members[cr.c.Name] {
+			// Membership counts only with a matching NQN: a controller
+			// instance reused between reading the subsystem directory
+			// and reading the controller belongs elsewhere.
+			if s.members[cr.c.Name] && s.NQN == cr.c.NQN {
 				idx = i
 				break
 			}
