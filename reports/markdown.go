@@ -87,29 +87,16 @@ func Markdown(plan record.Plan, sum record.Summary) []byte {
 	}
 
 	b.WriteString("\n## Over the pause bound\n\n")
-	var over []string
-	for _, m := range sum.Migrations {
-		for _, h := range hostNames(m.Hosts) {
-			hp := m.Hosts[h]
-			if hp.LongestPauseS > crit {
-				over = append(over, fmt.Sprintf("- %s (%s) on %s: longest pause %s > %s; windows %s",
-					m.ID, m.NQN, h, secs(hp.LongestPauseS), secs(crit), windows(hp.Windows)))
-			}
-		}
-	}
-	for _, m := range sum.Migrations {
-		if m.Freezes > p.FreezesAllowed {
-			over = append(over, fmt.Sprintf("- %s (%s): %d freezes > %d allowed", m.ID, m.NQN, m.Freezes, p.FreezesAllowed))
-		}
-	}
-	if len(over) == 0 {
-		fmt.Fprintf(&b, "None: every migration and host paused at most %s, with at most %d freeze(s).\n", secs(crit), p.FreezesAllowed)
+	if over := OverBound(plan, sum); len(over) == 0 {
+		b.WriteString(withinBound(plan) + "\n")
 	} else {
-		b.WriteString(strings.Join(over, "\n") + "\n")
+		for _, o := range over {
+			b.WriteString("- " + o + "\n")
+		}
 	}
 
 	b.WriteString("\n## Cutover as the hosts saw it\n\n")
-	b.WriteString("Host-observed cutover: the first sample with a target path optimized and no source path optimized. Lag = host-observed minus the control plane's Completed time.\n\n")
+	b.WriteString(cutoverNote + "\n\n")
 	rows := 0
 	for _, m := range sum.Migrations {
 		for _, h := range hostNames(m.Hosts) {
@@ -168,6 +155,41 @@ func Markdown(plan record.Plan, sum record.Summary) []byte {
 	b.WriteString("\n## Plot\n\n![Longest pause per migration](plots/pause.png)\n")
 	return b.Bytes()
 }
+
+// OverBound lists, in migration order, every (migration, consumer host)
+// whose longest pause exceeds plan.Params.PauseCritS, with the measured
+// seconds and its pause windows, then every migration whose freezes exceed
+// plan.Params.FreezesAllowed: one sentence per entry, nil when none.
+// report.md and report.html show the same list.
+func OverBound(plan record.Plan, sum record.Summary) []string {
+	p := plan.Params
+	crit := p.PauseCritS
+	var over []string
+	for _, m := range sum.Migrations {
+		for _, h := range hostNames(m.Hosts) {
+			hp := m.Hosts[h]
+			if hp.LongestPauseS > crit {
+				over = append(over, fmt.Sprintf("%s (%s) on %s: longest pause %s > %s; windows %s",
+					m.ID, m.NQN, h, secs(hp.LongestPauseS), secs(crit), windows(hp.Windows)))
+			}
+		}
+	}
+	for _, m := range sum.Migrations {
+		if m.Freezes > p.FreezesAllowed {
+			over = append(over, fmt.Sprintf("%s (%s): %d freezes > %d allowed", m.ID, m.NQN, m.Freezes, p.FreezesAllowed))
+		}
+	}
+	return over
+}
+
+// withinBound is the sentence shown when OverBound is empty.
+func withinBound(plan record.Plan) string {
+	return fmt.Sprintf("None: every migration and host paused at most %s, with at most %d freeze(s).",
+		secs(plan.Params.PauseCritS), plan.Params.FreezesAllowed)
+}
+
+// cutoverNote explains the cutover table in report.md and report.html.
+const cutoverNote = "Host-observed cutover: the first sample with a target path optimized and no source path optimized. Lag = host-observed minus the control plane's Completed time."
 
 func hostNames(m map[string]record.HostPauses) []string {
 	hs := make([]string, 0, len(m))

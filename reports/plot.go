@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"bytes"
 	"fmt"
 	"image/color"
 	"math"
@@ -98,6 +99,25 @@ func PausePlot(plan record.Plan, sum record.Summary) (*plot.Plot, error) {
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.XOffs = vg.Points(8)
 	return p, nil
+}
+
+// PausePlotBytes renders PausePlot in format ("png", "svg", "pdf"),
+// 8 × 4.5 inches, and returns the file's bytes. SVG text refers to the
+// font by name (not embedded) and is byte-for-byte deterministic.
+func PausePlotBytes(plan record.Plan, sum record.Summary, format string) ([]byte, error) {
+	p, err := PausePlot(plan, sum)
+	if err != nil {
+		return nil, err
+	}
+	wt, err := p.WriterTo(8*vg.Inch, 4.5*vg.Inch, format)
+	if err != nil {
+		return nil, fmt.Errorf("pause plot as %s: %w", format, err)
+	}
+	var b bytes.Buffer
+	if _, err := wt.WriteTo(&b); err != nil {
+		return nil, fmt.Errorf("pause plot as %s: %w", format, err)
+	}
+	return b.Bytes(), nil
 }
 
 // SavePausePlot renders PausePlot to path (format from the extension:

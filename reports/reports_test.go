@@ -2,10 +2,14 @@ package reports
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/xml"
 	"flag"
+	"html"
 	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -101,8 +105,14 @@ func TestMigrationVerdict(t *testing.T) {
 // regenerate with `go test ./reports -run Golden -update`.
 func TestMarkdownGolden(t *testing.T) {
 	plan, sum := fixture()
-	got := Markdown(plan, WithStats(sum))
-	golden := filepath.Join("testdata", "report.golden.md")
+	checkGolden(t, "report.golden.md", Markdown(plan, WithStats(sum)))
+}
+
+// checkGolden compares got with testdata/<name>, first rewriting the file
+// from got when -update is set.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	golden := filepath.Join("testdata", name)
 	if *update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			t.Fatal(err)
@@ -116,7 +126,7 @@ func TestMarkdownGolden(t *testing.T) {
 		t.Fatalf("%v (run with -update to create it)", err)
 	}
 	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Errorf("report.md differs from %s (-want +got):\n%s", golden, d)
+		t.Errorf("output differs from %s (-want +got):\n%s", golden, d)
 	}
 }
 
@@ -146,7 +156,8 @@ func TestMarkdownNamesOverBound(t *testing.T) {
 }
 
 // TestWriteDeterministic: Write produces every file; the same input twice
-// gives byte-identical summary.json and report.md; the plot is a PNG.
+// gives byte-identical files; the plot is a PNG and an SVG, and report.html
+// embeds exactly the SVG written beside it.
 func TestWriteDeterministic(t *testing.T) {
 	plan, sum := fixture()
 	read := func(dir, name string) []byte {
@@ -162,7 +173,7 @@ func TestWriteDeterministic(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []string{record.SummaryFile, ReportFile} {
+	for _, f := range []string{record.SummaryFile, ReportFile, HTMLReportFile, JUnitFile, PauseSVGFile, PausePlotFile} {
 		if !bytes.Equal(read(a, f), read(b, f)) {
 			t.Errorf("%s differs between two writes of the same input", f)
 		}
@@ -184,6 +195,35 @@ func TestWriteDeterministic(t *testing.T) {
 	}
 	if bnd := img.Bounds(); bnd.Dx() < 400 || bnd.Dy() < 200 {
 		t.Errorf("pause.png is %v, want at least 400x200", bnd)
+	}
+
+	svg := read(a, PauseSVGFile)
+	var root struct {
+		XMLName xml.Name
+		Width   string `xml:"width,attr"`
+	}
+	if err := xml.Unmarshal(svg, &root); err != nil || root.XMLName.Local != "svg" || root.Width != "576pt" {
+		t.Errorf("pause.svg: root %v width %q err %v, want <svg width=\"576pt\"> (8 in)", root.XMLName, root.Width, err)
+	}
+	for _, want := range []string{"Longest pause per migration (seed 42)", "CUTOVER_PAUSE_CRIT_S = 5 s", ">m2<"} {
+		if !bytes.Contains(svg, []byte(want)) {
+			t.Errorf("pause.svg lacks %q", want)
+		}
+	}
+	uri := "data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(svg)
+	// html/template writes the attribute with "+" as "&#43;": compare the
+	// value an HTML parser sees.
+	page := string(read(a, HTMLReportFile))
+	_, src, ok := strings.Cut(page, `<img src="`)
+	src, _, _ = strings.Cut(src, `"`)
+	if !ok || html.UnescapeString(src) != uri {
+		t.Errorf("report.html does not embed plots/pause.svg as a data: URI image (src %.60q…)", src)
+	}
+	var suites junitSuites
+	if err := xml.Unmarshal(read(a, JUnitFile), &suites); err != nil {
+		t.Errorf("junit.xml: %v", err)
+	} else if len(suites.Suites) != 1 || len(suites.Suites[0].Cases) != len(sum.Checks) {
+		t.Errorf("junit.xml: %d suites, want 1 with %d testcases", len(suites.Suites), len(sum.Checks))
 	}
 }
 

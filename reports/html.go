@@ -1,0 +1,134 @@
+package reports
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"strings"
+
+	"github.com/fiomig/fiomig/checks"
+	"github.com/fiomig/fiomig/record"
+)
+
+//go:embed report.html.tmpl
+var htmlSource string
+
+// htmlTemplate is report.html's template. html/template escapes every
+// string from the run record (NQNs, hosts, details are untrusted) for the
+// context it lands in.
+var htmlTemplate = template.Must(template.New("report.html").Parse(htmlSource))
+
+// htmlView is report.html's data: the same figures as report.md, already
+// formatted (secs, windows) and sorted, so the template only lays them out.
+type htmlView struct {
+	Verdict, VerdictUpper, VerdictClass string
+	Seed                                int64
+	Scenario, Backend, Command          string
+	Crit, Margin, Settle                string
+	FreezesAllowed                      int
+	Nodes, Hosts, Volumes               int
+
+	Checks                                 []htmlCheck
+	Migrations                             []htmlMigration
+	Over                                   []string
+	WithinBound                            string
+	CutoverNote                            string
+	Cutovers                               []htmlCutover
+	Unattributed                           []htmlWindow
+	LeakVerdict, LeakClass                 string
+	Leaks                                  []record.Leak
+	CompletenessVerdict, CompletenessClass string
+	Missing                                []record.MissingEndpoint
+	Stats                                  record.Stats
+	P50, P95, Max                          string
+	PlotSrc                                template.URL
+}
+
+type htmlCheck struct{ Name, Verdict, Class, Detail string }
+
+type htmlMigration struct {
+	ID, NQN, Outcome string
+	Hosts            []htmlHostPause
+	Freezes          int
+	Verdict, Class   string
+}
+
+type htmlHostPause struct {
+	Host, Pause string
+	Over, Open  bool
+}
+
+type htmlCutover struct{ ID, Host, Completed, Cutover, Lag string }
+
+type htmlWindow struct{ Host, NQN, Window, Length string }
+
+// HTML renders report.html: a self-contained page (inline CSS, no script,
+// nothing fetched) with the content of report.md — header with verdict,
+// seed, reproduce command and bounds; the checks; one row per migration
+// with outcome, longest pause per consumer host, freezes and verdict; the
+// over-bound list; host-observed cutovers; unattributed pauses; leaked
+// controllers and missing endpoints; the pause statistics with the
+// percentile method — and plotSVG (the bytes of plots/pause.svg) embedded
+// as a data: URI image; with no plotSVG the page links plots/pause.png
+// instead. Verdicts are coloured by class (pass green, fail red, anything
+// else amber). Equal inputs give equal bytes; sum.Stats is used as given
+// (see WithStats). The error is a template execution error, which the
+// fixed template makes unexpected.
+func HTML(plan record.Plan, sum record.Summary, plotSVG []byte) ([]byte, error) {
+	p := plan.Params
+	crit := p.PauseCritS
+	verdicts := map[string]record.CheckResult{}
+	for _, c := range sum.Checks {
+		verdicts[c.Name] = c
+	}
+	leak := verdictOf(verdicts, checks.CheckLeakedControllers)
+	complete := verdictOf(verdicts, checks.CheckPathCompleteness)
+	v := htmlView{
+		Verdict: sum.Verdict, VerdictUpper: strings.ToUpper(sum.Verdict), VerdictClass: verdictClass(sum.Verdict),
+		Seed: sum.Seed, Scenario: plan.Scenario, Backend: plan.Backend, Command: plan.Command,
+		Crit: secs(crit), Margin: secs(p.AttributionMarginS), Settle: secs(p.SettleS), FreezesAllowed: p.FreezesAllowed,
+		Nodes: len(plan.Topology.Nodes), Hosts: len(plan.Topology.Hosts), Volumes: len(plan.Topology.Volumes),
+		Over: OverBound(plan, sum), WithinBound: withinBound(plan), CutoverNote: cutoverNote,
+		LeakVerdict: leak, LeakClass: verdictClass(leak), Leaks: sum.LeakedControllers,
+		CompletenessVerdict: complete, CompletenessClass: verdictClass(complete), Missing: sum.MissingEndpoints,
+		Stats: sum.Stats, P50: secs(sum.Stats.P50PauseS), P95: secs(sum.Stats.P95PauseS), Max: secs(sum.Stats.MaxPauseS),
+	}
+	for _, c := range sum.Checks {
+		v.Checks = append(v.Checks, htmlCheck{Name: c.Name, Verdict: c.Verdict, Class: verdictClass(c.Verdict), Detail: c.Detail})
+	}
+	for _, m := range sum.Migrations {
+		hm := htmlMigration{ID: m.ID, NQN: m.NQN, Outcome: m.Outcome, Freezes: m.Freezes, Verdict: MigrationVerdict(plan, m)}
+		hm.Class = verdictClass(hm.Verdict)
+		for _, h := range hostNames(m.Hosts) {
+			hp := m.Hosts[h]
+			hm.Hosts = append(hm.Hosts, htmlHostPause{Host: h, Pause: secs(hp.LongestPauseS), Over: hp.LongestPauseS > crit, Open: hp.OpenWindow})
+			v.Cutovers = append(v.Cutovers, htmlCutover{ID: m.ID, Host: h, Completed: optSecs(m.CompletedS), Cutover: optSecs(hp.CutoverS), Lag: optSecs(hp.CutoverLagS)})
+		}
+		v.Migrations = append(v.Migrations, hm)
+	}
+	for _, w := range sum.Unattributed {
+		v.Unattributed = append(v.Unattributed, htmlWindow{Host: w.Host, NQN: w.NQN,
+			Window: windows([][2]float64{w.Window}), Length: secs(w.Window[1] - w.Window[0])})
+	}
+	if len(plotSVG) > 0 {
+		// Our own gonum/plot output, base64-encoded: safe as a data: URI.
+		v.PlotSrc = template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(plotSVG))
+	}
+	var b bytes.Buffer
+	if err := htmlTemplate.Execute(&b, v); err != nil {
+		return nil, fmt.Errorf("render %s: %w", HTMLReportFile, err)
+	}
+	return b.Bytes(), nil
+}
+
+// verdictClass maps a verdict to its CSS class: pass, fail, inconclusive,
+// or other for anything else (e.g. "not evaluated").
+func verdictClass(v string) string {
+	switch v {
+	case record.Pass, record.Fail, record.Inconclusive:
+		return v
+	}
+	return "other"
+}
