@@ -120,13 +120,14 @@ func inspectNQN(subs []Subsystem, nqn string, nsid int, targets []Target) []Defe
 	for _, s := range subs {
 		all = append(all, s.Controllers...)
 	}
+	order := TeardownOrder(all)
+	paths := countPaths(subs)
 	var out []Defect
 	subsystemDefect := func(kind DefectKind, detail string) {
-		order := TeardownOrder(all)
 		out = append(out, Defect{
 			Kind: kind, Scope: ScopeSubsystem, NQN: nqn, NSID: nsid,
 			Controllers: names(order),
-			CoTenants:   coTenants(subs, names(order), nsid),
+			CoTenants:   paths.coTenants(order, nsid),
 			Detail:      detail,
 		})
 	}
@@ -134,15 +135,16 @@ func inspectNQN(subs []Subsystem, nqn string, nsid int, targets []Target) []Defe
 	stale := map[string]bool{}
 	var ctrlDefects []Defect
 	if len(targets) > 0 {
+		ts := newTargetSet(nqn, targets)
 		for _, c := range all {
-			if c.State.Deleting() || c.Address.Traddr == "" || matchesAny(c, nqn, targets) {
+			if c.State.Deleting() || c.Address.Traddr == "" || ts.matches(nqn, c) {
 				continue
 			}
 			stale[c.Name] = true
 			ctrlDefects = append(ctrlDefects, Defect{
 				Kind: DefectStaleEndpoint, Scope: ScopeController, NQN: nqn, NSID: nsid,
 				Controllers: []string{c.Name},
-				CoTenants:   coTenants(subs, []string{c.Name}, nsid),
+				CoTenants:   paths.coTenants([]Controller{c}, nsid),
 				Detail: fmt.Sprintf("%s (%s %s, %s) is at an endpoint the control plane does not publish for this subsystem",
 					c.Name, c.Transport, endpointOrAddress(c), c.State),
 			})
@@ -177,17 +179,17 @@ func inspectNQN(subs []Subsystem, nqn string, nsid int, targets []Target) []Defe
 			if want == 0 {
 				want = ids[0]
 			}
-			ctrlDefects = append(ctrlDefects, notContributing(subs, s, want, stale)...)
+			ctrlDefects = append(ctrlDefects, notContributing(paths, s, want, stale)...)
 		}
 	}
 
-	sortByTeardown(ctrlDefects, all)
+	sortByTeardown(ctrlDefects, order)
 	return append(out, ctrlDefects...)
 }
 
 // notContributing applies the controller-not-contributing rule to namespace
 // nsid of s.
-func notContributing(subs []Subsystem, s Subsystem, nsid int, stale map[string]bool) []Defect {
+func notContributing(paths pathCount, s Subsystem, nsid int, stale map[string]bool) []Defect {
 	legs := 0
 	for _, c := range s.Controllers {
 		if _, ok := c.LegTo(nsid); ok {
@@ -212,22 +214,11 @@ func notContributing(subs []Subsystem, s Subsystem, nsid int, stale map[string]b
 		out = append(out, Defect{
 			Kind: DefectControllerNotContributing, Scope: ScopeController, NQN: s.NQN, NSID: nsid,
 			Controllers: []string{c.Name},
-			CoTenants:   coTenants(subs, []string{c.Name}, nsid),
+			CoTenants:   paths.coTenants([]Controller{c}, nsid),
 			Detail:      fmt.Sprintf("%s (%s) is live with no leg to namespace %d; %s", c.Name, endpointOrAddress(c), nsid, what),
 		})
 	}
 	return out
-}
-
-// matchesAny reports whether controller c of subsystem nqn is at one of
-// targets.
-func matchesAny(c Controller, nqn string, targets []Target) bool {
-	for _, t := range targets {
-		if t.Matches(nqn, c) {
-			return true
-		}
-	}
-	return false
 }
 
 // TeardownOrder returns ctrls sorted in the order a teardown should remove
@@ -264,11 +255,11 @@ func teardownRank(c Controller) int {
 }
 
 // sortByTeardown orders controller-scope defects by the teardown order of
-// their controller, stale-endpoint before controller-not-contributing, then
-// by NSID.
-func sortByTeardown(ds []Defect, all []Controller) {
+// their controller (order), stale-endpoint before controller-not-contributing,
+// then by NSID.
+func sortByTeardown(ds []Defect, order []Controller) {
 	pos := map[string]int{}
-	for i, c := range TeardownOrder(all) {
+	for i, c := range order {
 		pos[c.Name] = i
 	}
 	sort.SliceStable(ds, func(i, j int) bool {
@@ -283,37 +274,90 @@ func sortByTeardown(ds []Defect, all []Controller) {
 	})
 }
 
-// coTenants returns the NSIDs other than exclude that have an accessible leg
-// (on a live controller) only on controllers named in removed, across subs.
-func coTenants(subs []Subsystem, removed []string, exclude int) []int {
-	gone := map[string]bool{}
-	for _, n := range removed {
-		gone[n] = true
-	}
-	lose := map[int]bool{}
-	keep := map[int]bool{}
+// pathCount is, per NSID, how many controllers have an accessible leg (on a
+// live controller) to it.
+type pathCount map[int]int
+
+func countPaths(subs []Subsystem) pathCount {
+	pc := pathCount{}
 	for _, s := range subs {
 		for _, c := range s.Controllers {
-			for _, l := range c.Legs {
-				if !c.Accessible(l) {
-					continue
-				}
-				if gone[c.Name] {
-					lose[l.NSID] = true
-				} else {
-					keep[l.NSID] = true
-				}
+			for _, id := range accessibleNSIDs(c) {
+				pc[id]++
 			}
 		}
 	}
+	return pc
+}
+
+// accessibleNSIDs returns the distinct NSIDs c has an accessible leg to.
+func accessibleNSIDs(c Controller) []int {
 	var out []int
-	for id := range lose {
-		if !keep[id] && id != exclude {
+	for _, l := range c.Legs {
+		if c.Accessible(l) && !containsInt(out, l.NSID) {
+			out = append(out, l.NSID)
+		}
+	}
+	return out
+}
+
+// coTenants returns the NSIDs other than exclude whose every accessible leg
+// is on a controller in removed (which holds distinct controllers), sorted.
+func (pc pathCount) coTenants(removed []Controller, exclude int) []int {
+	lost := map[int]int{}
+	for _, c := range removed {
+		for _, id := range accessibleNSIDs(c) {
+			lost[id]++
+		}
+	}
+	var out []int
+	for id, n := range lost {
+		if n == pc[id] && id != exclude {
 			out = append(out, id)
 		}
 	}
 	sort.Ints(out)
 	return out
+}
+
+// targetSet indexes the targets that may match controllers of one NQN by
+// canonical endpoint, so that matching n controllers against m targets costs
+// n+m endpoint parses, not n·m.
+type targetSet struct {
+	byEndpoint map[string][]Target
+	raw        []Target // targets whose traddr/trsvcid are not an IP and a port
+	all        []Target
+}
+
+func newTargetSet(nqn string, targets []Target) targetSet {
+	ts := targetSet{byEndpoint: map[string][]Target{}}
+	for _, t := range targets {
+		if t.NQN != "" && t.NQN != nqn {
+			continue // can never match a controller of nqn
+		}
+		ts.all = append(ts.all, t)
+		if e := t.Endpoint(); e != "" {
+			ts.byEndpoint[e] = append(ts.byEndpoint[e], t)
+		} else {
+			ts.raw = append(ts.raw, t)
+		}
+	}
+	return ts
+}
+
+// matches is Target.Matches against any of the set: whether controller c of
+// subsystem nqn is at one of the targets.
+func (ts targetSet) matches(nqn string, c Controller) bool {
+	cands := ts.all
+	if ce := c.Endpoint(); ce != "" {
+		cands = append(ts.byEndpoint[ce][:len(ts.byEndpoint[ce]):len(ts.byEndpoint[ce])], ts.raw...)
+	}
+	for _, t := range cands {
+		if t.Matches(nqn, c) {
+			return true
+		}
+	}
+	return false
 }
 
 func names(cs []Controller) []string {

@@ -69,10 +69,11 @@ func PlanRelease(h HostState, nqn string, conns []Target) (Plan, error) {
 	for _, c := range all {
 		serving = serving || c.Serving()
 	}
+	ts := newTargetSet(nqn, conns)
 	for _, c := range TeardownOrder(all) {
 		r := Released{Controller: c.Name, NQN: nqn, Address: endpointOrAddress(c)}
 		switch {
-		case !matchesAny(c, nqn, conns):
+		case !ts.matches(nqn, c):
 			r.Reason = "not a path of this migration"
 			p.Keep = append(p.Keep, r)
 		case c.State.Deleting():
