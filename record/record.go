@@ -81,6 +81,16 @@ type Line struct {
 	// endpoints: the canonical ip:port endpoints (IPv6 bracketed) published
 	// for NQN, sorted; replaces any earlier endpoints line for that NQN.
 	Endpoints []string `json:"endpoints,omitempty"`
+
+	// phase (Failed): what failed the migration's path validation — keys
+	// host, controller, endpoint, state, origin (the migration whose
+	// validation created that controller, "csi" or "leftover") and detail.
+	// Added field (backend/sim).
+	Details map[string]string `json:"details,omitempty"`
+	// io: the modelled fio pod and its state, "running" or "killed" (then
+	// Reason says why). Added fields (backend/sim).
+	Pod      string `json:"pod,omitempty"`
+	PodState string `json:"pod_state,omitempty"`
 }
 
 // Controller is one NVMe controller as a host's kernel showed it in a sample

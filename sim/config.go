@@ -62,9 +62,41 @@ type Config struct {
 	// "does not allow host" reply does not (default false).
 	TargetDNR bool
 
+	// ConnectTimeoutS is how long a CONNECT that gets no answer blocks
+	// before it fails: the Fabrics CONNECT is an admin command and times out
+	// after nvme_core's admin_timeout (default 60 s).
+	ConnectTimeoutS float64
+	// NamespaceAttachDelayS is how long a restarted target exposes its
+	// re-created subsystems without namespaces (listeners first, namespaces
+	// once the lvstore is loaded), seconds (default 1.0; negative = 0).
+	NamespaceAttachDelayS float64
+
+	// Operator selects the migration operator variant: OperatorFixed
+	// (default) or OperatorPrefix (see operator.go).
+	Operator string
+
+	// Pods runs one modelled fio pod per volume (on its first consumer host).
+	Pods bool
+	// PodToleranceS: a pod dies when no I/O completes for longer than this
+	// (default 5 s).
+	PodToleranceS float64
+	// PodIOPS is each pod's completion rate while a path serves (default 1000).
+	PodIOPS float64
+	// PodIODepth is each pod's I/O depth: what is queued while I/O waits
+	// (default 16).
+	PodIODepth int
+	// IOIntervalS is the interval of the pods' io events (default 1 s).
+	IOIntervalS float64
+
 	// Clock drives time; nil means a fresh VirtualClock.
 	Clock Clock
 }
+
+// Operator variants (Config.Operator).
+const (
+	OperatorPrefix = "prefix"
+	OperatorFixed  = "fixed"
+)
 
 // Kernel switches (Config.ReconnectReset, Config.KernelDNR).
 const (
@@ -126,6 +158,29 @@ func (c Config) withDefaults() Config {
 	if c.KernelDNR == "" {
 		c.KernelDNR = KernelDNRHonor
 	}
+	if c.ConnectTimeoutS == 0 {
+		c.ConnectTimeoutS = 60
+	}
+	if c.NamespaceAttachDelayS == 0 {
+		c.NamespaceAttachDelayS = 1.0
+	} else if c.NamespaceAttachDelayS < 0 {
+		c.NamespaceAttachDelayS = 0
+	}
+	if c.Operator == "" {
+		c.Operator = OperatorFixed
+	}
+	if c.PodToleranceS == 0 {
+		c.PodToleranceS = 5
+	}
+	if c.PodIOPS == 0 {
+		c.PodIOPS = 1000
+	}
+	if c.PodIODepth == 0 {
+		c.PodIODepth = 16
+	}
+	if c.IOIntervalS == 0 {
+		c.IOIntervalS = 1
+	}
 	if c.Clock == nil {
 		c.Clock = &VirtualClock{}
 	}
@@ -169,6 +224,12 @@ func (c Config) validate() error {
 	}
 	if c.KernelDNR != KernelDNRHonor && c.KernelDNR != KernelDNRIgnore {
 		errs = append(errs, fmt.Errorf("kernel DNR %q: want %q or %q", c.KernelDNR, KernelDNRHonor, KernelDNRIgnore))
+	}
+	if c.Operator != OperatorPrefix && c.Operator != OperatorFixed {
+		errs = append(errs, fmt.Errorf("operator %q: want %q or %q", c.Operator, OperatorPrefix, OperatorFixed))
+	}
+	if c.ConnectTimeoutS < 0 || c.PodToleranceS < 0 || c.PodIOPS < 0 || c.PodIODepth < 0 || c.IOIntervalS <= 0 {
+		errs = append(errs, errors.New("connect timeout, pod tolerance, IOPS, I/O depth must not be negative and the I/O interval must be positive"))
 	}
 	return errors.Join(errs...)
 }

@@ -37,11 +37,16 @@ type Event struct {
 	Migration string
 	NQN       string // phase, endpoints, io
 	Phase     string
-	Reason    string // phase Failed/Aborted: the operator's message
+	Reason    string // phase Failed/Aborted: the operator's message; io (pod killed): why
 	// phase Pending: the canonical ip:port endpoints of the source listeners
 	// and of the target listeners the migration adds.
 	SourceEndpoints []string
 	TargetEndpoints []string
+
+	// phase Failed: what failed validation (host, controller, endpoint,
+	// state, origin — the migration that created that controller — and
+	// detail).
+	Details map[string]string
 
 	// endpoints: what the control plane now publishes for NQN, sorted.
 	Endpoints []string
@@ -61,6 +66,8 @@ type Event struct {
 	Completed int64
 	Errors    int64
 	Queued    int64
+	Pod       string // the modelled fio pod
+	PodState  string // "running" or "killed" (Reason says why)
 
 	// fault
 	Fault    string

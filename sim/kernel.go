@@ -153,8 +153,15 @@ type Ctrl struct {
 	port    int
 	srcAddr string
 
+	// Origin is who created the controller: "csi" (a volume path), a
+	// migration ID (its validation Job), or "leftover" (dirty start).
+	Origin string
+
 	nrReconnects    int
 	failfastExpired bool
+	// hung is set while the target silently stopped answering: the
+	// controller still looks live but I/O sent to it does not complete.
+	hung bool
 	// gen changes on every state transition; scheduled callbacks compare
 	// it to tell whether they are stale.
 	gen uint64
@@ -235,9 +242,28 @@ func (h *Host) existing(spec ConnectSpec) *Ctrl {
 	return nil
 }
 
-// connect is a write to /dev/nvme-fabrics: synchronous; on success the
-// controller is live, on failure no controller is left behind.
+// connect is a write to /dev/nvme-fabrics, synchronous: on success the
+// controller is live, on failure no controller is left behind. A CONNECT
+// that gets no answer fails at once here with ConnectNoAnswer; connectAsync
+// models the wait.
 func (h *Host) connect(spec ConnectSpec) (*Ctrl, error) {
+	var (
+		out  *Ctrl
+		oerr error
+	)
+	h.connectWith(spec, false, func(c *Ctrl, err error) { out, oerr = c, err })
+	return out, oerr
+}
+
+// connectAsync is connect taking virtual time: a CONNECT that gets no
+// answer fails after Config.ConnectTimeoutS (the Fabrics CONNECT is an admin
+// command: nvme_core admin_timeout). done runs when the write returns — at
+// once for every other outcome.
+func (h *Host) connectAsync(spec ConnectSpec, done func(*Ctrl, error)) {
+	h.connectWith(spec, true, done)
+}
+
+func (h *Host) connectWith(spec ConnectSpec, wait bool, done func(*Ctrl, error)) {
 	if spec.Transport == "" {
 		spec.Transport = "tcp"
 	}
@@ -245,28 +271,39 @@ func (h *Host) connect(spec ConnectSpec) (*Ctrl, error) {
 		spec.Options.KeepAliveTmo = kernelDefaultKato
 	}
 	if spec.Options.ReconnectDelay <= 0 {
-		return nil, &ConnectError{Kind: ConnectInvalid, Msg: "Invalid reconnect_delay"}
+		done(nil, &ConnectError{Kind: ConnectInvalid, Msg: "Invalid reconnect_delay"})
+		return
 	}
 	port, err := strconv.Atoi(spec.Trsvcid)
 	if err != nil || port <= 0 || port > 65535 {
-		return nil, &ConnectError{Kind: ConnectInvalid, Msg: fmt.Sprintf("invalid trsvcid %q", spec.Trsvcid)}
+		done(nil, &ConnectError{Kind: ConnectInvalid, Msg: fmt.Sprintf("invalid trsvcid %q", spec.Trsvcid)})
+		return
 	}
 	if h.existing(spec) != nil {
-		return nil, &ConnectError{Kind: ConnectAlready, Msg: "already connected"}
+		done(nil, &ConnectError{Kind: ConnectAlready, Msg: "already connected"})
+		return
 	}
 	c := &Ctrl{host: h, Instance: h.allocInstance(), State: nvmeof.StateNew, Spec: spec, maxRecon: spec.Options.maxReconnects()}
 	c.State = nvmeof.StateConnecting
 	res := h.w.fabricConnect(spec.Traddr, port, spec.NQN, h.NQN)
 	if res.err != nil {
-		h.kernelLog(c.Name(), res.err.Msg)
-		delete(h.held, c.Instance)
-		return nil, res.err
+		fail := func() {
+			h.kernelLog(c.Name(), res.err.Msg)
+			delete(h.held, c.Instance)
+			done(nil, res.err)
+		}
+		if res.err.Kind == ConnectNoAnswer && wait {
+			h.w.after(h.w.cfg.ConnectTimeoutS, fail)
+			return
+		}
+		fail()
+		return
 	}
 	h.insertCtrl(c)
 	c.establish(res, port)
 	h.kernelLog(c.Name(), fmt.Sprintf("new ctrl: NQN %q, addr %s, hostnqn: %s", spec.NQN, spec.Addr(), h.NQN))
 	h.changed()
-	return c, nil
+	done(c, nil)
 }
 
 func (h *Host) insertCtrl(c *Ctrl) {
@@ -313,9 +350,7 @@ func (c *Ctrl) syncNamespaces() {
 	var visible []int
 	ana := nvmeof.ANAInaccessible
 	if c.ts != nil {
-		if c.ts.allows(c.host.NQN) {
-			visible = c.ts.NSIDs
-		}
+		visible = c.ts.exposedNSIDs(c.host.NQN)
 		ana = c.ts.anaOf(c.port)
 	}
 	keep := c.legs[:0]
@@ -433,6 +468,7 @@ func (c *Ctrl) transportLost(reason string) {
 const teardownS = 0.005
 
 func (c *Ctrl) disconnectTarget() {
+	c.hung = false
 	if c.ts != nil {
 		c.ts.detach(c)
 		c.ts = nil
@@ -491,7 +527,8 @@ func (c *Ctrl) reconnectOrRemove(cerr *ConnectError) {
 	})
 }
 
-// reconnectAttempt is tcp.c nvme_tcp_reconnect_ctrl_work.
+// reconnectAttempt is tcp.c nvme_tcp_reconnect_ctrl_work. A CONNECT that
+// gets no answer fails after Config.ConnectTimeoutS.
 func (c *Ctrl) reconnectAttempt() {
 	h := c.host
 	c.nrReconnects++
@@ -503,17 +540,28 @@ func (c *Ctrl) reconnectAttempt() {
 		c.nrReconnects = 0
 		return
 	}
-	if res.err.Msg != "" {
-		h.kernelLog(c.Name(), res.err.Msg)
+	fail := func() {
+		if res.err.Msg != "" {
+			h.kernelLog(c.Name(), res.err.Msg)
+		}
+		h.kernelLog(c.Name(), fmt.Sprintf("Failed reconnect attempt %d/%d", c.nrReconnects, c.maxRecon))
+		if res.err.Kind == ConnectRejected && h.w.cfg.ReconnectReset == ReconnectResetPartial {
+			// Some kernels reset the counter once an attempt got as far as
+			// the Fabrics CONNECT (field reports; DESIGN.md).
+			c.nrReconnects = 0
+		}
+		c.reconnectOrRemove(res.err)
 	}
-	maxR := strconv.Itoa(c.maxRecon)
-	h.kernelLog(c.Name(), fmt.Sprintf("Failed reconnect attempt %d/%s", c.nrReconnects, maxR))
-	if res.err.Kind == ConnectRejected && h.w.cfg.ReconnectReset == ReconnectResetPartial {
-		// Some kernels reset the counter once an attempt got as far as the
-		// Fabrics CONNECT (field reports; DESIGN.md).
-		c.nrReconnects = 0
+	if res.err.Kind == ConnectNoAnswer {
+		gen := c.gen
+		h.w.after(h.w.cfg.ConnectTimeoutS, func() {
+			if c.gen == gen && c.State == nvmeof.StateConnecting {
+				fail()
+			}
+		})
+		return
 	}
-	c.reconnectOrRemove(res.err)
+	fail()
 }
 
 // deleteCtrl removes c (core.c nvme_delete_ctrl / nvme_do_delete_ctrl):

@@ -16,9 +16,14 @@ type Migration struct {
 	DstLVS int
 	Phase  string
 	Reason string
-	// CutoverWindowS is the all-inaccessible window drawn for its cutover.
+	// CutoverWindowS is the all-inaccessible window drawn for its cutover
+	// (0 until the cutover starts).
 	CutoverWindowS float64
+	// Failure says what failed the migration's validation (nil otherwise).
+	Failure *ValidationFailure
 
+	// Control plane state.
+	cp cpState
 	// targetListeners is set while the control plane holds the target
 	// listeners CreateMigration added (they are published).
 	targetListeners bool
@@ -26,10 +31,40 @@ type Migration struct {
 	// subsystem; added are the target listeners it added.
 	created []*Node
 	added   []endpoint
-	// pendingHosts counts consumer hosts whose validation is not done.
-	pendingHosts int
-	failed       bool
+	// answer is the control plane's CreateMigration answer: one connection
+	// per target listener, with its connect options.
+	answer []nvmeof.Target
+
+	// Operator state.
+	jobs []*job
 }
+
+// ValidationFailure is what failed a migration's path validation: the host,
+// the controller the verify step objected to (if any), and the migration
+// that created that controller ("" for the CSI driver's own paths or a
+// leftover of an earlier run).
+type ValidationFailure struct {
+	Host       string
+	Controller string
+	Endpoint   string
+	State      string
+	Detail     string
+	// Origin is the ID of the migration whose validation created the
+	// controller, "csi" for a volume path, "leftover" for a dirty start.
+	Origin string
+}
+
+type cpState int
+
+const (
+	cpNone      cpState = iota
+	cpCreated           // CreateMigration done, target listeners inaccessible
+	cpSyncing           // continue: data sync running
+	cpCutover           // all paths inaccessible
+	cpCutDone           // target serving, waiting for the operator to finish
+	cpFinished          // source listeners removed
+	cpCancelled         // cancel done
+)
 
 // Terminal reports whether the migration is over.
 func (m *Migration) Terminal() bool { return isTerminal(m.Phase) }
@@ -53,10 +88,16 @@ func (w *World) MigrationPhase(id string) (string, bool) {
 	return m.Phase, m.Terminal()
 }
 
+// SetPhaseHook registers fn to run whenever a migration enters a phase
+// (after the phase event is recorded, before anything else happens at that
+// instant) — for faults injected at a named phase. nil removes it.
+func (w *World) SetPhaseHook(fn func(m *Migration, phase string)) { w.phaseHook = fn }
+
 // StartMigration creates a VolumeMigration for the volume whose subsystem
 // is nqn, to an lvstore other than its current one (chosen with the seed),
-// and returns its id. The migration starts Pending now; its progress comes
-// out of AdvanceTo. A volume migrates one migration at a time.
+// and returns its id. The migration starts Pending now; the operator takes
+// it from there and its progress comes out of AdvanceTo. A volume migrates
+// one migration at a time.
 func (w *World) StartMigration(nqn string) (string, error) {
 	v, ok := w.byNQN[nqn]
 	if !ok {
@@ -87,196 +128,31 @@ func (w *World) StartMigration(nqn string) (string, error) {
 	sort.Strings(tgt)
 	m.Phase = PhasePending
 	w.emit(Event{Kind: EventPhase, Migration: m.ID, NQN: nqn, Phase: PhasePending, SourceEndpoints: src, TargetEndpoints: tgt})
-	w.after(w.uniform(0.2, 0.6), func() { w.enterValidating(m) })
+	if w.phaseHook != nil {
+		w.phaseHook(m, PhasePending)
+	}
+	w.after(w.uniform(0.2, 0.6), func() { w.operatorStart(m) })
 	return m.ID, nil
 }
 
 func (w *World) setPhase(m *Migration, phase, reason string) {
 	m.Phase, m.Reason = phase, reason
-	w.emit(Event{Kind: EventPhase, Migration: m.ID, NQN: m.Vol.NQN, Phase: phase, Reason: reason})
+	e := Event{Kind: EventPhase, Migration: m.ID, NQN: m.Vol.NQN, Phase: phase, Reason: reason}
+	if f := m.Failure; f != nil && phase == PhaseFailed {
+		e.Details = map[string]string{"host": f.Host, "controller": f.Controller, "endpoint": f.Endpoint,
+			"state": f.State, "origin": f.Origin, "detail": f.Detail}
+		for k, v := range e.Details {
+			if v == "" {
+				delete(e.Details, k)
+			}
+		}
+	}
+	w.emit(e)
 	if isTerminal(phase) {
 		m.Vol.migration = nil
 		w.publish(m.Vol)
 	}
-}
-
-// enterValidating: the control plane's CreateMigration adds the target
-// listeners (inaccessible); each consumer host's validation connects them
-// and verifies them.
-func (w *World) enterValidating(m *Migration) {
-	if m.Terminal() {
-		return
+	if w.phaseHook != nil {
+		w.phaseHook(m, phase)
 	}
-	w.setPhase(m, PhaseValidating, "")
-	w.createMigration(m)
-	m.pendingHosts = len(m.Vol.Consumers)
-	for _, hi := range m.Vol.Consumers {
-		h := w.hosts[hi]
-		w.after(w.uniform(0.1, 0.5), func() { w.validateHost(m, h, 0) })
-	}
-}
-
-// createMigration is the control plane's CreateMigration: on a target node
-// that does not hold the subsystem, a subsystem with the same NQN; on an
-// overlap node only a listener at the target lvstore's port; listeners
-// start inaccessible.
-func (w *World) createMigration(m *Migration) {
-	for _, ep := range w.listenerEndpoints(m.Vol.NQN, m.DstLVS) {
-		if _, ok := ep.node.subsystems[m.Vol.NQN]; !ok {
-			m.created = append(m.created, ep.node)
-		}
-		ts := ep.node.ensureSubsystem(m.Vol)
-		if _, ok := ts.listener(ep.port); !ok {
-			m.added = append(m.added, ep)
-		}
-		ts.addListener(ep.port, nvmeof.ANAInaccessible)
-	}
-	m.targetListeners = true
-	w.publish(m.Vol)
-}
-
-// validationRounds and validationRoundGapS: the operator's validation Job
-// ensures and verifies the target paths three times, 2 s apart.
-const (
-	validationRounds    = 3
-	validationRoundGapS = 2.0
-)
-
-// validateHost runs round r of host h's validation: ensure a controller to
-// every target listener, then verify each is live.
-func (w *World) validateHost(m *Migration, h *Host, r int) {
-	if m.Terminal() || m.failed {
-		return
-	}
-	var problems []string
-	for _, ep := range w.listenerEndpoints(m.Vol.NQN, m.DstLVS) {
-		spec := ep.target(m.Vol.NQN, ControlPlaneConnectOptions)
-		c := h.existing(spec)
-		if c == nil {
-			var err error
-			c, err = h.connect(spec)
-			if err != nil {
-				problems = append(problems, fmt.Sprintf("connect %s: %v", ep.addr(), err))
-				continue
-			}
-		}
-		if c.State != nvmeof.StateLive {
-			problems = append(problems, fmt.Sprintf("target path %s on %s is %s", ep.addr(), c.Name(), c.State))
-		}
-	}
-	if len(problems) > 0 {
-		m.failed = true
-		w.failMigration(m, fmt.Sprintf("NVMe path validation failed on host %s: %s", h.Name, problems[0]))
-		return
-	}
-	if r+1 < validationRounds {
-		w.after(validationRoundGapS, func() { w.validateHost(m, h, r+1) })
-		return
-	}
-	m.pendingHosts--
-	if m.pendingHosts == 0 {
-		w.setPhase(m, PhaseRunning, "")
-		w.after(w.uniform(3, 8), func() { w.cutover(m) })
-	}
-}
-
-// failMigration cancels the migration at the control plane (deleting what
-// CreateMigration added) and marks it Failed.
-func (w *World) failMigration(m *Migration, reason string) {
-	w.cancelMigration(m)
-	w.setPhase(m, PhaseFailed, reason)
-}
-
-// cancelMigration is the control plane's cancel: it deletes the target
-// listeners CreateMigration added and the subsystems it created.
-func (w *World) cancelMigration(m *Migration) {
-	for _, ep := range m.added {
-		if ts, ok := ep.node.subsystems[m.Vol.NQN]; ok {
-			ts.removeListener(ep.port)
-		}
-	}
-	for _, n := range m.created {
-		n.deleteSubsystem(m.Vol.NQN)
-	}
-	m.added, m.created = nil, nil
-	m.targetListeners = false
-	w.publish(m.Vol)
-}
-
-// deleteSubsystem removes a target subsystem; its connected controllers
-// lose their connection.
-func (n *Node) deleteSubsystem(nqn string) {
-	ts, ok := n.subsystems[nqn]
-	if !ok {
-		return
-	}
-	delete(n.subsystems, nqn)
-	for _, l := range append([]Listener(nil), ts.Listeners...) {
-		ts.removeListener(l.Port)
-	}
-	for _, c := range append([]*Ctrl(nil), ts.ctrls...) {
-		c.transportLost("subsystem deleted")
-	}
-}
-
-// cutover drives every path of the subsystem inaccessible for the seeded
-// window around CutoverPauseS, then makes the target primary optimized and
-// the other target listeners non-optimized; the source listeners stay
-// inaccessible until completion.
-func (w *World) cutover(m *Migration) {
-	if m.Terminal() {
-		return
-	}
-	nqn := m.Vol.NQN
-	for _, lvs := range []int{m.SrcLVS, m.DstLVS} {
-		for _, ep := range w.listenerEndpoints(nqn, lvs) {
-			if ts, ok := ep.node.subsystems[nqn]; ok {
-				ts.setANA(ep.port, nvmeof.ANAInaccessible)
-			}
-		}
-	}
-	j := w.cfg.CutoverJitter
-	m.CutoverWindowS = w.cfg.CutoverPauseS * (1 + w.uniform(-j, j))
-	w.after(m.CutoverWindowS, func() {
-		for k, ep := range w.listenerEndpoints(nqn, m.DstLVS) {
-			if ts, ok := ep.node.subsystems[nqn]; ok {
-				ts.setANA(ep.port, haANA(k))
-			}
-		}
-		w.after(w.uniform(0.3, 0.8), func() { w.completeMigration(m) })
-	})
-}
-
-// completeMigration: the operator disconnects every consumer host's source
-// controllers, the control plane removes the source listeners (and the
-// subsystem from source nodes that do not serve the target lvstore), the
-// volume now lives on the target lvstore, and the migration is Completed.
-func (w *World) completeMigration(m *Migration) {
-	nqn := m.Vol.NQN
-	src := w.listenerEndpoints(nqn, m.SrcLVS)
-	for _, hi := range m.Vol.Consumers {
-		h := w.hosts[hi]
-		for _, ep := range src {
-			spec := ep.target(nqn, ControlPlaneConnectOptions)
-			if c := h.existing(spec); c != nil {
-				h.deleteCtrl(c)
-			}
-		}
-	}
-	dstNodes := map[*Node]bool{}
-	for _, ep := range w.listenerEndpoints(nqn, m.DstLVS) {
-		dstNodes[ep.node] = true
-	}
-	for _, ep := range src {
-		if dstNodes[ep.node] {
-			if ts, ok := ep.node.subsystems[nqn]; ok {
-				ts.removeListener(ep.port)
-			}
-		} else {
-			ep.node.deleteSubsystem(nqn)
-		}
-	}
-	m.Vol.LVS = m.DstLVS
-	m.targetListeners = false
-	w.setPhase(m, PhaseCompleted, "")
 }

@@ -33,6 +33,9 @@ type Node struct {
 	// down is set while the node's target is gone (restart fault): nothing
 	// listens, TCP connections are refused.
 	down bool
+	// blackhole is set while the node drops every packet (a hung or
+	// partitioned node): connections look up but nothing answers.
+	blackhole bool
 }
 
 // LVStore is a logical volume store: the volumes placed on it are served by
@@ -54,8 +57,19 @@ type TargetSubsystem struct {
 	AllowAny bool
 	Allowed  map[string]bool
 	NSIDs    []int // attached namespaces, sorted
+	// nsDetached hides the namespaces (a restarted target re-creates the
+	// subsystem and its listeners before it re-attaches the namespaces).
+	nsDetached bool
 	// ctrls are the host controllers currently connected (admin queue up).
 	ctrls []*Ctrl
+}
+
+// exposedNSIDs are the namespaces the subsystem exposes to hostNQN now.
+func (ts *TargetSubsystem) exposedNSIDs(hostNQN string) []int {
+	if ts.nsDetached || !ts.allows(hostNQN) {
+		return nil
+	}
+	return ts.NSIDs
 }
 
 // Listener is one ip:port at which a subsystem accepts hosts, with its ANA
@@ -296,8 +310,14 @@ func (w *World) fabricConnect(ip string, port int, nqn, hostNQN string) connectR
 
 func (w *World) fabricConnect1(ip string, port int, nqn, hostNQN string) connectResult {
 	n, ok := w.nodeByIP[ip]
+	if ok && n.blackhole {
+		return connectResult{err: &ConnectError{Kind: ConnectNoAnswer, Msg: "failed to connect queue: 0 ret=881"}}
+	}
 	if !ok || !n.serves(port) {
 		return connectResult{err: &ConnectError{Kind: ConnectRefused, Msg: "failed to connect socket: -111"}}
+	}
+	if w.dropConnect(n, port) {
+		return connectResult{err: &ConnectError{Kind: ConnectNoAnswer, Msg: "failed to connect queue: 0 ret=881"}}
 	}
 	ts, ok := n.subsystems[nqn]
 	if !ok {

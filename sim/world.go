@@ -35,6 +35,10 @@ type World struct {
 
 	migrations []*Migration
 	migByID    map[string]*Migration
+	phaseHook  func(*Migration, string)
+
+	dropRules []*dropRule
+	pods      []*Pod
 }
 
 // New builds the world at time 0: every volume's subsystem on the nodes of
@@ -64,9 +68,11 @@ func New(cfg Config) (*World, error) {
 		for _, hi := range v.Consumers {
 			h := w.hosts[hi]
 			for _, ep := range w.listenerEndpoints(v.NQN, v.LVS) {
-				if _, err := h.connect(ep.target(v.NQN, CSIConnectOptions)); err != nil {
+				c, err := h.connect(ep.target(v.NQN, CSIConnectOptions))
+				if err != nil {
 					return nil, fmt.Errorf("sim: initial connect of host %s to %s at %s: %w", h.Name, v.NQN, ep.addr(), err)
 				}
+				c.Origin = "csi"
 			}
 		}
 	}
@@ -74,6 +80,9 @@ func New(cfg Config) (*World, error) {
 		w.emitTarget(n)
 	}
 	w.scheduleTargetReport()
+	if cfg.Pods {
+		w.startPods()
+	}
 	return w, nil
 }
 

@@ -37,18 +37,36 @@ type Config struct {
 	KernelDNR string
 	// TargetDNR makes targets set DNR on rejected CONNECTs (SPDK does not).
 	TargetDNR bool
+	// Operator is the operator variant: "fixed" (default) or "prefix".
+	Operator string
+	// Pods runs one modelled fio pod per volume (io lines, pod deaths).
+	Pods bool
+	// PodToleranceS: a pod dies after this long without a completed I/O
+	// (default 5 s).
+	PodToleranceS float64
+	// ConnectTimeoutS: how long a CONNECT that gets no answer blocks
+	// (default 60 s, nvme_core admin_timeout).
+	ConnectTimeoutS float64
+	// Tune, when set, adjusts the simulator's configuration last (any
+	// sim.Config knob not listed here).
+	Tune func(*sim.Config)
 	// Clock drives time; nil means virtual time.
 	Clock sim.Clock
 }
 
 func (c Config) simConfig() sim.Config {
-	return sim.Config{
+	sc := sim.Config{
 		Seed: c.Seed, Nodes: c.Nodes, Hosts: c.Hosts, Volumes: c.Volumes,
 		ConsumersPerVolume: c.ConsumersPerVolume, NamespacesPerVolume: c.NamespacesPerVolume,
 		CutoverPauseS: c.CutoverPauseS, CutoverJitter: c.CutoverJitter, HostsAreNodes: c.HostsAreNodes,
 		ReconnectReset: c.ReconnectReset, KernelDNR: c.KernelDNR, TargetDNR: c.TargetDNR,
+		Operator: c.Operator, Pods: c.Pods, PodToleranceS: c.PodToleranceS, ConnectTimeoutS: c.ConnectTimeoutS,
 		Clock: c.Clock,
 	}
+	if c.Tune != nil {
+		c.Tune(&sc)
+	}
+	return sc
 }
 
 // Cluster is the simulated cluster; it implements backend.Cluster.
@@ -104,6 +122,7 @@ func Line(e sim.Event) record.Line {
 	case sim.EventPhase:
 		l.Migration, l.NQN, l.Phase, l.Reason = e.Migration, e.NQN, e.Phase, e.Reason
 		l.SourceEndpoints, l.TargetEndpoints = e.SourceEndpoints, e.TargetEndpoints
+		l.Details = e.Details
 	case sim.EventEndpoints:
 		l.NQN, l.Endpoints = e.NQN, e.Endpoints
 	case sim.EventKernel:
@@ -113,6 +132,7 @@ func Line(e sim.Event) record.Line {
 	case sim.EventIO:
 		l.Volume, l.NQN, l.Host = e.Volume, e.NQN, e.Host
 		l.Completed, l.Errors, l.Queued = record.Int64(e.Completed), record.Int64(e.Errors), record.Int64(e.Queued)
+		l.Pod, l.PodState, l.Reason = e.Pod, e.PodState, e.Reason
 	case sim.EventFault:
 		l.Fault, l.Action, l.Target, l.Evidence = e.Fault, e.Action, e.Target, e.Evidence
 	}

@@ -1,0 +1,350 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/fiomig/fiomig/nvmeof"
+)
+
+// The simulated simplyblock operator's VolumeMigration state machine:
+// Pending → Validating → Running → Completed | Failed | Aborted, with one
+// validation Job per consumer host. The two variants (Config.Operator) are
+// the same code with the fix's switches on or off:
+//
+//   - reap first (fixed): a Job starts with nvmeof.ReapDeadControllers on
+//     the subsystem;
+//   - migration paths' connect options (nvmeof.MigrationTarget): prefix keeps
+//     the control plane's ctrl-loss-tmo 3600 and silently drops a value <= 0;
+//     fixed sends ctrl-loss-tmo 60, always;
+//   - release on failure (fixed): a failing Job first runs
+//     nvmeof.ReleaseMigrationPaths on its host;
+//   - release the others (fixed): after cancel, release Jobs run on the other
+//     validated hosts.
+//
+// A Job runs three rounds, 2 s apart, of ensure (connect every target path;
+// "already connected" counts as success, as nvme-cli's answer did for the
+// pre-fix operator) and verify (every target path present, live and not yet
+// accessible, and nvmeof.Inspect finds no defect against the published
+// endpoints). The first failing round fails the Job; a failed Job makes the
+// operator cancel the migration at the control plane and mark it Failed.
+
+type variant struct {
+	reapFirst, fixedTimeouts, releaseOnFailure, releaseOthers bool
+}
+
+func (w *World) variant() variant {
+	if w.cfg.Operator == OperatorFixed {
+		return variant{true, true, true, true}
+	}
+	return variant{}
+}
+
+type jobState int
+
+const (
+	jobRunning jobState = iota
+	jobSucceeded
+	jobFailed
+	jobKilled
+)
+
+// job is one validation Job: a pod on one consumer host.
+type job struct {
+	m     *Migration
+	h     *Host
+	state jobState
+	round int
+}
+
+// Job timing.
+const (
+	validationRounds    = 3
+	validationRoundGapS = 2.0
+	operatorPollS       = 1.0
+)
+
+// jobStartDelay is pod scheduling + image start of a Job, seconds.
+func (w *World) jobStartDelay() float64 { return w.uniform(1, 3) }
+
+// reconcileDelay is the operator noticing a change (watch + reconcile).
+func (w *World) reconcileDelay() float64 { return w.uniform(0.2, 0.6) }
+
+// operatorStart: the operator picks up a Pending migration, calls
+// CreateMigration and starts one validation Job per consumer host.
+func (w *World) operatorStart(m *Migration) {
+	if m.Phase != PhasePending {
+		return
+	}
+	w.cpCreateMigration(m)
+	w.setPhase(m, PhaseValidating, "")
+	for _, hi := range m.Vol.Consumers {
+		j := &job{m: m, h: w.hosts[hi]}
+		m.jobs = append(m.jobs, j)
+		w.after(w.jobStartDelay(), func() { w.jobRun(j) })
+	}
+}
+
+// targets are the connections a Job connects: the control plane's answer
+// through nvmeof.MigrationTarget with the variant's switch.
+func (w *World) targets(m *Migration) []nvmeof.Target {
+	out := make([]nvmeof.Target, len(m.answer))
+	for i, a := range m.answer {
+		out[i] = nvmeof.MigrationTarget(a, w.variant().fixedTimeouts)
+	}
+	return out
+}
+
+func (j *job) alive() bool { return j.state == jobRunning && j.m.Phase == PhaseValidating }
+
+func (w *World) jobRun(j *job) {
+	if !j.alive() {
+		return
+	}
+	if w.variant().reapFirst {
+		// Errors of a reap (a failed disconnect) do not fail the Job.
+		nvmeof.ReapDeadControllers(j.h, j.m.Vol.NQN)
+	}
+	w.jobRound(j, 0)
+}
+
+func (w *World) jobRound(j *job, r int) {
+	if !j.alive() {
+		return
+	}
+	j.round = r
+	conns := w.targets(j.m)
+	w.ensure(j, conns, 0, func(f *ValidationFailure) {
+		if !j.alive() {
+			return
+		}
+		if f == nil {
+			f = w.verify(j, conns)
+		}
+		if f != nil {
+			w.jobFail(j, f)
+			return
+		}
+		if r+1 < validationRounds {
+			w.after(validationRoundGapS, func() { w.jobRound(j, r+1) })
+			return
+		}
+		w.jobSucceed(j)
+	})
+}
+
+// ensure connects conns[i:] one after another; a connect that fails other
+// than "already connected" ends the ensure with a failure.
+func (w *World) ensure(j *job, conns []nvmeof.Target, i int, done func(*ValidationFailure)) {
+	if i == len(conns) {
+		done(nil)
+		return
+	}
+	t := conns[i]
+	j.h.connectAsync(SpecFromTarget(t), func(c *Ctrl, err error) {
+		if c != nil {
+			c.Origin = j.m.ID
+		}
+		if err != nil && !errors.Is(err, nvmeof.ErrAlreadyConnected) {
+			done(&ValidationFailure{Endpoint: t.Endpoint(), Detail: fmt.Sprintf("connect %s: %v", t.Endpoint(), err)})
+			return
+		}
+		w.ensure(j, conns, i+1, done)
+	})
+}
+
+// verify checks the host's kernel state: every target path present, live
+// and not accessible yet, and no Inspect defect against the endpoints the
+// control plane publishes.
+func (w *World) verify(j *job, conns []nvmeof.Target) *ValidationFailure {
+	h, nqn := j.h, j.m.Vol.NQN
+	st, err := h.Read()
+	if err != nil {
+		return &ValidationFailure{Detail: fmt.Sprintf("read host: %v", err)}
+	}
+	fail := func(c nvmeof.Controller, detail string) *ValidationFailure {
+		f := &ValidationFailure{Controller: c.Name, Endpoint: c.Endpoint(), State: string(c.State), Detail: detail}
+		if kc, ok := h.Controller(c.Name); ok {
+			f.Origin = kc.Origin
+		}
+		return f
+	}
+	for _, t := range conns {
+		var found *nvmeof.Controller
+		for _, s := range st.SubsystemsByNQN(nqn) {
+			for k := range s.Controllers {
+				c := s.Controllers[k]
+				if !c.State.Deleting() && t.Matches(nqn, c) && found == nil {
+					found = &s.Controllers[k]
+				}
+			}
+		}
+		switch {
+		case found == nil:
+			return &ValidationFailure{Endpoint: t.Endpoint(), Detail: fmt.Sprintf("missing target path %s", t.Endpoint())}
+		case found.State != nvmeof.StateLive:
+			return fail(*found, fmt.Sprintf("target path %s on %s is %s", t.Endpoint(), found.Name, found.State))
+		case found.Serving():
+			return fail(*found, fmt.Sprintf("target path %s on %s is already accessible", t.Endpoint(), found.Name))
+		}
+	}
+	targets := nvmeof.EndpointTargets(nqn, w.Endpoints(nqn))
+	for _, ns := range j.m.Vol.NSIDs {
+		for _, d := range nvmeof.Inspect(st, nvmeof.Selector{NQN: nqn, NSID: ns}, targets) {
+			var c nvmeof.Controller
+			if len(d.Controllers) > 0 {
+				for _, s := range st.SubsystemsByNQN(nqn) {
+					for _, x := range s.Controllers {
+						if x.Name == d.Controllers[0] {
+							c = x
+						}
+					}
+				}
+			}
+			return fail(c, d.String())
+		}
+	}
+	return nil
+}
+
+func (w *World) jobSucceed(j *job) {
+	j.state = jobSucceeded
+	for _, o := range j.m.jobs {
+		if o.state != jobSucceeded {
+			return
+		}
+	}
+	m := j.m
+	w.after(w.reconcileDelay(), func() {
+		if m.Phase != PhaseValidating {
+			return
+		}
+		w.cpContinue(m)
+		w.setPhase(m, PhaseRunning, "")
+		w.pollCompletion(m)
+	})
+}
+
+// jobFail: the Job fails (fixed: after releasing its migration paths); the
+// operator then cancels and fails the migration.
+func (w *World) jobFail(j *job, f *ValidationFailure) {
+	if w.variant().releaseOnFailure {
+		nvmeof.ReleaseMigrationPaths(j.h, j.m.Vol.NQN, w.targets(j.m))
+	}
+	j.state = jobFailed
+	f.Host = j.h.Name
+	m := j.m
+	if m.Failure == nil {
+		m.Failure = f
+	}
+	reason := fmt.Sprintf("NVMe path validation failed on %s: %s", j.h.Name, f.Detail)
+	w.after(w.reconcileDelay(), func() { w.cancelAndEnd(m, PhaseFailed, reason, j) })
+}
+
+// cancelAndEnd stops the migration's running Jobs, cancels it at the
+// control plane and ends it in phase; fixed: release Jobs run on every
+// other host that validated (and, on abort, on every host with a Job).
+func (w *World) cancelAndEnd(m *Migration, phase, reason string, failed *job) {
+	if m.Terminal() {
+		return
+	}
+	var release []*job
+	for _, j := range m.jobs {
+		if j == failed {
+			continue
+		}
+		if j.state == jobSucceeded || (phase == PhaseAborted && j.state == jobRunning) {
+			release = append(release, j)
+		}
+		if j.state == jobRunning {
+			j.state = jobKilled
+		}
+	}
+	if m.cp == cpCreated || m.cp == cpSyncing {
+		w.cpCancel(m)
+	}
+	if w.variant().releaseOthers {
+		conns := w.targets(m)
+		for _, j := range release {
+			h := j.h
+			w.after(w.jobStartDelay(), func() { nvmeof.ReleaseMigrationPaths(h, m.Vol.NQN, conns) })
+		}
+	}
+	w.setPhase(m, phase, reason)
+}
+
+// pollCompletion: the operator polls the control plane until the cutover
+// is done, then releases the hosts' source paths, has the control plane
+// remove the source listeners, and completes the migration.
+func (w *World) pollCompletion(m *Migration) {
+	w.after(operatorPollS, func() {
+		if m.Terminal() {
+			return
+		}
+		if m.cp != cpCutDone {
+			w.pollCompletion(m)
+			return
+		}
+		src := w.sourceTargets(m)
+		for _, hi := range m.Vol.Consumers {
+			nvmeof.ReleaseMigrationPaths(w.hosts[hi], m.Vol.NQN, src)
+		}
+		w.cpFinish(m)
+		w.setPhase(m, PhaseCompleted, "")
+	})
+}
+
+// AbortMigration aborts a migration from any phase before the cutover: its
+// Jobs stop, the control plane cancels it (fixed: release Jobs run on every
+// host that had a Job) and it ends Aborted. It fails for an unknown or
+// terminal migration and once the cutover has started.
+func (w *World) AbortMigration(id string) error {
+	m, ok := w.migByID[id]
+	if !ok {
+		return fmt.Errorf("sim: abort: unknown migration %q", id)
+	}
+	if m.Terminal() {
+		return fmt.Errorf("sim: abort %s: already %s", id, m.Phase)
+	}
+	if m.cp >= cpCutover && m.cp != cpCancelled {
+		return fmt.Errorf("sim: abort %s: cutover in progress", id)
+	}
+	w.cancelAndEnd(m, PhaseAborted, "aborted", nil)
+	return nil
+}
+
+// KillValidationJob kills the running validation Job of migration id on
+// host (a pod killed mid-round): it releases nothing itself; the operator
+// sees it failed and cancels and fails the migration. The evidence names the
+// round it was in and the host's controllers at the target listeners then.
+func (w *World) KillValidationJob(id, host string) (map[string]string, error) {
+	m, ok := w.migByID[id]
+	if !ok {
+		return nil, fmt.Errorf("sim: kill job: unknown migration %q", id)
+	}
+	for _, j := range m.jobs {
+		if j.h.Name != host {
+			continue
+		}
+		if j.state != jobRunning || m.Phase != PhaseValidating {
+			return nil, fmt.Errorf("sim: kill job of %s on %s: not running", id, host)
+		}
+		j.state = jobKilled
+		ev := map[string]string{"migration": id, "host": host, "round": fmt.Sprint(j.round + 1)}
+		var names []string
+		for _, c := range j.h.ctrls {
+			for _, t := range m.answer {
+				if c.Spec.NQN == t.NQN && c.Spec.Addr() == t.Endpoint() {
+					names = append(names, c.Name()+"="+string(c.State))
+				}
+			}
+		}
+		ev["target_path_controllers"] = fmt.Sprint(names)
+		m.Failure = &ValidationFailure{Host: host, Detail: "validation Job killed"}
+		w.after(w.reconcileDelay(), func() {
+			w.cancelAndEnd(m, PhaseFailed, fmt.Sprintf("NVMe path validation failed on %s: validation Job killed", host), j)
+		})
+		return ev, nil
+	}
+	return nil, fmt.Errorf("sim: kill job of %s: no Job on host %q", id, host)
+}

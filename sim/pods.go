@@ -1,0 +1,198 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/fiomig/fiomig/nvmeof"
+)
+
+// Pod is a modelled fio pod: it issues I/O continuously to its volume's
+// first namespace through the multipath head on its host, and dies when no
+// I/O completes for longer than Config.PodToleranceS or an I/O fails.
+type Pod struct {
+	Name string
+	Vol  *Volume
+	Host *Host
+
+	Dead        bool
+	DiedAtS     float64
+	DeathReason string
+	// Completed and Errors are cumulative I/O counts.
+	Completed int64
+	Errors    int64
+
+	intervalDone   float64 // completions in the current io interval (fractional)
+	intervalErrors int64
+	queued         int64
+	lastCompletion float64
+	waiting        bool // I/O is being requeued (reported once per pause)
+}
+
+// podTickS is the resolution of the pods' I/O model, seconds.
+const podTickS = 0.1
+
+// Pods are the modelled fio pods (Config.Pods), one per volume.
+func (w *World) Pods() []*Pod { return w.pods }
+
+func (w *World) startPods() {
+	for _, v := range w.volumes {
+		w.pods = append(w.pods, &Pod{Name: "fio-" + v.Name, Vol: v, Host: w.hosts[v.Consumers[0]], lastCompletion: w.now})
+	}
+	w.schedulePodTick(w.now)
+	w.scheduleIOReport()
+}
+
+func (w *World) schedulePodTick(last float64) {
+	w.at(last+podTickS, func() {
+		for _, p := range w.pods {
+			w.podTick(p)
+		}
+		w.schedulePodTick(w.now)
+	})
+}
+
+func (w *World) scheduleIOReport() {
+	w.after(w.cfg.IOIntervalS, func() {
+		for _, p := range w.pods {
+			if p.Dead {
+				continue
+			}
+			done := int64(p.intervalDone)
+			p.intervalDone -= float64(done)
+			w.emit(Event{Kind: EventIO, Volume: p.Vol.Name, NQN: p.Vol.NQN, Host: p.Host.Name,
+				Completed: done, Errors: p.intervalErrors, Queued: p.queued, Pod: p.Name, PodState: "running"})
+			p.intervalErrors = 0
+		}
+		w.scheduleIOReport()
+	})
+}
+
+// ioStatus is what the multipath head does with I/O right now.
+type ioStatus int
+
+const (
+	ioServed  ioStatus = iota // a usable path completes I/O
+	ioHung                    // the chosen path looks usable but its target does not answer
+	ioRequeue                 // no usable path; I/O waits (requeued)
+	ioFail                    // no path may come back: I/O fails
+)
+
+// headStatus applies the kernel's multipath rule to namespace nsid of
+// subsystem nqn on h (drivers/nvme/host/multipath.c nvme_find_path,
+// nvme_available_path): a live controller with an optimized (else
+// non-optimized) leg serves; otherwise I/O is requeued while any controller
+// with a leg is live, resetting or connecting and not failfast-expired, and
+// fails when none is.
+func (h *Host) headStatus(nqn string, nsid int) ioStatus {
+	var opt, optHung, nonOpt, nonOptHung, requeue bool
+	for _, c := range h.ctrls {
+		if c.Spec.NQN != nqn {
+			continue
+		}
+		var l *leg
+		for _, x := range c.legs {
+			if x.nsid == nsid {
+				l = x
+			}
+		}
+		if l == nil {
+			continue
+		}
+		if c.State == nvmeof.StateLive {
+			switch l.ana {
+			case nvmeof.ANAOptimized:
+				if c.hung {
+					optHung = true
+				} else {
+					opt = true
+				}
+			case nvmeof.ANANonOptimized:
+				if c.hung {
+					nonOptHung = true
+				} else {
+					nonOpt = true
+				}
+			}
+		}
+		switch c.State {
+		case nvmeof.StateLive, nvmeof.StateResetting, nvmeof.StateConnecting:
+			if !c.failfastExpired {
+				requeue = true
+			}
+		}
+	}
+	switch {
+	case opt:
+		return ioServed
+	case optHung:
+		return ioHung
+	case nonOpt:
+		return ioServed
+	case nonOptHung:
+		return ioHung
+	case requeue:
+		return ioRequeue
+	}
+	return ioFail
+}
+
+func (w *World) podTick(p *Pod) {
+	if p.Dead {
+		return
+	}
+	h := p.Host
+	nsid := p.Vol.NSIDs[0]
+	switch h.headStatus(p.Vol.NQN, nsid) {
+	case ioServed:
+		n := w.cfg.PodIOPS * podTickS
+		p.intervalDone += n
+		p.Completed += int64(n)
+		p.lastCompletion = w.now
+		p.queued = 0
+		p.waiting = false
+	case ioHung:
+		p.queued = int64(w.cfg.PodIODepth)
+	case ioRequeue:
+		p.queued = int64(w.cfg.PodIODepth)
+		if !p.waiting {
+			p.waiting = true
+			if head := h.headName(p.Vol.NQN, nsid); head != "" {
+				h.kernelLog(head, "no usable path - requeuing I/O")
+			}
+		}
+	case ioFail:
+		errs := int64(w.cfg.PodIODepth)
+		p.Errors += errs
+		p.intervalErrors += errs
+		p.queued = 0
+		w.killPod(p, "I/O error (EIO): no path to the namespace can come back")
+		return
+	}
+	if idle := w.now - p.lastCompletion; idle > w.cfg.PodToleranceS+1e-9 {
+		w.killPod(p, fmt.Sprintf("no I/O completed for %.1f s (tolerance %.1f s)", idle, w.cfg.PodToleranceS))
+	}
+}
+
+func (w *World) killPod(p *Pod, reason string) {
+	p.Dead, p.DiedAtS, p.DeathReason = true, w.now, reason
+	done := int64(p.intervalDone)
+	p.intervalDone = 0
+	w.emit(Event{Kind: EventIO, Volume: p.Vol.Name, NQN: p.Vol.NQN, Host: p.Host.Name,
+		Completed: done, Errors: p.intervalErrors, Queued: p.queued, Pod: p.Name, PodState: "killed", Reason: reason})
+	p.intervalErrors = 0
+}
+
+// headName is the multipath head of namespace nsid of nqn on h ("" if none).
+func (h *Host) headName(nqn string, nsid int) string {
+	for _, s := range h.subsystems {
+		if s.NQN != nqn {
+			continue
+		}
+		for _, hd := range s.heads {
+			if hd.nsid == nsid {
+				return hd.name(s)
+			}
+		}
+	}
+	return ""
+}
