@@ -24,10 +24,10 @@ type Host interface {
 // Released is one controller a release or reap tore down (or, in a plan,
 // would tear down or keeps), and why.
 type Released struct {
-	Controller string // "nvme3"
-	NQN        string
-	Address    string // canonical ip:port, or the raw traddr when not an IP
-	Reason     string
+	Controller string `json:"controller"` // "nvme3"
+	NQN        string `json:"nqn"`
+	Address    string `json:"address"` // canonical ip:port, or the raw traddr when not an IP
+	Reason     string `json:"reason"`
 }
 
 // Plan is the decision of a release or a reap on one subsystem, before any

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/fiomig/fiomig/nvmeof"
+)
+
+const (
+	capDir   = "../../nvmeof/testdata/sysfs-captures"
+	cncCap   = capDir + "/controller-not-contributing.tsv"
+	healthy  = capDir + "/healthy.tsv"
+	cncNQN   = "nqn.2023-02.io.simplyblock:nvmetlab:lvol:00000001-0000-4000-8000-000000000001"
+	s2NQN    = "nqn.2023-02.io.simplyblock:00000002-0000-4000-8000-000000000002:lvol:0000000f-0000-4000-8000-00000000000f"
+	sub5NQN  = "nqn.2023-02.io.simplyblock:00000002-0000-4000-8000-000000000002:lvol:00000003-0000-4000-8000-000000000003"
+	cncConns = `[{"nqn":"` + cncNQN + `","ip":"10.0.0.1","port":14420,"transport":"tcp","ctrlLossTmo":3600}]`
+)
+
+var ctrlNameRE = regexp.MustCompile(`\bnvme[0-9]+\b`)
+
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = dispatch(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestInspectAcceptance(t *testing.T) {
+	code, out, errOut := run(t, "inspect", "--capture", cncCap, "--nqn", cncNQN, "--nsid", "1")
+	if code != exitCheckFailed {
+		t.Fatalf("exit %d, want 1 (a defect); stderr %s", code, errOut)
+	}
+	if n := strings.Count(out, "controller-not-contributing"); n != 1 || !strings.Contains(out, "controllers=nvme1\t") ||
+		!strings.Contains(out, "10.0.0.1:14420") || strings.Contains(out, "nvme0") {
+		t.Errorf("want exactly one controller-not-contributing on nvme1 (10.0.0.1:14420), got:\n%s", out)
+	}
+
+	code, out, _ = run(t, "inspect", "--capture", cncCap, "--nqn", cncNQN, "--nsid", "1", "-o", "json")
+	var got struct {
+		Defects []defectJSON `json:"defects"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || code != exitCheckFailed {
+		t.Fatalf("json output: %v (exit %d):\n%s", err, code, out)
+	}
+	if len(got.Defects) != 1 || got.Defects[0].Kind != "controller-not-contributing" || got.Defects[0].Scope != "controller" ||
+		fmt.Sprint(got.Defects[0].Controllers) != "[nvme1]" || got.Defects[0].NSID != 1 {
+		t.Errorf("json defects = %+v, want one controller-not-contributing on nvme1 for nsid 1", got.Defects)
+	}
+
+	// healthy.tsv: every NQN and every NSID is clean, asked one by one and
+	// all at once.
+	f, err := os.Open(healthy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := nvmeof.LoadCapture(f, healthy)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := nvmeof.ReadSysfs(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := 0
+	for _, nqn := range st.NQNs() {
+		for _, s := range st.SubsystemsByNQN(nqn) {
+			for _, id := range append([]int{0}, s.NSIDs()...) {
+				args := []string{"inspect", "--capture", healthy, "--nqn", nqn}
+				if id != 0 {
+					args = append(args, "--nsid", fmt.Sprint(id))
+				}
+				if code, out, errOut := run(t, args...); code != exitPass || !strings.Contains(out, "clean") {
+					t.Errorf("%v: exit %d\n%s%s", args, code, out, errOut)
+				}
+				asked++
+			}
+		}
+	}
+	if asked != 4+1+1+1+5 {
+		t.Errorf("asked %d NQN/NSID combinations, want 12", asked)
+	}
+	if code, out, _ := run(t, "inspect", "--capture", healthy); code != exitPass || !strings.Contains(out, "inspected 4 subsystem NQN(s), 8 controller(s)") {
+		t.Errorf("healthy.tsv, all NQNs: exit %d\n%s", code, out)
+	}
+	// Without --nsid the two-namespace capture reports nvme1 once per namespace.
+	if code, out, _ := run(t, "inspect", "--capture", cncCap); code != exitCheckFailed || strings.Count(out, "controller-not-contributing") != 2 {
+		t.Errorf("controller-not-contributing.tsv, every NSID: exit %d\n%s", code, out)
+	}
+}
+
+func TestInspectTargets(t *testing.T) {
+	// 4426 vs 4428: a controller at 10.0.0.1:4428 does not satisfy an
+	// expected 10.0.0.1:4426, which is missing, and it is stale.
+	code, out, _ := run(t, "inspect", "--capture", healthy, "--nqn", s2NQN, "--target", "10.0.0.1:4426", "--target", "10.0.0.3:4428")
+	if code != exitCheckFailed || !strings.Contains(out, "stale-endpoint\tcontroller\t"+s2NQN+"\tnsid=0\tcontrollers=nvme2\t") ||
+		!strings.Contains(out, "missing-endpoint\t"+s2NQN+"\t10.0.0.1:4426\t") || strings.Contains(out, "nvme4") {
+		t.Errorf("exit %d, want nvme2 stale and 10.0.0.1:4426 missing:\n%s", code, out)
+	}
+	code, out, _ = run(t, "inspect", "--capture", healthy, "--nqn", s2NQN, "--target", "10.0.0.1:4428", "--target", "[::ffff:10.0.0.3]:4428", "-o", "json")
+	if code != exitPass || !strings.Contains(out, `"defects": []`) {
+		t.Errorf("all endpoints published: exit %d\n%s", code, out)
+	}
+	code, out, _ = run(t, "inspect", "--capture", healthy, "--nqn", sub5NQN, "--target", "10.0.0.2:4426")
+	if code != exitCheckFailed || !strings.Contains(out, "controllers=nvme7") || strings.Contains(out, "missing-endpoint") {
+		t.Errorf("subsys5 with one endpoint published: exit %d\n%s", code, out)
+	}
+}
+
+func TestHostCmdsUsage(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.tsv")
+	if err := os.WriteFile(bad, []byte("/sys/class/nvme/nvme0/state\tlive\n/sys/class/nvme/nvme0/address traddr=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badValue := filepath.Join(t.TempDir(), "bad-value.tsv")
+	if err := os.WriteFile(badValue, []byte("/sys/class/nvme/nvme0/state\tlive\n/sys/class/nvme/nvme0/transport\ttcp\n"+
+		"/sys/class/nvme/nvme0/subsysnqn\tn\n/sys/class/nvme/nvme0/address\ttraddr\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args    []string
+		code    int
+		wantErr string
+	}{
+		{[]string{"inspect", "--capture", bad}, exitUsage, "bad.tsv:2"},
+		{[]string{"reap", "--capture", bad, "--dry-run"}, exitUsage, "bad.tsv:2"},
+		{[]string{"release", "--capture", bad, "--nqn", "x", "--connections", "[]"}, exitUsage, "bad.tsv:2"},
+		{[]string{"inspect", "--capture", badValue}, exitUsage, "bad-value.tsv:4"},
+		{[]string{"inspect", "--capture", "/nonexistent.tsv"}, exitUsage, "nonexistent"},
+		{[]string{"inspect", "--capture", cncCap, "--target", "10.0.0.1:4420"}, exitUsage, "--target needs --nqn"},
+		{[]string{"inspect", "--capture", cncCap, "--nqn", "x", "--target", "10.0.0.1"}, exitUsage, "not IP:PORT"},
+		{[]string{"inspect", "--capture", cncCap, "-o", "yaml"}, exitUsage, "table or json"},
+		{[]string{"inspect", "--capture", cncCap, "--nsid", "-1"}, exitUsage, "--nsid"},
+		{[]string{"inspect", "extra"}, exitUsage, "unexpected argument"},
+		{[]string{"inspect", "--bogus"}, exitUsage, "bogus"},
+		{[]string{"inspect", "--sys-root", "/nonexistent-sys"}, exitUsage, "nonexistent-sys"},
+		{[]string{"release", "--capture", cncCap, "--connections", "[]"}, exitUsage, "--nqn is required"},
+		{[]string{"release", "--capture", cncCap, "--nqn", cncNQN}, exitUsage, "--connections is required"},
+		{[]string{"release", "--capture", cncCap, "--nqn", cncNQN, "--connections", "{"}, exitUsage, "--connections"},
+		{[]string{"release", "--capture", cncCap, "--nqn", cncNQN, "--connections", "@/nonexistent.json"}, exitUsage, "nonexistent.json"},
+		{[]string{"reap", "--capture", cncCap, "--route", "carrier-pigeon"}, exitUsage, "--route"},
+	} {
+		code, _, errOut := run(t, tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.wantErr) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d mentioning %q", tc.args, code, errOut, tc.code, tc.wantErr)
+		}
+	}
+	for _, c := range []string{"inspect", "release", "reap"} {
+		code, _, errOut := run(t, c, "--help")
+		if code != exitPass || !strings.Contains(errOut, "Usage: fiomig "+c) || !strings.Contains(errOut, "Exit status") {
+			t.Errorf("%s --help: exit %d\n%s", c, code, errOut)
+		}
+	}
+}
+
+func TestReapAndReleaseOnCapture(t *testing.T) {
+	code, out, errOut := run(t, "reap", "--dry-run", "--capture", cncCap)
+	if code != exitPass || !strings.Contains(out, "would reap nvme1 (10.0.0.1:14420)") ||
+		fmt.Sprint(ctrlNameRE.FindAllString(out, -1)) != "[nvme1]" {
+		t.Errorf("reap --dry-run: exit %d, want nvme1 named and nothing else:\n%s%s", code, out, errOut)
+	}
+	// Without --dry-run a capture is still only planned, and says so.
+	code, out, errOut = run(t, "reap", "--capture", cncCap, "-o", "json")
+	var plans []planJSON
+	if err := json.Unmarshal([]byte(out), &plans); err != nil || code != exitPass || !strings.Contains(errOut, "dry run") {
+		t.Fatalf("reap json: %v exit %d\n%s%s", err, code, out, errOut)
+	}
+	if len(plans) != 1 || !plans[0].DryRun || len(plans[0].Released) != 1 || plans[0].Released[0].Controller != "nvme1" {
+		t.Errorf("reap json plans = %+v", plans)
+	}
+	if code, out, _ := run(t, "reap", "--dry-run", "--capture", healthy); code != exitPass || !strings.Contains(out, "nothing to reap") {
+		t.Errorf("reap healthy.tsv: exit %d\n%s", code, out)
+	}
+
+	// The migration path 10.0.0.1:14420 serves nothing while nvme0 serves
+	// both namespaces: release would tear it down and keep nvme0.
+	code, out, _ = run(t, "release", "--capture", cncCap, "--nqn", cncNQN, "--connections", cncConns)
+	if code != exitPass || !strings.Contains(out, "would release nvme1 (10.0.0.1:14420)") ||
+		!strings.Contains(out, "keep nvme0 (127.0.0.1:14420) of "+cncNQN+": not a path of this migration") {
+		t.Errorf("release: exit %d\n%s", code, out)
+	}
+	connFile := filepath.Join(t.TempDir(), "conns.json")
+	if err := os.WriteFile(connFile, []byte(cncConns), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := run(t, "release", "--capture", cncCap, "--nqn", cncNQN, "--connections", "@"+connFile, "--dry-run"); code != exitPass || !strings.Contains(out, "would release nvme1") {
+		t.Errorf("release @file: exit %d\n%s", code, out)
+	}
+}
+
+// TestReapLiveHost runs reap against a sysfs tree on disk with a fake
+// nvme-cli, as on a real host.
+func TestReapLiveHost(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		if os.Getenv("FIOMIG_REQUIRE_TOOLS") == "1" {
+			t.Fatalf("sh required: %v", err)
+		}
+		t.Skipf("skipping: sh not found (%v)", err)
+	}
+	dir := t.TempDir()
+	root := filepath.Join(dir, "sys")
+	f, err := os.Open(cncCap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := nvmeof.LoadCapture(f, cncCap)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(root, fsys); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "nvme.log")
+	bin := filepath.Join(dir, "nvme")
+	script := fmt.Sprintf("#!/bin/sh\necho \"$*\" >> %q\n[ \"$1\" = disconnect ] && rm -rf %q/class/nvme/\"$3\"\nexit 0\n", log, root)
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "reap", "--sys-root", root, "--nvme", bin)
+	if code != exitPass || !strings.Contains(out, "reaped nvme1 (10.0.0.1:14420)") {
+		t.Fatalf("reap: exit %d\n%s%s", code, out, errOut)
+	}
+	b, _ := os.ReadFile(log)
+	if string(b) != "disconnect -d nvme1\n" {
+		t.Errorf("nvme calls = %q, want one disconnect of nvme1", b)
+	}
+	// Reaping again finds nothing; inspect is clean for nsid 1.
+	if code, out, _ := run(t, "reap", "--sys-root", root, "--nvme", bin); code != exitPass || !strings.Contains(out, "nothing to reap") {
+		t.Errorf("second reap: exit %d\n%s", code, out)
+	}
+	if code, out, _ := run(t, "inspect", "--sys-root", root, "--nqn", cncNQN, "--nsid", "1"); code != exitPass {
+		t.Errorf("inspect after reap: exit %d\n%s", code, out)
+	}
+}
