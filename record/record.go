@@ -51,6 +51,7 @@ type Line struct {
 	// phase: one of the Phase* constants.
 	Phase string `json:"phase,omitempty"`
 	// phase: why a migration failed or was aborted (operator's message).
+	// fault: why an injection or recovery failed or left no evidence.
 	Reason string `json:"reason,omitempty"`
 	// phase (on the migration's first line, Pending): the canonical ip:port
 	// endpoints of the subsystem's source listeners and of the target

@@ -1,0 +1,370 @@
+package faults
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fiomig/fiomig/backend"
+	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/record"
+)
+
+// Fault kinds (record.FaultSpec.Fault, the "fault" field of fault lines).
+const (
+	KindTargetRestart     = "target-restart"
+	KindDroppedConnects   = "dropped-connects"
+	KindAbortedValidation = "aborted-validation"
+)
+
+// Fault line actions.
+const (
+	ActionInject  = "inject"
+	ActionRecover = "recover"
+)
+
+// Modes of aborted-validation (FaultSpec.Params["mode"]).
+const (
+	ModeAbort   = "abort"
+	ModeKillJob = "kill-job"
+)
+
+// Env is what a fault sees when it is injected or recovered.
+type Env struct {
+	// Cluster is the cluster itself (not the Injector wrapping it), so the
+	// knobs of hooks.go can be asserted on it.
+	Cluster backend.Cluster
+	// MigrationNQN maps migration ids to their subsystem NQN, from the
+	// phase lines seen so far.
+	MigrationNQN map[string]string
+}
+
+// Fault is one injectable fault.
+type Fault interface {
+	// Kind is one of the Kind* constants.
+	Kind() string
+	// Target is what the fault hits: a node name, an ip:port or a migration id.
+	Target() string
+	// Inject applies the fault now and returns the evidence of what was
+	// observed to change (empty when nothing changed). An error means the
+	// fault could not be (fully) injected; Recover is still called.
+	Inject(env Env) (map[string]string, error)
+	// Recover undoes the fault; it is idempotent (recovering twice, or a
+	// fault whose target vanished, is not an error) and returns what it
+	// observed changing.
+	Recover(env Env) (map[string]string, error)
+}
+
+// Lagging is a fault whose evidence appears only after injection (dropped
+// CONNECTs are evidence only once a CONNECT arrives). The Injector writes
+// its inject line when Landed first reports evidence, at the time the
+// fault first took effect — or, if it never did, at recovery, with no
+// evidence.
+type Lagging interface {
+	Fault
+	// Landed returns the evidence so far, the cluster time at which the
+	// fault first took effect, and whether it has.
+	Landed(env Env) (evidence map[string]string, atS float64, ok bool)
+}
+
+// FromSpec builds the fault a schedule entry names and checks its
+// parameters. Errors name the entry's fault and target.
+func FromSpec(s record.FaultSpec) (Fault, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("fault %s on %q: %s", s.Fault, s.Target, fmt.Sprintf(format, a...))
+	}
+	if s.Target == "" {
+		return nil, bad("no target")
+	}
+	if s.ForS < 0 {
+		return nil, bad("for_s %v: negative", s.ForS)
+	}
+	if s.AtS < 0 {
+		return nil, bad("at_s %v: negative", s.AtS)
+	}
+	if v, ok := s.Params["after_s"]; ok {
+		if f, err := strconv.ParseFloat(v, 64); err != nil || f < 0 {
+			return nil, bad("params after_s %q: want seconds >= 0", v)
+		}
+	}
+	switch s.Fault {
+	case KindTargetRestart:
+		if !(s.ForS > 0) {
+			return nil, bad("for_s must be > 0 (how long the target stays down)")
+		}
+		return &TargetRestart{Node: s.Target}, nil
+	case KindDroppedConnects:
+		if !(s.ForS > 0) {
+			return nil, bad("for_s must be > 0 (how long CONNECTs are dropped)")
+		}
+		return &DroppedConnects{At: s.Target}, nil
+	case KindAbortedValidation:
+		mode := s.Params["mode"]
+		if mode == "" {
+			mode = ModeAbort
+		}
+		if mode != ModeAbort && mode != ModeKillJob {
+			return nil, bad("params mode %q: want %q or %q", mode, ModeAbort, ModeKillJob)
+		}
+		if s.Migration != "" && s.Migration != s.Target {
+			return nil, bad("migration %q: the target of an aborted validation is its migration", s.Migration)
+		}
+		return &AbortedValidation{Migration: s.Target, Mode: mode, Host: s.Params["host"]}, nil
+	}
+	return nil, fmt.Errorf("fault %q: unknown kind (want %s, %s or %s)", s.Fault, KindTargetRestart, KindDroppedConnects, KindAbortedValidation)
+}
+
+// TargetRestart stops a storage node's target, then starts it again at
+// recovery. Its evidence is what the backend reports changing (ports,
+// listeners, controllers it disconnected) plus what the hosts' kernels
+// show right after the stop: controllers at the node's IP that were live
+// and no longer are (read from each host's sysfs through nvmeof).
+type TargetRestart struct{ Node string }
+
+// Kind implements Fault.
+func (f *TargetRestart) Kind() string { return KindTargetRestart }
+
+// Target implements Fault.
+func (f *TargetRestart) Target() string { return f.Node }
+
+// Inject implements Fault.
+func (f *TargetRestart) Inject(env Env) (map[string]string, error) {
+	r, ok := env.Cluster.(TargetRestarter)
+	if !ok {
+		return nil, fmt.Errorf("%s: the %s backend cannot restart targets", KindTargetRestart, env.Cluster.Name())
+	}
+	ip := nodeIP(env.Cluster, f.Node)
+	before, err := liveAt(env.Cluster, ip)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := r.StopTarget(f.Node)
+	if err != nil {
+		return nil, err
+	}
+	after, err := liveAt(env.Cluster, ip)
+	if err != nil {
+		return ev, err
+	}
+	var lost []string
+	for _, c := range before {
+		if !contains(after, c) {
+			lost = append(lost, c)
+		}
+	}
+	out := copyMap(ev)
+	if len(lost) > 0 {
+		out["controllers_no_longer_live"] = strconv.Itoa(len(lost))
+		out["controllers"] = list(lost, 8)
+	}
+	return out, nil
+}
+
+// Recover implements Fault: start the target (idempotent).
+func (f *TargetRestart) Recover(env Env) (map[string]string, error) {
+	r, ok := env.Cluster.(TargetRestarter)
+	if !ok {
+		return nil, nil // nothing was injected
+	}
+	return r.StartTarget(f.Node)
+}
+
+// DroppedConnects drops the CONNECTs to a node or ip:port for a window. It
+// lands with the first dropped CONNECT; its evidence is the count and who
+// sent the first ones.
+type DroppedConnects struct {
+	At string // node name or ip:port
+	id string
+}
+
+// Kind implements Fault.
+func (f *DroppedConnects) Kind() string { return KindDroppedConnects }
+
+// Target implements Fault.
+func (f *DroppedConnects) Target() string { return f.At }
+
+// Inject implements Fault: open the window. The evidence comes later (Landed).
+func (f *DroppedConnects) Inject(env Env) (map[string]string, error) {
+	d, ok := env.Cluster.(ConnectDropper)
+	if !ok {
+		return nil, fmt.Errorf("%s: the %s backend cannot drop CONNECTs", KindDroppedConnects, env.Cluster.Name())
+	}
+	id, err := d.DropConnects(f.At)
+	if err != nil {
+		return nil, err
+	}
+	f.id = id
+	return nil, nil
+}
+
+// Landed implements Lagging.
+func (f *DroppedConnects) Landed(env Env) (map[string]string, float64, bool) {
+	d, ok := env.Cluster.(ConnectDropper)
+	if !ok || f.id == "" {
+		return nil, 0, false
+	}
+	n, first, details := d.ConnectsDropped(f.id)
+	if n == 0 {
+		return nil, 0, false
+	}
+	ev := copyMap(details)
+	ev["connects_dropped"] = strconv.FormatInt(n, 10)
+	return ev, first, true
+}
+
+// Recover implements Fault: close the window (idempotent).
+func (f *DroppedConnects) Recover(env Env) (map[string]string, error) {
+	d, ok := env.Cluster.(ConnectDropper)
+	if !ok || f.id == "" {
+		return nil, nil
+	}
+	n, err := d.StopDroppingConnects(f.id)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"connects_dropped": strconv.FormatInt(n, 10)}, nil
+}
+
+// AbortedValidation aborts a migration (ModeAbort) or kills one consumer
+// host's validation Job (ModeKillJob). Its evidence is the phase the
+// migration was in and the phase it is in after; recovery changes nothing
+// (an aborted or failed migration is terminal).
+type AbortedValidation struct {
+	Migration string
+	Mode      string
+	// Host is the consumer host whose Job is killed; "" = the first
+	// consumer of the migration's volume (plan topology).
+	Host string
+}
+
+// Kind implements Fault.
+func (f *AbortedValidation) Kind() string { return KindAbortedValidation }
+
+// Target implements Fault.
+func (f *AbortedValidation) Target() string { return f.Migration }
+
+// Inject implements Fault.
+func (f *AbortedValidation) Inject(env Env) (map[string]string, error) {
+	a, ok := env.Cluster.(MigrationAborter)
+	if !ok {
+		return nil, fmt.Errorf("%s: the %s backend cannot abort migrations", KindAbortedValidation, env.Cluster.Name())
+	}
+	before, _ := env.Cluster.MigrationPhase(f.Migration)
+	ev := map[string]string{}
+	switch f.Mode {
+	case ModeKillJob:
+		host := f.Host
+		if host == "" {
+			host = firstConsumer(env.Cluster.Topology(), env.MigrationNQN[f.Migration])
+		}
+		if host == "" {
+			return nil, fmt.Errorf("%s: no consumer host known for migration %s", KindAbortedValidation, f.Migration)
+		}
+		round, err := a.KillValidationJob(f.Migration, host)
+		if err != nil {
+			return nil, err
+		}
+		ev["job_killed_on"] = host
+		if round >= 0 {
+			ev["round"] = strconv.Itoa(round)
+		}
+	default:
+		from, err := a.AbortMigration(f.Migration, "aborted by fault "+KindAbortedValidation)
+		if err != nil {
+			return nil, err
+		}
+		before = from
+	}
+	after, _ := env.Cluster.MigrationPhase(f.Migration)
+	if after == before {
+		// The backend accepted the request but nothing observable changed.
+		return nil, fmt.Errorf("%s: migration %s still %s", KindAbortedValidation, f.Migration, after)
+	}
+	ev["phase_before"] = before
+	ev["phase_after"] = after
+	return ev, nil
+}
+
+// Recover implements Fault: nothing to undo.
+func (f *AbortedValidation) Recover(Env) (map[string]string, error) { return nil, nil }
+
+// nodeIP is the IP of the storage node named node in the cluster's
+// topology ("" when unknown).
+func nodeIP(c backend.Cluster, node string) string {
+	for _, n := range c.Topology().Nodes {
+		if n.Name == node {
+			return n.IP
+		}
+	}
+	return ""
+}
+
+// liveAt reads every host's kernel state (its sysfs tree through nvmeof)
+// and returns the live controllers whose traddr is ip, as "<host>/<nvmeN>".
+func liveAt(c backend.Cluster, ip string) ([]string, error) {
+	if ip == "" {
+		return nil, nil
+	}
+	want, err := netip.ParseAddr(ip)
+	if err != nil {
+		return nil, nil
+	}
+	var out []string
+	for _, h := range c.Hosts() {
+		hs, err := nvmeof.ReadHost(h.Sysfs(), h.HostNQN())
+		if err != nil {
+			return nil, fmt.Errorf("read host %s: %w", h.Name(), err)
+		}
+		for _, ctrl := range hs.Controllers() {
+			a, err := netip.ParseAddr(strings.Trim(ctrl.Address.Traddr, "[]"))
+			if err != nil || a != want || ctrl.State != nvmeof.StateLive {
+				continue
+			}
+			out = append(out, h.Name()+"/"+ctrl.Name)
+		}
+	}
+	return out, nil
+}
+
+func firstConsumer(t record.Topology, nqn string) string {
+	for _, v := range t.Volumes {
+		if v.NQN == nqn && len(v.Consumers) > 0 {
+			return v.Consumers[0]
+		}
+	}
+	return ""
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func copyMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m)+2)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// list joins the first max items with spaces, noting how many were left out.
+func list(xs []string, max int) string {
+	xs = append([]string(nil), xs...)
+	sort.Strings(xs)
+	if len(xs) <= max {
+		return strings.Join(xs, " ")
+	}
+	return strings.Join(xs[:max], " ") + fmt.Sprintf(" (+%d more)", len(xs)-max)
+}
+
+// errNotInjected is the reason recorded for a phase-triggered fault whose
+// migration ended before entering the phase.
+var errNotInjected = errors.New("not injected")

@@ -1,0 +1,65 @@
+package faults
+
+// The knobs a backend offers to faults. A backend.Cluster implements the
+// ones it supports; injecting a fault whose knob the cluster lacks is an
+// error (recorded as an injection without evidence). Evidence maps are
+// what the backend observed changing, keyed by short snake_case names; the
+// values are strings as in the timeline.
+
+// TargetRestarter stops and starts the NVMe-oF target of a storage node.
+type TargetRestarter interface {
+	// StopTarget stops the target of the storage node named node: every port
+	// of the node stops listening (TCP connects are refused) and every host
+	// controller connected to it loses its connection. It returns what
+	// changed (e.g. ports stopped, listeners vanished, controllers
+	// disconnected); an already stopped target changes nothing and returns
+	// an empty map. An unknown node is an error.
+	StopTarget(node string) (evidence map[string]string, err error)
+	// StartTarget starts a stopped target again with every listener it had.
+	// Idempotent: a running target, or a node that no longer exists (a
+	// vanished target counts as recovered), returns an empty map and no
+	// error.
+	StartTarget(node string) (evidence map[string]string, err error)
+}
+
+// ConnectDropper drops the Fabrics CONNECTs arriving at a node.
+type ConnectDropper interface {
+	// DropConnects opens a window in which every CONNECT (first connects and
+	// reconnect attempts) to target — a storage node's name, or an "ip:port"
+	// endpoint — gets no answer. It returns the window's id. An unknown
+	// node or endpoint is an error.
+	DropConnects(target string) (id string, err error)
+	// ConnectsDropped is how many CONNECTs window id has dropped so far, and
+	// the cluster time (seconds since run start) of the first one (valid
+	// when dropped > 0), with details of the first drops.
+	ConnectsDropped(id string) (dropped int64, firstS float64, details map[string]string)
+	// StopDroppingConnects closes window id and returns its final count.
+	// Idempotent: closing a closed or unknown window is not an error.
+	StopDroppingConnects(id string) (dropped int64, err error)
+}
+
+// MigrationAborter aborts migrations and kills their validation Jobs, going
+// through the operator's own paths.
+type MigrationAborter interface {
+	// AbortMigration aborts migration id from whatever non-terminal phase it
+	// is in (the operator cancels at the control plane and marks it
+	// Aborted) and returns the phase it was in. Aborting a terminal
+	// migration is an error.
+	AbortMigration(id, reason string) (from string, err error)
+	// KillValidationJob kills the validation Job of migration id on the
+	// consumer host named host while the migration is Validating, and
+	// returns the validation round (0-based) the Job was in, or -1 when the
+	// backend does not track rounds.
+	KillValidationJob(id, host string) (round int, err error)
+}
+
+// EventStepper lets the injector advance a discrete-event cluster one event
+// time at a time while a phase trigger is armed, so that a fault fires at
+// the exact instant a migration enters its phase. Clusters driven by wall
+// time (kube) do not implement it: a phase trigger then fires at the end
+// of the AdvanceTo that reported the phase line.
+type EventStepper interface {
+	// NextEventTime is the cluster time of the next scheduled event, and
+	// whether there is one.
+	NextEventTime() (float64, bool)
+}

@@ -1,0 +1,324 @@
+package faults
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/fiomig/fiomig/backend"
+	"github.com/fiomig/fiomig/record"
+)
+
+// Injector wraps a backend.Cluster and runs a fault schedule while the
+// scenario advances it. It is itself a backend.Cluster: AdvanceTo injects
+// and recovers every fault at its cluster time and returns the fault lines
+// among the cluster's own, in time order. Driven by one goroutine, like the
+// cluster.
+//
+// A fault with a phase trigger fires when its migration enters the phase
+// (plus params after_s); on a cluster that implements EventStepper that is
+// the exact instant, otherwise the end of the AdvanceTo that reported the
+// phase line. A fault with a time trigger fires at at_s. Every injected
+// fault's recovery is registered at injection (before Inject runs, so even
+// a failed injection is recovered) and runs for_s seconds later, or at
+// RecoverAll / Close.
+type Injector struct {
+	backend.Cluster
+	items   []*item
+	env     Env
+	stepper EventStepper
+	errs    []error
+}
+
+type itemState int
+
+const (
+	waiting itemState = iota // phase trigger not seen yet
+	armed                    // due at dueS
+	active                   // injected, recovery at recoverS
+	done                     // recovered, or never injectable
+)
+
+type item struct {
+	spec      record.FaultSpec
+	fault     Fault
+	afterS    float64
+	state     itemState
+	dueS      float64
+	recoverS  float64
+	injectedS float64
+	migration string // the migration whose phase fired the trigger
+	landed    bool   // the inject line has been written
+	recovered bool
+}
+
+// NewInjector wraps c with schedule. Each entry is checked with FromSpec;
+// an entry with a Phase is triggered by that phase (of Migration, or of the
+// first migration to enter it when Migration is ""), any other at AtS.
+// aborted-validation entries default to the Validating phase of their
+// target migration.
+func NewInjector(c backend.Cluster, schedule []record.FaultSpec) (*Injector, error) {
+	in := &Injector{Cluster: c, env: Env{Cluster: c, MigrationNQN: map[string]string{}}}
+	if s, ok := c.(EventStepper); ok {
+		in.stepper = s
+	}
+	for k, s := range schedule {
+		f, err := FromSpec(s)
+		if err != nil {
+			return nil, fmt.Errorf("fault schedule entry %d: %w", k+1, err)
+		}
+		it := &item{spec: s, fault: f}
+		if v, ok := s.Params["after_s"]; ok {
+			it.afterS, _ = strconv.ParseFloat(v, 64)
+		}
+		if s.Fault == KindAbortedValidation && s.Phase == "" && s.AtS == 0 {
+			it.spec.Phase = record.PhaseValidating
+		}
+		if s.Fault == KindAbortedValidation && it.spec.Phase != "" && s.Migration == "" {
+			it.spec.Migration = s.Target
+		}
+		if it.spec.Phase == "" {
+			it.state, it.dueS = armed, s.AtS+it.afterS
+		}
+		in.items = append(in.items, it)
+	}
+	return in, nil
+}
+
+// Errors are the injections and recoveries that failed, in order; each is
+// also recorded in the timeline (a fault line without evidence, with the
+// error as its reason).
+func (in *Injector) Errors() []error { return in.errs }
+
+// AdvanceTo implements backend.Cluster.
+func (in *Injector) AdvanceTo(t float64) ([]record.Line, error) {
+	if t < in.Now() {
+		return in.Cluster.AdvanceTo(t) // the cluster's own error
+	}
+	var out []record.Line
+	for first := true; ; first = false {
+		in.fire(&out)
+		now := in.Now()
+		if !first && now >= t {
+			return out, nil
+		}
+		next := t
+		if d, ok := in.nextDue(); ok && d < next {
+			next = max(d, now)
+		}
+		if in.stepper != nil && in.awaitingPhase() {
+			if e, ok := in.stepper.NextEventTime(); ok && e < next {
+				next = max(e, now)
+			}
+		}
+		lines, err := in.Cluster.AdvanceTo(next)
+		out = append(out, lines...)
+		in.observe(lines, &out)
+		in.poll(&out)
+		if err != nil {
+			return out, err
+		}
+	}
+}
+
+// awaitingPhase reports whether some fault still waits for a phase.
+func (in *Injector) awaitingPhase() bool {
+	for _, it := range in.items {
+		if it.state == waiting {
+			return true
+		}
+	}
+	return false
+}
+
+// nextDue is the earliest pending injection or recovery time.
+func (in *Injector) nextDue() (float64, bool) {
+	best, ok := 0.0, false
+	for _, it := range in.items {
+		var d float64
+		switch it.state {
+		case armed:
+			d = it.dueS
+		case active:
+			d = it.recoverS
+		default:
+			continue
+		}
+		if !ok || d < best {
+			best, ok = d, true
+		}
+	}
+	return best, ok
+}
+
+// observe arms phase triggers from the phase lines just returned.
+func (in *Injector) observe(lines []record.Line, out *[]record.Line) {
+	for _, l := range lines {
+		if l.Kind != record.KindPhase {
+			continue
+		}
+		if l.NQN != "" {
+			in.env.MigrationNQN[l.Migration] = l.NQN
+		}
+		for _, it := range in.items {
+			if it.state != waiting {
+				continue
+			}
+			if it.spec.Migration != "" && it.spec.Migration != l.Migration {
+				continue
+			}
+			if l.Phase == it.spec.Phase {
+				it.state, it.dueS, it.migration = armed, l.T+it.afterS, l.Migration
+				continue
+			}
+			if it.spec.Migration != "" && record.IsTerminal(l.Phase) {
+				// The migration ended without entering the phase: the
+				// fault can never land. Say so in the timeline.
+				it.state = done
+				in.line(out, l.T, it, ActionInject, nil,
+					fmt.Errorf("%w: migration %s ended %s before entering %s", errNotInjected, l.Migration, l.Phase, it.spec.Phase))
+			}
+		}
+	}
+}
+
+// fire injects and recovers everything due at or before now: recoveries
+// first, then injections, each in schedule order.
+func (in *Injector) fire(out *[]record.Line) {
+	now := in.Now()
+	for _, it := range in.items {
+		if it.state == active && it.recoverS <= now {
+			in.recover(out, it)
+		}
+	}
+	for _, it := range in.items {
+		if it.state == armed && it.dueS <= now {
+			in.inject(out, it)
+		}
+	}
+}
+
+func (in *Injector) inject(out *[]record.Line, it *item) {
+	now := in.Now()
+	// Register the recovery first: a half-done injection is recovered too.
+	it.state, it.injectedS, it.recoverS = active, now, now+it.spec.ForS
+	ev, err := it.fault.Inject(in.env)
+	if _, lag := it.fault.(Lagging); lag && err == nil {
+		return // the inject line comes with the first evidence (poll)
+	}
+	it.landed = true
+	in.line(out, now, it, ActionInject, ev, err)
+}
+
+// poll writes the inject line of a lagging fault that has just landed, at
+// the time it first took effect (within the lines of this AdvanceTo).
+func (in *Injector) poll(out *[]record.Line) {
+	for _, it := range in.items {
+		if it.state != active || it.landed {
+			continue
+		}
+		lf, ok := it.fault.(Lagging)
+		if !ok {
+			continue
+		}
+		ev, at, ok := lf.Landed(in.env)
+		if !ok {
+			continue
+		}
+		it.landed = true
+		l := in.faultLine(at, it, ActionInject, ev, nil)
+		// Insert before the first line at or after the landing time, so the
+		// cause comes before the kernel's report of it.
+		k := sort.Search(len(*out), func(i int) bool { return (*out)[i].T >= at })
+		*out = append(*out, record.Line{})
+		copy((*out)[k+1:], (*out)[k:])
+		(*out)[k] = l
+	}
+}
+
+func (in *Injector) recover(out *[]record.Line, it *item) {
+	now := in.Now()
+	if !it.landed {
+		in.poll(out)
+	}
+	if !it.landed {
+		it.landed = true
+		in.line(out, now, it, ActionInject, nil,
+			fmt.Errorf("no effect observed in the %g s window", it.spec.ForS))
+	}
+	ev, err := it.fault.Recover(in.env)
+	it.state, it.recovered = done, true
+	it.recoverS = now
+	in.line(out, now, it, ActionRecover, ev, err)
+}
+
+// line appends a fault line at t; an error becomes its reason.
+func (in *Injector) line(out *[]record.Line, t float64, it *item, action string, ev map[string]string, err error) {
+	*out = append(*out, in.faultLine(t, it, action, ev, err))
+}
+
+func (in *Injector) faultLine(t float64, it *item, action string, ev map[string]string, err error) record.Line {
+	l := record.Line{T: t, Kind: record.KindFault, Fault: it.fault.Kind(), Action: action, Target: it.fault.Target()}
+	if len(ev) > 0 {
+		l.Evidence = ev
+	}
+	if err != nil {
+		l.Reason = err.Error()
+		in.errs = append(in.errs, fmt.Errorf("t=%.3f s: %s %s on %s: %w", t, action, it.fault.Kind(), it.fault.Target(), err))
+	}
+	return l
+}
+
+// RecoverAll recovers every fault still active, now, and returns the fault
+// lines (including the inject line, without evidence, of a lagging fault
+// that never landed). Faults waiting for a trigger are dropped: they will
+// not be injected any more.
+func (in *Injector) RecoverAll() []record.Line {
+	var out []record.Line
+	for _, it := range in.items {
+		switch it.state {
+		case active:
+			in.recover(&out, it)
+		case waiting, armed:
+			it.state = done
+		}
+	}
+	return out
+}
+
+// Close recovers every active fault (its lines are lost: call RecoverAll
+// first to keep them) and closes the cluster.
+func (in *Injector) Close() error {
+	in.RecoverAll()
+	return in.Cluster.Close()
+}
+
+// Executed is the schedule as executed, for plan.json: each entry as
+// planned, with the resolved trigger migration, and params injected_at_s
+// and recovered_at_s (cluster seconds) for the faults that were injected.
+func (in *Injector) Executed() []record.FaultSpec {
+	out := make([]record.FaultSpec, 0, len(in.items))
+	for _, it := range in.items {
+		s := it.spec
+		p := make(map[string]string, len(s.Params)+2)
+		for k, v := range s.Params {
+			p[k] = v
+		}
+		if it.migration != "" {
+			s.Migration = it.migration
+		}
+		if it.state == active || it.recovered {
+			p["injected_at_s"] = fmtS(it.injectedS)
+		}
+		if it.recovered {
+			p["recovered_at_s"] = fmtS(it.recoverS)
+		}
+		if len(p) > 0 {
+			s.Params = p
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func fmtS(s float64) string { return strconv.FormatFloat(record.RoundT(s), 'f', -1, 64) }
