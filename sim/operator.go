@@ -274,8 +274,10 @@ func (w *World) cancelAndEnd(m *Migration, phase, reason string, failed *job) {
 }
 
 // pollCompletion: the operator polls the control plane until the cutover
-// is done, then releases the hosts' source paths, has the control plane
-// remove the source listeners, and completes the migration.
+// is done, then runs a release Job on every consumer host for the source
+// paths (nvmeof.ReleaseMigrationPaths, which refuses while no path of the
+// subsystem is accessible), has the control plane remove the source
+// listeners, and completes the migration.
 func (w *World) pollCompletion(m *Migration) {
 	w.after(operatorPollS, func() {
 		if m.Terminal() {
@@ -286,11 +288,18 @@ func (w *World) pollCompletion(m *Migration) {
 			return
 		}
 		src := w.sourceTargets(m)
+		left := len(m.Vol.Consumers)
 		for _, hi := range m.Vol.Consumers {
-			nvmeof.ReleaseMigrationPaths(w.hosts[hi], m.Vol.NQN, src)
+			h := w.hosts[hi]
+			w.after(w.jobStartDelay(), func() {
+				nvmeof.ReleaseMigrationPaths(h, m.Vol.NQN, src)
+				left--
+				if left == 0 && !m.Terminal() {
+					w.cpFinish(m)
+					w.setPhase(m, PhaseCompleted, "")
+				}
+			})
 		}
-		w.cpFinish(m)
-		w.setPhase(m, PhaseCompleted, "")
 	})
 }
 

@@ -6,12 +6,14 @@ import (
 	"github.com/fiomig/fiomig/nvmeof"
 )
 
-// Pod is a modelled fio pod: it issues I/O continuously to its volume's
-// first namespace through the multipath head on its host, and dies when no
-// I/O completes for longer than Config.PodToleranceS or an I/O fails.
+// Pod is a modelled fio pod: it issues I/O continuously to one namespace
+// of its volume's subsystem through the multipath head on its host, and
+// dies when no I/O completes for longer than Config.PodToleranceS or an I/O
+// fails.
 type Pod struct {
 	Name string
 	Vol  *Volume
+	NSID int
 	Host *Host
 
 	Dead        bool
@@ -31,12 +33,19 @@ type Pod struct {
 // podTickS is the resolution of the pods' I/O model, seconds.
 const podTickS = 0.1
 
-// Pods are the modelled fio pods (Config.Pods), one per volume.
+// Pods are the modelled fio pods (Config.Pods): one per namespace of every
+// subsystem (a PVC each), on the subsystem's first consumer host.
 func (w *World) Pods() []*Pod { return w.pods }
 
 func (w *World) startPods() {
 	for _, v := range w.volumes {
-		w.pods = append(w.pods, &Pod{Name: "fio-" + v.Name, Vol: v, Host: w.hosts[v.Consumers[0]], lastCompletion: w.now})
+		for _, ns := range v.NSIDs {
+			name := "fio-" + v.Name
+			if len(v.NSIDs) > 1 {
+				name = fmt.Sprintf("%s-ns%d", name, ns)
+			}
+			w.pods = append(w.pods, &Pod{Name: name, Vol: v, NSID: ns, Host: w.hosts[v.Consumers[0]], lastCompletion: w.now})
+		}
 	}
 	w.schedulePodTick(w.now)
 	w.scheduleIOReport()
@@ -141,7 +150,7 @@ func (w *World) podTick(p *Pod) {
 		return
 	}
 	h := p.Host
-	nsid := p.Vol.NSIDs[0]
+	nsid := p.NSID
 	switch h.headStatus(p.Vol.NQN, nsid) {
 	case ioServed:
 		n := w.cfg.PodIOPS * podTickS
