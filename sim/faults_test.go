@@ -1,0 +1,208 @@
+package sim
+
+import (
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fiomig/fiomig/nvmeof"
+)
+
+// podIntervals returns the completed counts of pod's io events, in order,
+// and whether it was killed.
+func podIntervals(evs []Event, pod string) (done []int64, killed bool, reason string) {
+	for _, e := range evs {
+		if e.Kind == EventIO && e.Pod == pod {
+			if e.PodState == "killed" {
+				return done, true, e.Reason
+			}
+			done = append(done, e.Completed)
+		}
+	}
+	return done, false, ""
+}
+
+func longestZeroRun(xs []int64) int {
+	best, cur := 0, 0
+	for _, x := range xs {
+		if x == 0 {
+			cur++
+			best = max(best, cur)
+		} else {
+			cur = 0
+		}
+	}
+	return best
+}
+
+func primaryNode(w *World, v *Volume) *Node { return w.nodes[w.lvstores[v.LVS].Nodes[0]] }
+
+func TestTargetRestart(t *testing.T) {
+	w := newWorld(t, Config{Seed: 1, Volumes: 3, Pods: true})
+	advance(t, w, 2)
+	v := w.Volumes()[0]
+	n := primaryNode(w, v)
+	h := w.hosts[v.Consumers[0]]
+	ev, err := w.StopTarget(n.Name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := strconv.Atoi(ev["connected_controllers"]); c == 0 {
+		t.Fatalf("evidence %v: no controller was connected to %s", ev, n.Name)
+	}
+	if again, _ := w.StopTarget(n.Name, false); again["already"] != "true" {
+		t.Errorf("second stop: %v, want already", again)
+	}
+	evs := advance(t, w, 12)
+	for _, c := range ctrlsAt(h, v.NQN, []string{canonicalAddr(n.IP, w.lvstores[v.LVS].Port)}) {
+		if c.State != nvmeof.StateConnecting {
+			t.Errorf("%s at the stopped node: %s, want connecting", c.Name(), c.State)
+		}
+	}
+	refused := 0
+	for _, e := range evs {
+		if e.Kind == EventKernel && strings.Contains(e.Message, "failed to connect socket: -111") {
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Error("no refused reconnect attempt while the target was down")
+	}
+	ev, err = w.StartTarget(n.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := strconv.Atoi(ev["reconnecting_controllers"]); c == 0 {
+		t.Errorf("start evidence %v: no controller reconnecting", ev)
+	}
+	evs = append(evs, advance(t, w, 20)...)
+	for _, c := range h.ctrls {
+		if c.State != nvmeof.StateLive || len(c.legs) == 0 {
+			t.Errorf("after the restart %s (%s) is %s with %d legs, want live with legs", c.Name(), c.Spec.Addr(), c.State, len(c.legs))
+		}
+	}
+	// With the secondaries still serving, the pod never stopped.
+	done, killed, _ := podIntervals(evs, "fio-"+v.Name)
+	if killed || longestZeroRun(done) > 0 {
+		t.Errorf("pod: killed %v, intervals %v; want I/O to fail over to the non-optimized paths", killed, done)
+	}
+}
+
+func TestSilentTargetLossPausesUntilKato(t *testing.T) {
+	w := newWorld(t, Config{Seed: 2, Volumes: 3, Pods: true, PodToleranceS: 30})
+	advance(t, w, 2.05)
+	v := w.Volumes()[0]
+	n := primaryNode(w, v)
+	if _, err := w.StopTarget(n.Name, true); err != nil {
+		t.Fatal(err)
+	}
+	evs := advance(t, w, 20)
+	var detectedAt float64
+	for _, e := range evs {
+		if e.Kind == EventKernel && strings.Contains(e.Message, "Keep Alive") && detectedAt == 0 {
+			detectedAt = e.T
+		}
+	}
+	kato := float64(kernelDefaultKato) // CSI paths use the kernel default
+	if detectedAt < 2.05+kato || detectedAt > 2.05+1.5*kato {
+		t.Errorf("keep-alive timeout at %.2f s, want within [kato, 1.5 kato] after the loss at 2.05 s", detectedAt)
+	}
+	done, killed, _ := podIntervals(evs, "fio-"+v.Name)
+	if killed {
+		t.Fatal("pod killed with a 30 s tolerance")
+	}
+	// I/O on the optimized path hangs until the loss is detected, then
+	// fails over: at least kato-1 whole intervals without a completion.
+	if z := longestZeroRun(done); z < int(kato)-1 || z > int(1.5*kato)+1 {
+		t.Errorf("longest run of intervals without completions %d (intervals %v), want about kato = %g", z, done, kato)
+	}
+	if done[len(done)-1] == 0 {
+		t.Error("I/O did not resume on the secondaries")
+	}
+}
+
+func TestPodDiesWhenNoPathServes(t *testing.T) {
+	for _, tc := range []struct {
+		tolerance float64
+		want      string
+	}{
+		{5, "no I/O completed"},
+		{300, "I/O error (EIO)"},
+	} {
+		w := newWorld(t, Config{Seed: 3, Volumes: 2, Pods: true, PodToleranceS: tc.tolerance})
+		advance(t, w, 1)
+		v := w.Volumes()[1]
+		for _, ep := range w.listenerEndpoints(v.NQN, v.LVS) {
+			ts, _ := ep.node.Subsystem(v.NQN)
+			ts.removeListener(ep.port)
+		}
+		evs := advance(t, w, 200)
+		_, killed, reason := podIntervals(evs, "fio-"+v.Name)
+		if !killed || !strings.Contains(reason, tc.want) {
+			t.Errorf("tolerance %g: killed %v (%q), want killed: %s", tc.tolerance, killed, reason, tc.want)
+		}
+		requeue := 0
+		for _, e := range evs {
+			if e.Kind == EventKernel && e.Message == "no usable path - requeuing I/O" {
+				requeue++
+			}
+		}
+		if requeue != 1 {
+			t.Errorf("tolerance %g: %d 'no usable path' lines, want 1", tc.tolerance, requeue)
+		}
+		// The other volume's pod is untouched.
+		if _, k, _ := podIntervals(evs, "fio-"+w.Volumes()[0].Name); k {
+			t.Error("the other volume's pod died")
+		}
+	}
+}
+
+func TestFaultsDeterministic(t *testing.T) {
+	run := func() []Event {
+		w := newWorld(t, Config{Seed: 11, Volumes: 4, Pods: true, Operator: OperatorPrefix, HostsAreNodes: true})
+		var evs []Event
+		evs = append(evs, advance(t, w, 1)...)
+		w.SetPhaseHook(func(m *Migration, ph string) {
+			if ph == PhaseValidating {
+				w.DropConnects(w.nodes[w.rng.Intn(3)].Name)
+			}
+		})
+		for i := 0; i < 4; i++ {
+			id, _ := w.StartMigration(w.volumes[i].NQN)
+			evs = append(evs, untilTerminal(t, w, id, 300)...)
+			for _, n := range w.nodes {
+				w.StopDroppingConnects(n.Name)
+			}
+		}
+		w.StopTarget("storage-2", true)
+		evs = append(evs, advance(t, w, w.Now()+20)...)
+		w.StartTarget("storage-2")
+		evs = append(evs, advance(t, w, w.Now()+100)...)
+		return evs
+	}
+	a, b := run(), run()
+	if !reflect.DeepEqual(a, b) {
+		t.Error("same seed with faults and pods: different events")
+	}
+}
+
+func TestLeftoverController(t *testing.T) {
+	w := newWorld(t, Config{Seed: 1, Volumes: 1})
+	v := w.Volumes()[0]
+	h := w.hosts[v.Consumers[0]]
+	other := w.lvstores[(v.LVS+1)%3]
+	addr := canonicalAddr(w.nodes[other.Nodes[0]].IP, other.Port)
+	name, err := w.LeaveLeftoverController(h.Name, v.NQN, addr, ControlPlaneConnectOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	advance(t, w, 1)
+	c, _ := h.Controller(name)
+	if c.State != nvmeof.StateConnecting || c.Origin != "leftover" {
+		t.Errorf("leftover %s: %s origin %s, want connecting leftover", name, c.State, c.Origin)
+	}
+	if _, err := w.LeaveLeftoverController(h.Name, v.NQN, canonicalAddr(w.nodes[0].IP, 9), ControlPlaneConnectOptions); err == nil {
+		t.Error("leftover at an unserved port accepted")
+	}
+}
