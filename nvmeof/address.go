@@ -20,8 +20,9 @@ const (
 
 // ParseAddress parses the content of a fabrics controller's address file,
 // "traddr=A,trsvcid=P[,host_traddr=H][,host_iface=I][,src_addr=S]" (kernel
-// fabrics.c nvmf_get_address, tcp.c nvme_tcp_get_address). Surrounding white
-// space and the trailing newline are ignored. The empty string gives the zero
+// fabrics.c nvmf_get_address, tcp.c nvme_tcp_get_address). White space
+// around the whole, around each key and each value (the trailing newline
+// included) is ignored. The empty string gives the zero
 // Address (nvme-loop prints nothing). Keys this package does not know are
 // skipped, so a newer kernel's additions do not break reading.
 //
@@ -37,6 +38,7 @@ func ParseAddress(s string) (Address, error) {
 	seen := map[string]bool{}
 	for _, part := range strings.Split(s, ",") {
 		key, val, ok := strings.Cut(part, "=")
+		key, val = strings.TrimSpace(key), strings.TrimSpace(val)
 		if !ok || key == "" {
 			return Address{}, fmt.Errorf("address %q: part %q is not key=value", s, part)
 		}
