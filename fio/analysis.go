@@ -227,7 +227,9 @@ func zeroSeconds(start, end int64, count func(s int64) uint32) int {
 }
 
 // AnalyzeLog streams a fio per-I/O latency log (see LogReader) into a
-// GapAnalysis; name is used in errors. On a *TruncatedError (last line cut
+// GapAnalysis; name is used in errors. A windowed log (log_avg_msec) works
+// too, with the window as resolution: windows without completions are
+// absent from it, so they show as gaps. On a *TruncatedError (last line cut
 // off) it returns the analysis of the complete lines with the error.
 func AnalyzeLog(r io.Reader, name string, opts GapOptions) (GapAnalysis, error) {
 	c := NewCompletions(opts)

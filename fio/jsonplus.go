@@ -3,6 +3,7 @@ package fio
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -131,7 +132,7 @@ func (l *Latency) UnmarshalJSON(b []byte) error {
 		}
 		l.Bins = append(l.Bins, Bin{Ns: ns, Count: v})
 	}
-	slices.SortFunc(l.Bins, func(a, b Bin) int { return int(min(max(a.Ns-b.Ns, -1), 1)) })
+	slices.SortFunc(l.Bins, func(a, b Bin) int { return cmp.Compare(a.Ns, b.Ns) })
 	return nil
 }
 
@@ -167,12 +168,14 @@ func (r *Result) Job(name string) (*JobResult, bool) {
 }
 
 // lineIndex counts lines of what passes through it, so byte offsets of the
-// JSON decoder can be turned into line numbers.
+// JSON decoder can be turned into line numbers. It keeps the offsets of the
+// newlines not yet pruned (those of the document being decoded), so a long
+// --status-interval output does not accumulate them.
 type lineIndex struct {
 	r        io.Reader
-	base     int64   // stream offset of the decoder's byte 0
 	read     int64   // bytes read so far
-	newlines []int64 // stream offsets of every '\n' read
+	pruned   int     // newlines before newlines[0]
+	newlines []int64 // stream offsets of the '\n's read and not pruned
 }
 
 func (li *lineIndex) Read(p []byte) (int, error) {
@@ -186,9 +189,16 @@ func (li *lineIndex) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// line is the 1-based line of stream offset off.
+// line is the 1-based line of stream offset off (not before the last prune).
 func (li *lineIndex) line(off int64) int {
-	return sort.Search(len(li.newlines), func(i int) bool { return li.newlines[i] >= off }) + 1
+	return li.pruned + sort.Search(len(li.newlines), func(i int) bool { return li.newlines[i] >= off }) + 1
+}
+
+// prune forgets the newlines before stream offset off.
+func (li *lineIndex) prune(off int64) {
+	i := sort.Search(len(li.newlines), func(i int) bool { return li.newlines[i] >= off })
+	li.pruned += i
+	li.newlines = append(li.newlines[:0], li.newlines[i:]...)
 }
 
 // ParseResult reads fio's --output-format=json+ (or json) output from r;
@@ -231,6 +241,7 @@ func ParseResult(r io.Reader, name string) (*Result, error) {
 			res.Preamble = preamble
 			res.Documents = docs
 			last = &res
+			li.prune(consumed + dec.InputOffset())
 			continue
 		}
 		if errors.Is(err, io.EOF) {

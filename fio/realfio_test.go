@@ -3,10 +3,12 @@ package fio
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -168,14 +170,20 @@ func TestRealFioJSONTruncated(t *testing.T) {
 }
 
 // SIGSTOP freezes fio (thread=1: jobs are threads of the one process) for a
-// known time; the log's longest completion gap must cover that freeze.
+// known time while it does I/O; the log's longest completion gap must cover
+// that freeze.
 func TestRealFioStallShowsAsGap(t *testing.T) {
 	fio := requireTool(t, "fio")
 	dir := t.TempDir()
 	job := Job{
 		Name: "stall", Filename: filepath.Join(dir, "stall.img"), IOEngine: "psync", RW: "randrw", BlockSize: 4 * KiB,
-		Size: 4 * MiB, TimeBased: true, Runtime: 4 * time.Second, RateIOPS: 200, Thread: true,
+		Size: 4 * MiB, TimeBased: true, Runtime: 5 * time.Second, RateIOPS: 1000, Thread: true,
 		WriteLatLog: filepath.Join(dir, "stall"), LogUnixEpoch: true, LogOffset: true,
+	}
+	// The file exists at full size, so fio does not lay it out: the reads
+	// counted in /proc/PID/io are the job's.
+	if err := os.WriteFile(job.Filename, make([]byte, job.Size), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	jf := writeJobFile(t, dir, "stall.fio", JobFile{Jobs: []Job{job}})
 	cmd := exec.Command(fio, append([]string{"--status-interval=1"}, Args(jf, filepath.Join(dir, "out.json"))...)...)
@@ -184,7 +192,17 @@ func TestRealFioStallShowsAsGap(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1200 * time.Millisecond) // let it lay out the file and run
+	defer cmd.Process.Kill() // no-op once it exited
+	// Freeze only once fio has read 1 MiB (≈ 0.5 s of the job's reads at
+	// 1000 IOPS, 50 % reads; its start-up reads are ~60 KiB): the freeze
+	// must fall inside the I/O phase even on a loaded machine.
+	deadline := time.Now().Add(30 * time.Second)
+	for rchar(t, cmd.Process.Pid) < 1<<20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("fio read less than 1 MiB in 30 s; stderr: %s", stderr.Bytes())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	stopAt := time.Now().UnixMilli()
 	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -205,8 +223,11 @@ func TestRealFioStallShowsAsGap(t *testing.T) {
 	frozen := contAt - stopAt
 	t.Logf("froze fio for %d ms [%d, %d]; longest gap %+v = %.3f s; zero seconds %d; %d completions", frozen, stopAt, contAt, g, g.Seconds(), ga.ZeroSeconds, ga.Completions)
 	// The completion before the gap came before SIGSTOP and the one after it
-	// after SIGCONT (1 ms slack: log times are truncated to ms).
-	if g.StartMs > stopAt+1 || g.EndMs < contAt-1 || g.EndMs-g.StartMs < frozen-2 {
+	// after SIGCONT. Slack: log times are truncated to ms, and fio stamps
+	// them as its start epoch plus its own elapsed clock (clocksource, TSC
+	// by default on x86), which drifts from CLOCK_REALTIME by a few ms.
+	const slackMs = 20
+	if g.StartMs > stopAt+slackMs || g.EndMs < contAt-slackMs || g.EndMs-g.StartMs < frozen-slackMs {
 		t.Errorf("longest gap %+v (%.3f s) does not cover the %d ms freeze [%d, %d]", g, g.Seconds(), frozen, stopAt, contAt)
 	}
 	if ga.ZeroSeconds < 1 {
@@ -222,7 +243,7 @@ func TestRealFioStallShowsAsGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.Documents < 2 {
-		t.Errorf("%d JSON documents with --status-interval=1 over 4 s, want several", res.Documents)
+		t.Errorf("%d JSON documents with --status-interval=1 over 5 s, want several", res.Documents)
 	}
 	if jr, ok := res.Job("stall"); !ok || jr.Read.TotalIOs+jr.Write.TotalIOs != ga.Completions {
 		t.Errorf("final document: %+v; want the final totals (%d completions in the log)", jr, ga.Completions)
@@ -340,4 +361,24 @@ func TestRealFioIOErrorsClassified(t *testing.T) {
 			t.Errorf("error_dump=0: %d errors printed, %d unreported; want 0 and 16", ja.IOErrors, ja.Unreported)
 		}
 	}
+}
+
+// rchar is the bytes process pid read (/proc/PID/io "rchar").
+func rchar(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		t.Fatalf("cannot watch fio's I/O: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "rchar: "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatalf("/proc/%d/io: %q: %v", pid, line, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("/proc/%d/io has no rchar: %q", pid, b)
+	return 0
 }

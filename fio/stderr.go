@@ -35,38 +35,42 @@ var (
 // direction (fio prints no time with them; a storm of millions of lines is
 // kept as counts).
 type IOErrorCount struct {
-	File  string
-	Errno Errno // 0 with Message "Device-specific error" or an unknown text
+	File  string `json:"file"`
+	Errno Errno  `json:"errno"` // 0 with Message "Device-specific error" or an unknown text
 	// Message is fio's strerror text as printed.
-	Message string
-	Dir     string // fio's ddir name: read, write, trim, sync, datasync, ...
-	Count   int64
+	Message string `json:"message"`
+	Dir     string `json:"dir"` // fio's ddir name: read, write, trim, sync, datasync, ...
+	Count   int64  `json:"count"`
 	// FirstLine/LastLine: 1-based stderr lines of the first and last one;
 	// FirstOffset: byte offset of the first failed I/O.
-	FirstLine, LastLine int
-	FirstOffset         int64
+	FirstLine   int   `json:"first_line"`
+	LastLine    int   `json:"last_line"`
+	FirstOffset int64 `json:"first_offset"`
 }
 
 // VerifyFailure is one block fio's verify found corrupt: a data-integrity
 // failure, identified from fio's verify report (verify.c), never from an
 // EILSEQ errno alone.
 type VerifyFailure struct {
-	Line int    // 1-based stderr line of the report
-	File string // the job's file
+	Line int    `json:"line"` // 1-based stderr line of the report
+	File string `json:"file"` // the job's file
 	// Kind is the verifier that failed: the checksum ("md5", "crc32c",
 	// "sha256", ...), "pattern", "verify" (the block's header failed:
 	// Reason says how) or "trim".
-	Kind   string
-	Reason string // header failures: "bad magic header 5959, wanted acca", ...
+	Kind   string `json:"kind"`
+	Reason string `json:"reason"` // header failures: "bad magic header 5959, wanted acca", ...
 	// Offset and Length locate the failed block in the file (bytes);
 	// RequestedOffset/RequestedLength the read I/O that found it.
-	Offset, Length                   int64
-	RequestedOffset, RequestedLength int64
+	Offset          int64 `json:"offset"`
+	Length          int64 `json:"length"`
+	RequestedOffset int64 `json:"requested_offset"`
+	RequestedLength int64 `json:"requested_length"`
 	// ExpectedCRC and ReceivedCRC are the checksums (hex) when fio printed
 	// them; Details holds the other lines fio attached (pattern mismatch,
 	// dump file names, verify type mismatch).
-	ExpectedCRC, ReceivedCRC string
-	Details                  []string
+	ExpectedCRC string   `json:"expected_crc,omitempty"`
+	ReceivedCRC string   `json:"received_crc,omitempty"`
+	Details     []string `json:"details,omitempty"`
 }
 
 // StderrReport is what fio reported on stderr.
