@@ -169,37 +169,28 @@ func (f *fakeCluster) StartTarget(node string) (map[string]string, error) {
 	return map[string]string{"ports_listening": "4426,4428,4430"}, nil
 }
 
-func (f *fakeCluster) DropConnects(target string) (string, error) {
+func (f *fakeCluster) DropConnects(target string) (map[string]string, error) {
 	if !contains(f.nodeNames, target) {
-		return "", fmt.Errorf("fake: no node %q", target)
+		return nil, fmt.Errorf("fake: no node %q", target)
+	}
+	for _, d := range f.drops {
+		if d.open && d.target == target {
+			return nil, fmt.Errorf("fake: already dropping %s", target)
+		}
 	}
 	f.drops = append(f.drops, &fakeDrop{target: target, open: true})
-	return strconv.Itoa(len(f.drops)), nil
+	return map[string]string{"target": target}, nil
 }
 
-func (f *fakeCluster) drop(id string) *fakeDrop {
-	i, err := strconv.Atoi(id)
-	if err != nil || i < 1 || i > len(f.drops) {
-		return nil
+// StopDroppingConnects reports the count of the open rule for target.
+func (f *fakeCluster) StopDroppingConnects(target string) (int64, error) {
+	for _, d := range f.drops {
+		if d.open && d.target == target {
+			d.open = false
+			return d.dropped, nil
+		}
 	}
-	return f.drops[i-1]
-}
-
-func (f *fakeCluster) ConnectsDropped(id string) (int64, float64, map[string]string) {
-	d := f.drop(id)
-	if d == nil || d.dropped == 0 {
-		return 0, 0, nil
-	}
-	return d.dropped, d.first, map[string]string{"first_from": d.from}
-}
-
-func (f *fakeCluster) StopDroppingConnects(id string) (int64, error) {
-	d := f.drop(id)
-	if d == nil {
-		return 0, nil
-	}
-	d.open = false
-	return d.dropped, nil
+	return 0, nil
 }
 
 func (f *fakeCluster) AbortMigration(id, reason string) (string, error) {
@@ -212,13 +203,13 @@ func (f *fakeCluster) AbortMigration(id, reason string) (string, error) {
 	return p, nil
 }
 
-func (f *fakeCluster) KillValidationJob(id, host string) (int, error) {
+func (f *fakeCluster) KillValidationJob(id, host string) (map[string]string, error) {
 	if f.phase[id] != record.PhaseValidating {
-		return 0, fmt.Errorf("fake: %s not validating", id)
+		return nil, fmt.Errorf("fake: %s not validating", id)
 	}
 	f.killed = append(f.killed, id+"@"+host)
 	f.phase[id] = record.PhaseFailed
-	return 1, nil
+	return map[string]string{"round": "1"}, nil
 }
 
 // bare hides the hooks: a cluster with no knobs.

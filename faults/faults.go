@@ -173,11 +173,20 @@ func (f *TargetRestart) Recover(env Env) (map[string]string, error) {
 }
 
 // DroppedConnects drops the CONNECTs to a node or ip:port for a window. It
-// lands with the first dropped CONNECT; its evidence is the count and who
-// sent the first ones.
+// lands with the first dropped CONNECT; its evidence is the count so far.
+//
+// A ConnectDropper reports its count when a window stops, so Landed reads
+// it by stopping and restarting the drop at the same cluster instant
+// (nothing happens in between); the first drop is dated to the first
+// Landed call that saw it, which the Injector makes exact on an
+// EventStepper by advancing event by event while it waits.
 type DroppedConnects struct {
 	At string // node name or ip:port
-	id string
+
+	open    bool
+	dropped int64
+	firstS  float64
+	gap     error // a restart of the drop that failed (window ended early)
 }
 
 // Kind implements Fault.
@@ -192,40 +201,60 @@ func (f *DroppedConnects) Inject(env Env) (map[string]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: the %s backend cannot drop CONNECTs", KindDroppedConnects, env.Cluster.Name())
 	}
-	id, err := d.DropConnects(f.At)
-	if err != nil {
+	if _, err := d.DropConnects(f.At); err != nil {
 		return nil, err
 	}
-	f.id = id
+	f.open, f.dropped, f.firstS, f.gap = true, 0, 0, nil
 	return nil, nil
 }
 
 // Landed implements Lagging.
 func (f *DroppedConnects) Landed(env Env) (map[string]string, float64, bool) {
 	d, ok := env.Cluster.(ConnectDropper)
-	if !ok || f.id == "" {
+	if !ok {
 		return nil, 0, false
 	}
-	n, first, details := d.ConnectsDropped(f.id)
-	if n == 0 {
+	if f.open {
+		f.collect(env, d)
+		if _, err := d.DropConnects(f.At); err != nil {
+			f.open, f.gap = false, err
+		}
+	}
+	if f.dropped == 0 {
 		return nil, 0, false
 	}
-	ev := copyMap(details)
-	ev["connects_dropped"] = strconv.FormatInt(n, 10)
-	return ev, first, true
+	ev := map[string]string{"connects_dropped": strconv.FormatInt(f.dropped, 10)}
+	return ev, f.firstS, true
 }
 
-// Recover implements Fault: close the window (idempotent).
+func (f *DroppedConnects) collect(env Env, d ConnectDropper) {
+	n, err := d.StopDroppingConnects(f.At)
+	if err != nil {
+		return
+	}
+	if n > 0 && f.dropped == 0 {
+		f.firstS = env.Cluster.Now()
+	}
+	f.dropped += n
+}
+
+// Recover implements Fault: stop dropping (idempotent).
 func (f *DroppedConnects) Recover(env Env) (map[string]string, error) {
 	d, ok := env.Cluster.(ConnectDropper)
-	if !ok || f.id == "" {
+	if !ok {
 		return nil, nil
 	}
-	n, err := d.StopDroppingConnects(f.id)
-	if err != nil {
+	if f.open {
+		f.collect(env, d)
+		f.open = false
+	} else if _, err := d.StopDroppingConnects(f.At); err != nil {
 		return nil, err
 	}
-	return map[string]string{"connects_dropped": strconv.FormatInt(n, 10)}, nil
+	ev := map[string]string{"connects_dropped": strconv.FormatInt(f.dropped, 10)}
+	if f.gap != nil {
+		return ev, fmt.Errorf("the drop window ended early: %w", f.gap)
+	}
+	return ev, nil
 }
 
 // AbortedValidation aborts a migration (ModeAbort) or kills one consumer
@@ -263,14 +292,12 @@ func (f *AbortedValidation) Inject(env Env) (map[string]string, error) {
 		if host == "" {
 			return nil, fmt.Errorf("%s: no consumer host known for migration %s", KindAbortedValidation, f.Migration)
 		}
-		round, err := a.KillValidationJob(f.Migration, host)
+		kev, err := a.KillValidationJob(f.Migration, host)
 		if err != nil {
 			return nil, err
 		}
+		ev = copyMap(kev)
 		ev["job_killed_on"] = host
-		if round >= 0 {
-			ev["round"] = strconv.Itoa(round)
-		}
 	default:
 		from, err := a.AbortMigration(f.Migration, "aborted by fault "+KindAbortedValidation)
 		if err != nil {
@@ -279,12 +306,15 @@ func (f *AbortedValidation) Inject(env Env) (map[string]string, error) {
 		before = from
 	}
 	after, _ := env.Cluster.MigrationPhase(f.Migration)
-	if after == before {
-		// The backend accepted the request but nothing observable changed.
-		return nil, fmt.Errorf("%s: migration %s still %s", KindAbortedValidation, f.Migration, after)
-	}
 	ev["phase_before"] = before
-	ev["phase_after"] = after
+	if after != before {
+		ev["phase_after"] = after
+	} else if f.Mode == ModeAbort {
+		// The backend accepted the abort but nothing observable changed.
+		return nil, fmt.Errorf("%s: migration %s still %s after the abort", KindAbortedValidation, f.Migration, after)
+	}
+	// A killed Job is observed by the operator a moment later; its
+	// evidence is what the backend saw of the Job (round, target paths).
 	return ev, nil
 }
 

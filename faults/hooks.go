@@ -24,18 +24,16 @@ type TargetRestarter interface {
 
 // ConnectDropper drops the Fabrics CONNECTs arriving at a node.
 type ConnectDropper interface {
-	// DropConnects opens a window in which every CONNECT (first connects and
-	// reconnect attempts) to target — a storage node's name, or an "ip:port"
-	// endpoint — gets no answer. It returns the window's id. An unknown
-	// node or endpoint is an error.
-	DropConnects(target string) (id string, err error)
-	// ConnectsDropped is how many CONNECTs window id has dropped so far, and
-	// the cluster time (seconds since run start) of the first one (valid
-	// when dropped > 0), with details of the first drops.
-	ConnectsDropped(id string) (dropped int64, firstS float64, details map[string]string)
-	// StopDroppingConnects closes window id and returns its final count.
-	// Idempotent: closing a closed or unknown window is not an error.
-	StopDroppingConnects(id string) (dropped int64, err error)
+	// DropConnects starts dropping every CONNECT (first connects and
+	// reconnect attempts) to target — a storage node's name, or an
+	// "ip:port" endpoint: each gets no answer. Existing connections are
+	// untouched. An unknown target, or one already being dropped, is an
+	// error.
+	DropConnects(target string) (evidence map[string]string, err error)
+	// StopDroppingConnects stops dropping CONNECTs to target and returns how
+	// many were dropped since DropConnects. Idempotent: a target not being
+	// dropped returns 0 and no error.
+	StopDroppingConnects(target string) (dropped int64, err error)
 }
 
 // MigrationAborter aborts migrations and kills their validation Jobs, going
@@ -47,10 +45,10 @@ type MigrationAborter interface {
 	// migration is an error.
 	AbortMigration(id, reason string) (from string, err error)
 	// KillValidationJob kills the validation Job of migration id on the
-	// consumer host named host while the migration is Validating, and
-	// returns the validation round (0-based) the Job was in, or -1 when the
-	// backend does not track rounds.
-	KillValidationJob(id, host string) (round int, err error)
+	// consumer host named host while the migration is Validating (a pod
+	// killed mid-round), and returns what it observed (e.g. the round the
+	// Job was in, the host's target-path controllers then).
+	KillValidationJob(id, host string) (evidence map[string]string, err error)
 }
 
 // EventStepper lets the injector advance a discrete-event cluster one event

@@ -18,7 +18,8 @@ import (
 // A fault with a phase trigger fires when its migration enters the phase
 // (plus params after_s); on a cluster that implements EventStepper that is
 // the exact instant, otherwise the end of the AdvanceTo that reported the
-// phase line. A fault with a time trigger fires at at_s. Every injected
+// phase line. Likewise a lagging fault's first effect is dated to its event
+// on an EventStepper, to the end of the AdvanceTo otherwise. A fault with a time trigger fires at at_s. Every injected
 // fault's recovery is registered at injection (before Inject runs, so even
 // a failed injection is recovered) and runs for_s seconds later, or at
 // RecoverAll / Close.
@@ -106,7 +107,7 @@ func (in *Injector) AdvanceTo(t float64) ([]record.Line, error) {
 		if d, ok := in.nextDue(); ok && d < next {
 			next = max(d, now)
 		}
-		if in.stepper != nil && in.awaitingPhase() {
+		if in.stepper != nil && (in.awaitingPhase() || in.awaitingLanding()) {
 			if e, ok := in.stepper.NextEventTime(); ok && e < next {
 				next = max(e, now)
 			}
@@ -125,6 +126,17 @@ func (in *Injector) AdvanceTo(t float64) ([]record.Line, error) {
 func (in *Injector) awaitingPhase() bool {
 	for _, it := range in.items {
 		if it.state == waiting {
+			return true
+		}
+	}
+	return false
+}
+
+// awaitingLanding reports whether an injected lagging fault has not shown
+// its first effect yet (stepping then dates that effect to its event).
+func (in *Injector) awaitingLanding() bool {
+	for _, it := range in.items {
+		if _, lag := it.fault.(Lagging); lag && it.state == active && !it.landed {
 			return true
 		}
 	}

@@ -147,39 +147,57 @@ func TestAnyMigrationTriggerResolvesToTheFirst(t *testing.T) {
 }
 
 func TestDroppedConnectsLandWithTheFirstDrop(t *testing.T) {
-	f := newFake()
-	f.connects = []fakeConnect{{t: 0.5, target: "storage-2", host: "storage-1"}, {t: 2.25, target: "storage-2", host: "storage-3"},
-		{t: 2.5, target: "storage-1", host: "storage-3"}, {t: 3.75, target: "storage-2", host: "storage-1"}, {t: 6, target: "storage-2", host: "storage-1"}}
-	in, _ := NewInjector(f, []record.FaultSpec{{Fault: KindDroppedConnects, Target: "storage-2", AtS: 1, ForS: 4}})
-	lines := drive(t, in, 1, 7)
-	assertOrdered(t, lines)
-	got := faultLines(lines)
-	want := []record.Line{
-		{T: 2.25, Kind: record.KindFault, Fault: KindDroppedConnects, Action: ActionInject, Target: "storage-2",
-			Evidence: map[string]string{"connects_dropped": "1", "first_from": "storage-3"}},
-		{T: 5, Kind: record.KindFault, Fault: KindDroppedConnects, Action: ActionRecover, Target: "storage-2",
-			Evidence: map[string]string{"connects_dropped": "2"}},
-	}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("fault lines (-want +got):\n%s", d)
-	}
-	// The inject line precedes the kernel's report of the dropped CONNECT.
-	for i, l := range lines {
-		if l.Kind == record.KindKernel && l.T == 2.25 {
-			if i == 0 || lines[i-1].Kind != record.KindFault {
-				t.Errorf("kernel line of the first drop is not preceded by the inject line: %+v", lines[max(0, i-1)])
+	for _, tc := range []struct {
+		name    string
+		stepper bool
+		landAt  float64
+	}{
+		{"event stepper: dated to the drop", true, 2.25},
+		{"no stepper: dated to the end of the AdvanceTo that saw it", false, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake()
+			f.connects = []fakeConnect{{t: 0.5, target: "storage-2", host: "storage-1"}, {t: 2.25, target: "storage-2", host: "storage-3"},
+				{t: 2.5, target: "storage-1", host: "storage-3"}, {t: 3.75, target: "storage-2", host: "storage-1"}, {t: 6, target: "storage-2", host: "storage-1"}}
+			var c backend.Cluster = f
+			if tc.stepper {
+				c = fakeStepper{f}
 			}
-		}
-	}
-	// Effect: CONNECTs outside the window or to another node went through.
-	var failed int
-	for _, l := range lines {
-		if l.Kind == record.KindKernel && strings.HasPrefix(l.Message, "failed to connect") {
-			failed++
-		}
-	}
-	if failed != 2 {
-		t.Errorf("%d CONNECTs failed, want the 2 to storage-2 inside [1, 5)", failed)
+			in, _ := NewInjector(c, []record.FaultSpec{{Fault: KindDroppedConnects, Target: "storage-2", AtS: 1, ForS: 4}})
+			lines := drive(t, in, 1, 7)
+			assertOrdered(t, lines)
+			got := faultLines(lines)
+			want := []record.Line{
+				{T: tc.landAt, Kind: record.KindFault, Fault: KindDroppedConnects, Action: ActionInject, Target: "storage-2",
+					Evidence: map[string]string{"connects_dropped": "1"}},
+				{T: 5, Kind: record.KindFault, Fault: KindDroppedConnects, Action: ActionRecover, Target: "storage-2",
+					Evidence: map[string]string{"connects_dropped": "2"}},
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("fault lines (-want +got):\n%s", d)
+			}
+			if tc.stepper {
+				// The inject line precedes the kernel's report of the dropped CONNECT.
+				for i, l := range lines {
+					if l.Kind == record.KindKernel && l.T == 2.25 && (i == 0 || lines[i-1].Kind != record.KindFault) {
+						t.Errorf("kernel line of the first drop is not preceded by the inject line")
+					}
+				}
+			}
+			// Effect: only the CONNECTs to storage-2 inside [1, 5) failed.
+			var failed []float64
+			for _, l := range lines {
+				if l.Kind == record.KindKernel && strings.HasPrefix(l.Message, "failed to connect") {
+					failed = append(failed, l.T)
+				}
+			}
+			if d := cmp.Diff([]float64{2.25, 3.75}, failed); d != "" {
+				t.Errorf("failed CONNECTs (-want +got):\n%s", d)
+			}
+			if f.drops[len(f.drops)-1].open {
+				t.Error("the drop rule is still open after recovery")
+			}
+		})
 	}
 }
 

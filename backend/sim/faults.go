@@ -1,0 +1,99 @@
+package sim
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// The fault knobs of package faults (faults.TargetRestarter,
+// faults.ConnectDropper, faults.MigrationAborter, faults.EventStepper),
+// adapted to the simulator's fault hooks (sim/faults.go, sim/operator.go).
+// backend/sim does not import faults; the method sets match its interfaces.
+
+// StopTarget stops a storage node's target as a process restart does
+// (sim.World.StopTarget, not silent): its ports refuse TCP connects at once
+// and every host controller connected to it starts error recovery. An
+// already stopped target returns no evidence.
+func (c *Cluster) StopTarget(node string) (map[string]string, error) {
+	ev, err := c.w.StopTarget(node, false)
+	if err != nil {
+		return nil, err
+	}
+	if ev["already"] == "true" {
+		return nil, nil
+	}
+	return ev, nil
+}
+
+// StartTarget starts a stopped target again (sim.World.StartTarget:
+// listeners first, namespaces a moment later). Idempotent: a running target
+// or an unknown node (a vanished target counts as recovered) returns no
+// evidence and no error.
+func (c *Cluster) StartTarget(node string) (map[string]string, error) {
+	if !c.knownNode(node) {
+		return nil, nil
+	}
+	ev, err := c.w.StartTarget(node)
+	if err != nil || ev["already"] == "true" {
+		return nil, err
+	}
+	return ev, nil
+}
+
+func (c *Cluster) knownNode(name string) bool {
+	for _, n := range c.w.Nodes() {
+		if n.Name == name || n.IP == name {
+			return true
+		}
+	}
+	return false
+}
+
+// DropConnects starts dropping every CONNECT to target (a node's name or
+// IP, or one ip:port; sim.World.DropConnects). A target already being
+// dropped is an error: windows on one target do not overlap.
+func (c *Cluster) DropConnects(target string) (map[string]string, error) {
+	ev, err := c.w.DropConnects(target)
+	if err != nil {
+		return nil, err
+	}
+	if ev["already"] == "true" {
+		return nil, fmt.Errorf("sim: CONNECTs to %s are already being dropped", target)
+	}
+	return ev, nil
+}
+
+// StopDroppingConnects stops dropping CONNECTs to target and returns how
+// many were dropped (sim.World.StopDroppingConnects). Idempotent; a target
+// not being dropped, or unknown, returns 0.
+func (c *Cluster) StopDroppingConnects(target string) (int64, error) {
+	ev, err := c.w.StopDroppingConnects(target)
+	if err != nil {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(ev["dropped_connects"], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("sim: stop dropping CONNECTs to %s: count %q: %w", target, ev["dropped_connects"], err)
+	}
+	return n, nil
+}
+
+// AbortMigration aborts migration id through the simulated operator
+// (sim.World.AbortMigration) and returns the phase it was in.
+func (c *Cluster) AbortMigration(id, reason string) (string, error) {
+	from, _ := c.w.MigrationPhase(id)
+	if err := c.w.AbortMigration(id); err != nil {
+		return from, err
+	}
+	return from, nil
+}
+
+// KillValidationJob kills the validation Job of migration id on host
+// (sim.World.KillValidationJob); the evidence names the round and the
+// host's target-path controllers then.
+func (c *Cluster) KillValidationJob(id, host string) (map[string]string, error) {
+	return c.w.KillValidationJob(id, host)
+}
+
+// NextEventTime is the time of the simulator's next scheduled event.
+func (c *Cluster) NextEventTime() (float64, bool) { return c.w.NextEventTime() }

@@ -1,0 +1,262 @@
+package faults_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	simbackend "github.com/fiomig/fiomig/backend/sim"
+	"github.com/fiomig/fiomig/faults"
+	"github.com/fiomig/fiomig/record"
+	"github.com/fiomig/fiomig/scenario"
+)
+
+// The simulated cluster offers every knob of hooks.go.
+var (
+	_ faults.TargetRestarter  = (*simbackend.Cluster)(nil)
+	_ faults.ConnectDropper   = (*simbackend.Cluster)(nil)
+	_ faults.MigrationAborter = (*simbackend.Cluster)(nil)
+	_ faults.EventStepper     = (*simbackend.Cluster)(nil)
+)
+
+type simRun struct {
+	plan    record.Plan
+	lines   []record.Line
+	summary record.Summary
+	inj     *faults.Injector
+}
+
+// runWithFaults runs the migrations scenario on the simulator with a fault
+// schedule through the whole pipeline (scenario.Run: samples, checks,
+// reports) and returns the record.
+func runWithFaults(t *testing.T, cfg simbackend.Config, p record.Params, schedule []record.FaultSpec) simRun {
+	t.Helper()
+	c, err := simbackend.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inj, err := faults.NewInjector(c, schedule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inj.Close()
+	plan := record.Plan{Tool: "fiomig", Scenario: "faults-test", Seed: cfg.Seed, Params: p, Faults: schedule}
+	res, err := scenario.Run(context.Background(), inj, scenario.Config{Plan: plan, OutDir: t.TempDir(), StartUnix: 1, GapS: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := record.ReadTimeline(res.Dir + "/" + record.TimelineFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err = record.ReadPlan(res.Dir + "/" + record.PlanFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return simRun{plan: plan, lines: lines, summary: res.Summary, inj: inj}
+}
+
+// params: migrations one after another, then settle seconds sampled every
+// settleEvery seconds.
+func params(migrations int, settle, settleEvery float64) record.Params {
+	p := scenario.DefaultParams()
+	p.Migrations, p.SettleS, p.SettleSampleIntervalS = migrations, settle, settleEvery
+	return p
+}
+
+func faultLinesOf(lines []record.Line, kind string) []record.Line {
+	var out []record.Line
+	for _, l := range lines {
+		if l.Kind == record.KindFault && l.Fault == kind {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func check(s record.Summary, name string) record.CheckResult {
+	for _, c := range s.Checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	return record.CheckResult{}
+}
+
+// lastStates maps "<host>/<nvmeN>" to the state of that controller in the
+// host's last sample at or before t.
+func statesAt(lines []record.Line, t float64) map[string]string {
+	out := map[string]string{}
+	last := map[string]record.Line{}
+	for _, l := range lines {
+		if l.Kind == record.KindSample && l.T <= t {
+			last[l.Host] = l
+		}
+	}
+	for h, l := range last {
+		for _, c := range l.Controllers {
+			out[h+"/"+c.Name] = c.State
+		}
+	}
+	return out
+}
+
+// TestTargetRestartEvidenceAndEffect: restarting one storage node for 10 s
+// takes its controllers out of live on every host (the evidence names
+// them), each reconnects once the target is back, and — with 3-way HA the
+// other nodes' paths keep serving — no pause window opens. Restarting all
+// three nodes leaves every namespace without a path: a pause window opens
+// on every consumer host from the restart until the paths come back (an
+// unattributed window: no migration runs), and the fio pods, whose
+// tolerance is 5 s, die.
+func TestTargetRestartEvidenceAndEffect(t *testing.T) {
+	cfg := simbackend.Config{Seed: 3, Pods: true}
+	one := runWithFaults(t, cfg, params(0, 30, 0.1), []record.FaultSpec{
+		{Fault: faults.KindTargetRestart, Target: "storage-2", AtS: 5, ForS: 10}})
+	fl := faultLinesOf(one.lines, faults.KindTargetRestart)
+	if len(fl) != 2 || fl[0].Action != faults.ActionInject || fl[1].Action != faults.ActionRecover {
+		t.Fatalf("fault lines %+v; want inject then recover", fl)
+	}
+	ev := fl[0].Evidence
+	if ev["controllers_no_longer_live"] == "" || ev["controllers_no_longer_live"] == "0" || ev["ports_down"] != "3" {
+		t.Fatalf("inject evidence %v; want controllers that left live and 3 ports down", ev)
+	}
+	if fl[0].T != 5 || fl[1].T != 15 {
+		t.Errorf("injected at %v, recovered at %v; want 5 and 15", fl[0].T, fl[1].T)
+	}
+	t.Logf("one node: inject %v, recover %v", fl[0].Evidence, fl[1].Evidence)
+	lost := strings.Fields(ev["controllers"])
+	during, after := statesAt(one.lines, 10), statesAt(one.lines, 30)
+	for _, c := range lost {
+		if strings.HasPrefix(c, "(+") {
+			break
+		}
+		if during[c] == "live" {
+			t.Errorf("%s is live while its target is down", c)
+		}
+		if after[c] != "live" {
+			t.Errorf("%s is %q 15 s after the target came back, want live", c, after[c])
+		}
+	}
+	reconnected := 0
+	for _, l := range one.lines {
+		if l.Kind == record.KindKernel && l.T > 15 && strings.HasPrefix(l.Message, "Successfully reconnected") {
+			reconnected++
+		}
+	}
+	if reconnected == 0 {
+		t.Error("no kernel line says a controller reconnected after the restart")
+	}
+	if n := len(one.summary.Unattributed); n != 0 {
+		t.Errorf("one node restarted: %d pause windows, want none (the HA paths serve): %+v", n, one.summary.Unattributed)
+	}
+	if c := check(one.summary, "faults-landed"); c.Verdict != record.Pass {
+		t.Errorf("faults-landed %s: %s", c.Verdict, c.Detail)
+	}
+
+	all := runWithFaults(t, cfg, params(0, 40, 0.1), []record.FaultSpec{
+		{Fault: faults.KindTargetRestart, Target: "storage-1", AtS: 5, ForS: 10},
+		{Fault: faults.KindTargetRestart, Target: "storage-2", AtS: 5, ForS: 10},
+		{Fault: faults.KindTargetRestart, Target: "storage-3", AtS: 5, ForS: 10}})
+	hosts := map[string]bool{}
+	t.Logf("all nodes: unattributed windows %+v", all.summary.Unattributed)
+	for _, w := range all.summary.Unattributed {
+		hosts[w.Host] = true
+		if w.Window[0] < 5 || w.Window[0] > 5.1+1e-9 || w.Window[1] < 15 || w.Window[1] > 20 {
+			t.Errorf("pause window %v on %s for %s; want it to open at the restart (5 s) and close after the return (15 s)", w.Window, w.Host, w.NQN)
+		}
+	}
+	if len(all.summary.Unattributed) != 10 || len(hosts) != 3 {
+		t.Errorf("all nodes restarted: %d pause windows on %d hosts, want one per volume (10) on all 3 hosts", len(all.summary.Unattributed), len(hosts))
+	}
+	killed := 0
+	for _, l := range all.lines {
+		if l.Kind == record.KindIO && l.PodState == "killed" {
+			killed++
+			if l.T < 10 || l.T > 11 {
+				t.Errorf("pod %s killed at %v, want just after 5 s + 5 s tolerance", l.Pod, l.T)
+			}
+		}
+	}
+	if killed != 10 {
+		t.Errorf("%d pods killed, want all 10 (no I/O for longer than the 5 s tolerance)", killed)
+	}
+}
+
+// TestDroppedConnectsFailValidation: CONNECTs to one node dropped from the
+// start of a migration's validation get no answer; the validation Job's
+// connect to that node's target listener times out and the migration fails
+// its path validation. The evidence counts the dropped CONNECTs.
+func TestDroppedConnectsFailValidation(t *testing.T) {
+	sched := []record.FaultSpec{{Fault: faults.KindDroppedConnects, Target: "storage-3", Phase: record.PhaseValidating,
+		Migration: "mig-0001", ForS: 30}}
+	r := runWithFaults(t, simbackend.Config{Seed: 5}, params(1, 60, 1), sched)
+	fl := faultLinesOf(r.lines, faults.KindDroppedConnects)
+	if len(fl) != 2 {
+		t.Fatalf("fault lines %+v; want inject and recover", fl)
+	}
+	var validating, failed record.Line
+	for _, l := range r.lines {
+		if l.Kind == record.KindPhase && l.Migration == "mig-0001" {
+			switch l.Phase {
+			case record.PhaseValidating:
+				validating = l
+			case record.PhaseFailed:
+				failed = l
+			}
+		}
+	}
+	t.Logf("dropped: %+v / %+v; failed %q", fl[0], fl[1], failed.Reason)
+	if fl[0].Evidence["connects_dropped"] == "" || fl[0].T < validating.T || fl[0].T > validating.T+5 {
+		t.Errorf("inject line %+v; want connects_dropped evidence within the first seconds of Validating (%v)", fl[0], validating.T)
+	}
+	if failed.Kind == "" || !strings.Contains(failed.Reason, "path validation failed") || !strings.Contains(failed.Reason, "10.0.0.3") {
+		t.Errorf("mig-0001 did not fail validation on the dropped node: %+v", failed)
+	}
+	if c := check(r.summary, "faults-landed"); c.Verdict != record.Pass {
+		t.Errorf("faults-landed %s: %s", c.Verdict, c.Detail)
+	}
+	ex := r.inj.Executed()
+	if ex[0].Params["injected_at_s"] == "" || ex[0].Params["recovered_at_s"] == "" {
+		t.Errorf("executed schedule %+v lacks the injection and recovery times", ex[0])
+	}
+}
+
+// TestAbortedValidation: aborting a migration while Validating ends it
+// Aborted (evidence: the phase it was in); killing a validation Job
+// mid-round fails it, and the target paths the Job had connected are left
+// behind by the prefix operator — still there, connecting, a minute later —
+// while the fixed operator's 60 s ctrl_loss_tmo removes them.
+func TestAbortedValidation(t *testing.T) {
+	abort := runWithFaults(t, simbackend.Config{Seed: 2}, params(1, 10, 1), []record.FaultSpec{
+		{Fault: faults.KindAbortedValidation, Target: "mig-0001", Params: map[string]string{"after_s": "1"}}})
+	fl := faultLinesOf(abort.lines, faults.KindAbortedValidation)
+	if len(fl) == 0 || fl[0].Evidence["phase_before"] != record.PhaseValidating || fl[0].Evidence["phase_after"] != record.PhaseAborted {
+		t.Fatalf("abort fault lines %+v", fl)
+	}
+	if got := abort.summary.Migrations[0].Outcome; got != record.PhaseAborted {
+		t.Errorf("outcome %s, want Aborted", got)
+	}
+
+	leftBehind := map[string]int{}
+	for _, op := range []string{"prefix", "fixed"} {
+		r := runWithFaults(t, simbackend.Config{Seed: 2, Operator: op}, params(1, 120, 2), []record.FaultSpec{
+			{Fault: faults.KindAbortedValidation, Target: "mig-0001", Params: map[string]string{"mode": faults.ModeKillJob, "after_s": "4.5"}}})
+		fl := faultLinesOf(r.lines, faults.KindAbortedValidation)
+		if len(fl) == 0 || fl[0].Evidence["job_killed_on"] == "" || fl[0].Evidence["round"] == "" {
+			t.Fatalf("%s: kill-job fault lines %+v", op, fl)
+		}
+		t.Logf("%s: kill-job %v at %v; leaks %+v", op, fl[0].Evidence, fl[0].T, r.summary.LeakedControllers)
+		if got := r.summary.Migrations[0].Outcome; got != record.PhaseFailed {
+			t.Errorf("%s: outcome %s, want Failed", op, got)
+		}
+		for _, l := range r.summary.LeakedControllers {
+			if l.State == "connecting" {
+				leftBehind[op]++
+			}
+		}
+	}
+	if leftBehind["prefix"] == 0 || leftBehind["fixed"] != 0 {
+		t.Errorf("connecting controllers left after the killed Job, 2 min later: %v; want some with prefix, none with fixed", leftBehind)
+	}
+}
