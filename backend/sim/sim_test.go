@@ -140,3 +140,17 @@ func TestBadConfig(t *testing.T) {
 		t.Error("5 consumers per volume on 3 hosts accepted")
 	}
 }
+
+func TestWallClockDrivesTheWorld(t *testing.T) {
+	clk := NewWallClock()
+	c, err := New(Config{Seed: 1, Volumes: 1, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AdvanceTo(0.05); err != nil {
+		t.Fatal(err)
+	}
+	if clk.Now() < 0.05 {
+		t.Errorf("after AdvanceTo(0.05) the wall clock reads %.3f s", clk.Now())
+	}
+}

@@ -1,0 +1,117 @@
+package sim
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fiomig/fiomig/nvmeof"
+)
+
+// needTool skips when a tool is missing, or fails under FIOMIG_REQUIRE_TOOLS=1.
+func needTool(t *testing.T, ok bool, why string) {
+	t.Helper()
+	if ok {
+		return
+	}
+	if os.Getenv("FIOMIG_REQUIRE_TOOLS") == "1" {
+		t.Fatalf("required tool missing: %s", why)
+	}
+	t.Skipf("skipping: %s (set FIOMIG_REQUIRE_TOOLS=1 to make this a failure)", why)
+}
+
+type cliPath struct {
+	Subsystem, NQN, Name, Transport, State string
+	Address                                nvmeof.Address
+}
+
+// TestNvmeCliListSubsys materialises a simulated host's sysfs tree on disk
+// and checks that the real `nvme list-subsys -o json` (in a private mount
+// namespace with a tmpfs /sys holding the tree) lists the same
+// controllers, states and addresses as nvmeof reads from the tree.
+func TestNvmeCliListSubsys(t *testing.T) {
+	_, errNvme := exec.LookPath("nvme")
+	needTool(t, errNvme == nil, "nvme-cli not installed (make tools)")
+	_, errUnshare := exec.LookPath("unshare")
+	needTool(t, errUnshare == nil && os.Geteuid() == 0, "needs root and unshare(1) for a private mount namespace")
+
+	w := newWorld(t, Config{Seed: 8, Volumes: 4, NamespacesPerVolume: 2, ConsumersPerVolume: 2})
+	advance(t, w, 1)
+	// One connecting controller (its listener gone) among the live ones.
+	v := w.Volumes()[0]
+	ep := w.listenerEndpoints(v.NQN, v.LVS)[2]
+	ts, _ := ep.node.Subsystem(v.NQN)
+	ts.removeListener(ep.port)
+	advance(t, w, 3)
+
+	h := w.hosts[v.Consumers[0]]
+	dir := t.TempDir()
+	if err := Materialize(h.Sysfs(), dir); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c",
+		`mount -t tmpfs sysfs-sim /sys && cp -a "$1"/. /sys/ && exec nvme list-subsys -o json`, "sh", dir)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		needTool(t, false, "cannot run nvme-cli in a private mount namespace: "+err.Error()+": "+string(stderr))
+	}
+	var hosts []struct {
+		HostNQN    string
+		Subsystems []struct {
+			Name, NQN string
+			Paths     []struct{ Name, Transport, Address, State string }
+		}
+	}
+	if err := json.Unmarshal(out, &hosts); err != nil {
+		t.Fatalf("nvme list-subsys -o json: %v\n%s", err, out)
+	}
+	var got []cliPath
+	for _, hh := range hosts {
+		if hh.HostNQN != h.NQN {
+			t.Errorf("nvme-cli host %q, want %q", hh.HostNQN, h.NQN)
+		}
+		for _, s := range hh.Subsystems {
+			for _, p := range s.Paths {
+				a, err := nvmeof.ParseAddress(p.Address)
+				if err != nil {
+					t.Fatalf("nvme-cli address %q: %v", p.Address, err)
+				}
+				got = append(got, cliPath{s.Name, s.NQN, p.Name, p.Transport, p.State, a})
+			}
+		}
+	}
+	st, err := nvmeof.ReadHost(h.Sysfs(), h.NQN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []cliPath
+	connecting := 0
+	for _, s := range st.Subsystems {
+		for _, c := range s.Controllers {
+			want = append(want, cliPath{"nvme-subsys" + itoa(s.Instance), s.NQN, c.Name, c.Transport, string(c.State), c.Address})
+			if c.State == nvmeof.StateConnecting {
+				connecting++
+			}
+		}
+	}
+	if connecting == 0 || len(want) < 6 {
+		t.Fatalf("test setup: %d controllers, %d connecting", len(want), connecting)
+	}
+	less := func(a, b cliPath) bool { return a.Name < b.Name }
+	sort.Slice(got, func(i, j int) bool { return less(got[i], got[j]) })
+	sort.Slice(want, func(i, j int) bool { return less(want[i], want[j]) })
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("nvme list-subsys differs from nvmeof.ReadHost (-nvmeof +nvme-cli):\n%s", diff)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
