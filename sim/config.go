@@ -71,6 +71,12 @@ type Config struct {
 	// once the lvstore is loaded), seconds (default 1.0; negative = 0).
 	NamespaceAttachDelayS float64
 
+	// ControlPlaneConnect overrides the connect options the control plane
+	// answers CreateMigration with (zero value: ControlPlaneConnectOptions,
+	// simplyblock's 3600/2/8/4). A CtrlLossTmo of -1 or 0 here shows the
+	// pre-fix operator silently dropping it.
+	ControlPlaneConnect *ConnectOptions
+
 	// Operator selects the migration operator variant: OperatorFixed
 	// (default) or OperatorPrefix (see operator.go).
 	Operator string

@@ -30,6 +30,9 @@ func (w *World) cpCreateMigration(m *Migration) {
 		}
 		ts.addListener(ep.port, nvmeof.ANAInaccessible)
 		o := ControlPlaneConnectOptions
+		if w.cfg.ControlPlaneConnect != nil {
+			o = *w.cfg.ControlPlaneConnect
+		}
 		m.answer = append(m.answer, nvmeof.Target{Transport: "tcp", Traddr: ep.node.IP, Trsvcid: strconv.Itoa(ep.port), NQN: nqn,
 			CtrlLossTmo: nvmeof.Int(o.CtrlLossTmo), ReconnectDelay: nvmeof.Int(o.ReconnectDelay),
 			FastIOFailTmo: nvmeof.Int(o.FastIOFailTmo), KeepAliveTmo: nvmeof.Int(o.KeepAliveTmo)})

@@ -307,7 +307,11 @@ func (w *World) pollCompletion(m *Migration) {
 // Jobs stop, the control plane cancels it (fixed: release Jobs run on every
 // host that had a Job) and it ends Aborted. It fails for an unknown or
 // terminal migration and once the cutover has started.
-func (w *World) AbortMigration(id string) error {
+func (w *World) AbortMigration(id string) error { return w.AbortMigrationReason(id, "aborted") }
+
+// AbortMigrationReason is AbortMigration with the reason the Aborted phase
+// carries.
+func (w *World) AbortMigrationReason(id, reason string) error {
 	m, ok := w.migByID[id]
 	if !ok {
 		return fmt.Errorf("sim: abort: unknown migration %q", id)
@@ -318,7 +322,7 @@ func (w *World) AbortMigration(id string) error {
 	if m.cp >= cpCutover && m.cp != cpCancelled {
 		return fmt.Errorf("sim: abort %s: cutover in progress", id)
 	}
-	w.cancelAndEnd(m, PhaseAborted, "aborted", nil)
+	w.cancelAndEnd(m, PhaseAborted, reason, nil)
 	return nil
 }
 

@@ -269,3 +269,30 @@ func TestAbortMigration(t *testing.T) {
 		t.Error("aborting during the cutover succeeded")
 	}
 }
+
+func TestPrefixDropsNonPositiveCtrlLossTmo(t *testing.T) {
+	for _, tc := range []struct {
+		op   string
+		want int // sysfs ctrl_loss_tmo of a migration path
+	}{
+		{OperatorPrefix, kernelDefaultCtrlLossTmo}, // -1 silently dropped: the kernel default
+		{OperatorFixed, nvmeof.MigrationCtrlLossTmo},
+	} {
+		cp := ControlPlaneConnectOptions
+		cp.CtrlLossTmo = -1
+		w := newWorld(t, Config{Seed: 1, Volumes: 1, Operator: tc.op, ControlPlaneConnect: &cp})
+		v := w.Volumes()[0]
+		id, _ := w.StartMigration(v.NQN)
+		m, _ := w.Migration(id)
+		for w.Now() < 30 && len(ctrlsAt(w.hosts[v.Consumers[0]], v.NQN, targetEndpoints(w, m))) == 0 {
+			advance(t, w, w.Now()+0.5)
+		}
+		cs := ctrlsAt(w.hosts[v.Consumers[0]], v.NQN, targetEndpoints(w, m))
+		if len(cs) == 0 {
+			t.Fatalf("%s: no migration path connected", tc.op)
+		}
+		if got := cs[0].sysfsCtrlLossTmo(); got != tc.want {
+			t.Errorf("%s: migration path ctrl_loss_tmo %d, want %d", tc.op, got, tc.want)
+		}
+	}
+}
