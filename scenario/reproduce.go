@@ -1,0 +1,226 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	simbackend "github.com/fiomig/fiomig/backend/sim"
+	"github.com/fiomig/fiomig/checks"
+	"github.com/fiomig/fiomig/faults"
+	"github.com/fiomig/fiomig/record"
+	"github.com/fiomig/fiomig/reports"
+)
+
+// IncidentID is the run `fiomig reproduce` knows how to reproduce.
+const IncidentID = "fio-mig-1787159565"
+
+// ReproduceReportFile is the reproduce report in each run directory.
+const ReproduceReportFile = "reproduce.md"
+
+// IncidentParams are the incident's parameters (DESIGN.md "The incident to
+// reproduce"; issue 4 part 7): 3 hosts that are also the 3 storage nodes,
+// 10 volumes with one fio pod each, 23 migrations one at a time sampled
+// every 0.1 s, then 2.5 h (9000 s) of settle sampled every 10 s; the
+// cutover and the thresholds are fiomig's defaults.
+func IncidentParams() record.Params {
+	p := DefaultParams()
+	p.Migrations, p.Volumes, p.Hosts, p.ConsumersPerVolume = 23, 10, 3, 1
+	p.SettleS, p.SettleSampleIntervalS = 9000, 10
+	return p
+}
+
+// Incident fault schedule (issue 4 part 7: "a seeded fault schedule that
+// gives the cascade its first failures, for example dropped CONNECTs or a
+// target restart during early validations"). Chosen before looking at any
+// outcome: two faults, on two distinct migrations among the first five,
+// each a storage-node restart or a window of dropped CONNECTs to a node,
+// injected 0.5–2.5 s into Validating (while the validation Jobs start: the
+// Job start delay is 1–3 s) and lasting 20–60 s (an SPDK restart, a
+// network blip).
+var incidentFaults = faults.SeededOptions{
+	Count:  2,
+	Kinds:  []string{faults.KindTargetRestart, faults.KindDroppedConnects},
+	Phase:  record.PhaseValidating,
+	AfterS: [2]float64{0.5, 2.5},
+	ForS:   [2]float64{20, 60},
+}
+
+// IncidentSchedule is the incident's fault schedule for seed (the same
+// for both operator variants).
+func IncidentSchedule(seed int64, nodes []string) ([]record.FaultSpec, error) {
+	o := incidentFaults
+	o.Nodes = nodes
+	for i := 1; i <= 5; i++ {
+		o.Migrations = append(o.Migrations, fmt.Sprintf("mig-%04d", i))
+	}
+	return faults.Seeded(seed, o)
+}
+
+// ReproduceOptions is one operator's reproduction of the incident.
+type ReproduceOptions struct {
+	Seed int64
+	// Operator is "prefix" or "fixed".
+	Operator string
+	// ReconnectReset is the kernel switch: "full" (upstream, default) or
+	// "partial"; KernelDNR "honor" (default) or "ignore"; TargetDNR makes
+	// the targets set DNR on rejections (SPDK does not).
+	ReconnectReset string
+	KernelDNR      string
+	TargetDNR      bool
+	// Params default to IncidentParams; Schedule to IncidentSchedule(Seed).
+	Params   *record.Params
+	Schedule []record.FaultSpec
+	// Command is the command line recorded in plan.json.
+	Command   string
+	OutDir    string
+	StartUnix int64
+	Progress  io.Writer
+}
+
+// ReproduceResult is one operator's run.
+type ReproduceResult struct {
+	Dir     string
+	Plan    record.Plan
+	Summary record.Summary
+	Figures IncidentFigures
+	Shape   Shape
+	// FaultErrors are injections or recoveries that failed (also in the timeline).
+	FaultErrors []error
+	Interrupted bool
+}
+
+// Reproduce runs the incident's scenario once, with one operator variant,
+// through scenario.Run (a normal run directory: plan.json with the fault
+// schedule as executed, timeline.jsonl, summary.json, report.md), then
+// computes the incident's figures from the record and writes reproduce.md.
+func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error) {
+	if o.Operator != "prefix" && o.Operator != "fixed" {
+		return ReproduceResult{}, fmt.Errorf("reproduce: operator %q: want prefix or fixed", o.Operator)
+	}
+	if o.ReconnectReset == "" {
+		o.ReconnectReset = "full"
+	}
+	if o.KernelDNR == "" {
+		o.KernelDNR = "honor"
+	}
+	p := IncidentParams()
+	if o.Params != nil {
+		p = *o.Params
+	}
+	const podToleranceS = 5.0
+	p.Extra = map[string]string{
+		"operator": o.Operator, "reconnect_reset": o.ReconnectReset, "kernel_dnr": o.KernelDNR,
+		"target_dnr": strconv.FormatBool(o.TargetDNR), "hosts_are_nodes": "true", "pods": "true",
+		"pod_tolerance_s": strconv.FormatFloat(podToleranceS, 'g', -1, 64),
+		"gap_s":           strconv.FormatFloat(DefaultGapS, 'g', -1, 64),
+		"incident":        IncidentID,
+	}
+	cluster, err := simbackend.New(simbackend.Config{
+		Seed: o.Seed, Nodes: 3, Hosts: p.Hosts, Volumes: p.Volumes, ConsumersPerVolume: p.ConsumersPerVolume,
+		HostsAreNodes: true, CutoverPauseS: p.CutoverPauseS, Operator: o.Operator,
+		ReconnectReset: o.ReconnectReset, KernelDNR: o.KernelDNR, TargetDNR: o.TargetDNR,
+		Pods: true, PodToleranceS: podToleranceS,
+	})
+	if err != nil {
+		return ReproduceResult{}, fmt.Errorf("reproduce: simulator: %w", err)
+	}
+	sched := o.Schedule
+	if sched == nil {
+		var nodes []string
+		for _, n := range cluster.Topology().Nodes {
+			nodes = append(nodes, n.Name)
+		}
+		if sched, err = IncidentSchedule(o.Seed, nodes); err != nil {
+			return ReproduceResult{}, err
+		}
+	}
+	inj, err := faults.NewInjector(cluster, sched)
+	if err != nil {
+		return ReproduceResult{}, err
+	}
+	defer inj.Close()
+	plan := record.Plan{Tool: "fiomig", Scenario: "reproduce " + IncidentID, Seed: o.Seed, Command: o.Command,
+		Params: p, Faults: sched}
+	res, err := Run(ctx, inj, Config{Plan: plan, OutDir: o.OutDir, StartUnix: o.StartUnix, GapS: DefaultGapS, Progress: o.Progress})
+	out := ReproduceResult{Dir: res.Dir, Interrupted: res.Interrupted, Summary: res.Summary}
+	if err != nil || res.Interrupted {
+		// Recover what is still injected, and keep its lines.
+		if lines := inj.RecoverAll(); len(lines) > 0 && res.Dir != "" {
+			if aerr := appendLines(filepath.Join(res.Dir, record.TimelineFile), lines); aerr != nil {
+				err = errors.Join(err, aerr)
+			}
+		}
+		return out, err
+	}
+	// plan.json gets the schedule as executed. Faults still active at the
+	// end are recovered now, and then the record is judged again with their
+	// lines (the reports do not show the schedule, so otherwise they stand).
+	tail := inj.RecoverAll()
+	out.FaultErrors = inj.Errors()
+	planPath, tlPath := filepath.Join(res.Dir, record.PlanFile), filepath.Join(res.Dir, record.TimelineFile)
+	if plan, err = record.ReadPlan(planPath); err != nil {
+		return out, err
+	}
+	plan.Faults = inj.Executed()
+	if err := record.WriteJSON(planPath, plan); err != nil {
+		return out, err
+	}
+	out.Plan = plan
+	if len(tail) > 0 {
+		if err := appendLines(tlPath, tail); err != nil {
+			return out, err
+		}
+		lines, err := record.ReadTimeline(tlPath)
+		if err != nil {
+			return out, err
+		}
+		out.Summary = reports.WithStats(checks.Evaluate(plan, lines))
+		if err := reports.Write(res.Dir, plan, out.Summary); err != nil {
+			return out, err
+		}
+	}
+	lines, err := IncidentLines(tlPath)
+	if err != nil {
+		return out, err
+	}
+	out.Figures = ComputeIncidentFigures(plan, lines, out.Summary)
+	out.Shape = JudgeShape(out.Figures)
+	return out, WriteReproduceReport(out, nil)
+}
+
+// WriteReproduceReport writes reproduce.md (figures, shape, validation
+// failures) into r.Dir; all, when given, are every operator's runs, shown
+// side by side.
+func WriteReproduceReport(r ReproduceResult, all []ReproduceResult) error {
+	var figs []IncidentFigures
+	var shapes []Shape
+	for _, x := range all {
+		figs = append(figs, x.Figures)
+		shapes = append(shapes, x.Shape)
+	}
+	b := IncidentMarkdown(r.Figures, r.Shape, figs, shapes)
+	if err := os.WriteFile(filepath.Join(r.Dir, ReproduceReportFile), b, 0o644); err != nil {
+		return fmt.Errorf("write reproduce report: %w", err)
+	}
+	return nil
+}
+
+func appendLines(path string, lines []record.Line) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("append to timeline: %w", err)
+	}
+	tw := record.NewTimelineWriter(f, path)
+	for _, l := range lines {
+		if err := tw.Append(l); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
