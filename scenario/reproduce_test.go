@@ -1,0 +1,294 @@
+package scenario
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fiomig/fiomig/faults"
+	"github.com/fiomig/fiomig/record"
+)
+
+// shortIncident is the incident scenario cut short (8 migrations, 20 min of
+// settle) so that tests stay quick; the fault schedule (on the first five
+// migrations) and every other parameter are the incident's.
+func shortIncident() *record.Params {
+	p := IncidentParams()
+	p.Migrations, p.SettleS = 8, 1200
+	return &p
+}
+
+func reproduce(t *testing.T, seed int64, op string, p *record.Params) ReproduceResult {
+	t.Helper()
+	r, err := Reproduce(context.Background(), ReproduceOptions{Seed: seed, Operator: op, Params: p,
+		Command: "test", OutDir: t.TempDir(), StartUnix: 1787159565})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestReproduceSameSeedSameRecord: the same seed gives a byte-identical run
+// record (plan.json with the executed fault schedule, timeline.jsonl,
+// summary.json, reproduce.md); another seed does not. The figures read
+// through IncidentLines equal those computed from the whole timeline.
+func TestReproduceSameSeedSameRecord(t *testing.T) {
+	a, b := reproduce(t, 4, "prefix", shortIncident()), reproduce(t, 4, "prefix", shortIncident())
+	files := []string{record.PlanFile, record.TimelineFile, record.SummaryFile, ReproduceReportFile}
+	for _, f := range files {
+		x, err := os.ReadFile(filepath.Join(a.Dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := os.ReadFile(filepath.Join(b.Dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(x, y) {
+			t.Errorf("seed 4 twice: %s differs", f)
+		}
+	}
+	other := reproduce(t, 5, "prefix", shortIncident())
+	x, _ := os.ReadFile(filepath.Join(a.Dir, record.TimelineFile))
+	y, _ := os.ReadFile(filepath.Join(other.Dir, record.TimelineFile))
+	if bytes.Equal(x, y) {
+		t.Error("seeds 4 and 5 give the same timeline")
+	}
+
+	// plan.json holds the schedule as executed: every fault with its
+	// trigger, and when it was injected and recovered.
+	if len(a.Plan.Faults) != 2 {
+		t.Fatalf("plan faults %+v, want the 2 of the incident schedule", a.Plan.Faults)
+	}
+	for _, f := range a.Plan.Faults {
+		if f.Phase != record.PhaseValidating || f.Migration == "" || f.Params["injected_at_s"] == "" {
+			t.Errorf("executed fault %+v lacks its trigger or injection time", f)
+		}
+	}
+	lines, err := record.ReadTimeline(filepath.Join(a.Dir, record.TimelineFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(ComputeIncidentFigures(a.Plan, lines, a.Summary), a.Figures); d != "" {
+		t.Errorf("figures from IncidentLines differ from figures from the whole timeline (-whole +filtered):\n%s", d)
+	}
+}
+
+// TestReproduceScheduleIsTheIncidents: the schedule comes from the seed
+// alone, is the same for both operators, and hits early validations.
+func TestReproduceScheduleIsTheIncidents(t *testing.T) {
+	nodes := []string{"storage-1", "storage-2", "storage-3"}
+	s1, err := IncidentSchedule(7, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, _ := IncidentSchedule(7, nodes)
+	if d := cmp.Diff(s1, s2); d != "" {
+		t.Errorf("seed 7 twice:\n%s", d)
+	}
+	for _, f := range s1 {
+		if f.Fault != faults.KindTargetRestart && f.Fault != faults.KindDroppedConnects {
+			t.Errorf("fault kind %s", f.Fault)
+		}
+		if f.Migration > "mig-0005" || f.ForS < 20 || f.ForS > 60 {
+			t.Errorf("fault %+v: want an early validation (first five migrations), 20-60 s", f)
+		}
+	}
+}
+
+func TestComputeIncidentFigures(t *testing.T) {
+	nqnA, nqnB := "nqn.a", "nqn.b"
+	plan := record.Plan{Seed: 9, Params: record.Params{Extra: map[string]string{"operator": "prefix", "reconnect_reset": "partial"}},
+		Topology: record.Topology{
+			Hosts:   []record.HostInfo{{Name: "h1"}, {Name: "h2"}},
+			Volumes: []record.VolumeInfo{{Name: "a", NQN: nqnA, Consumers: []string{"h1"}}, {Name: "b", NQN: nqnB, Consumers: []string{"h2"}}}}}
+	ph := func(tm float64, mig, nqn, phase string) record.Line {
+		return record.Line{T: tm, Kind: record.KindPhase, Migration: mig, NQN: nqn, Phase: phase}
+	}
+	kern := func(tm float64, host, ctrl, msg string) record.Line {
+		return record.Line{T: tm, Kind: record.KindKernel, Host: host, Controller: ctrl, Message: msg}
+	}
+	tgt := func(tm float64, node string, n int64) record.Line {
+		return record.Line{T: tm, Kind: record.KindTarget, Node: node, RejectedConnects: record.Int64(n)}
+	}
+	lines := []record.Line{
+		{T: 0, Kind: record.KindEndpoints, NQN: nqnA, Endpoints: []string{"10.0.0.1:4426", "10.0.0.2:4426"}},
+		{T: 0, Kind: record.KindEndpoints, NQN: nqnB, Endpoints: []string{"10.0.0.1:4428"}},
+		kern(0, "h1", "nvme0", `new ctrl: NQN "nqn.a", addr 10.0.0.1:4426, hostnqn: x`),
+		ph(10, "mig-0001", nqnA, record.PhasePending),
+		ph(10.5, "mig-0001", nqnA, record.PhaseValidating),
+		kern(12, "h1", "nvme3", `new ctrl: NQN "nqn.a", addr 10.0.0.3:4430, hostnqn: x`),
+		{T: 12.5, Kind: record.KindFault, Fault: "target-restart", Action: "inject", Target: "storage-3", Evidence: map[string]string{"ports_down": "3"}},
+		// First failure: a refused connect, no controller blamed.
+		{T: 14, Kind: record.KindPhase, Migration: "mig-0001", NQN: nqnA, Phase: record.PhaseFailed,
+			Reason: "NVMe path validation failed on h1: connect 10.0.0.3:4430: refused"},
+		ph(30, "mig-0002", nqnA, record.PhasePending),
+		// Second failure: details name the controller and its origin.
+		{T: 35, Kind: record.KindPhase, Migration: "mig-0002", NQN: nqnA, Phase: record.PhaseFailed,
+			Reason:  "NVMe path validation failed on h1: stale-endpoint nvme3",
+			Details: map[string]string{"host": "h1", "controller": "nvme3", "endpoint": "10.0.0.3:4430", "state": "connecting", "origin": "mig-0001", "detail": "stale-endpoint nvme3"}},
+		ph(40, "mig-0003", nqnA, record.PhasePending),
+		// Third failure: no details; the origin comes from the kernel's
+		// "new ctrl" line of nvme3 on h1 (at 12 s, inside mig-0001).
+		{T: 45, Kind: record.KindPhase, Migration: "mig-0003", NQN: nqnA, Phase: record.PhaseFailed,
+			Reason: "NVMe path validation failed on h1: target path 10.0.0.3:4430 on nvme3 is connecting"},
+		// nvme3 (a leak of mig-0001) comes back live: a healed leak.
+		kern(50, "h1", "nvme3", "Successfully reconnected (3 attempt)"),
+		// A CSI controller reconnecting is no healed leak.
+		kern(50, "h1", "nvme0", "Successfully reconnected (1 attempt)"),
+		ph(50, "mig-0004", nqnB, record.PhasePending),
+		ph(60, "mig-0004", nqnB, record.PhaseCompleted),
+		{T: 70, Kind: record.KindIO, Pod: "fio-a", PodState: "killed", Reason: "no I/O"},
+		{T: 71, Kind: record.KindIO, Pod: "fio-b", PodState: "running"},
+		kern(80, "h2", "nvme7", "Removing controller (1)..."),
+		tgt(100, "storage-1", 10), tgt(100, "storage-2", 0),
+		tgt(1000, "storage-1", 400), tgt(1000, "storage-2", 100),
+		{T: 1200, Kind: record.KindSample, Host: "h1", Controllers: []record.Controller{
+			{Name: "nvme0", NQN: nqnA, Address: "10.0.0.1:4426", State: "live", Legs: []record.Leg{{NSID: 1, ANA: "optimized"}}},
+			{Name: "nvme3", NQN: nqnA, Address: "10.0.0.3:4430", State: "connecting", Legs: []record.Leg{}},
+			{Name: "nvme4", NQN: nqnA, Address: "10.0.0.3:4426", State: "live", Legs: []record.Leg{}},
+			{Name: "nvme5", NQN: "nqn.foreign", Address: "10.9.9.9:4420", State: "live"},
+		}, Subsystems: []record.Subsystem{{NQN: nqnA, NSIDs: []int{1}}}},
+		{T: 1200, Kind: record.KindSample, Host: "h2", Controllers: []record.Controller{
+			{Name: "nvme1", NQN: nqnB, Address: "10.0.0.1:4428", State: "live", Legs: []record.Leg{{NSID: 1, ANA: "optimized"}}},
+		}, Subsystems: []record.Subsystem{{NQN: nqnB, NSIDs: []int{1}}}},
+	}
+	sum := record.Summary{
+		LeakedControllers: []record.Leak{
+			{Host: "h1", Controller: "nvme3", State: "connecting", Kind: "stale-endpoint"},
+			{Host: "h1", Controller: "nvme4", State: "live", Kind: "no-namespace"},
+		},
+		Stats:        record.Stats{MaxPauseS: 2.4},
+		Unattributed: []record.HostWindow{{Host: "h2", NQN: nqnB, Window: [2]float64{500, 506.5}}},
+	}
+	got := ComputeIncidentFigures(plan, lines, sum)
+	want := IncidentFigures{
+		Operator: "prefix", Seed: 9, ReconnectReset: "partial", Migrations: 4,
+		Outcomes:         map[string]int{record.PhaseFailed: 3, record.PhaseCompleted: 1},
+		ValidationFailed: 3, LeakCaused: 2,
+		Failures: []ValidationFailure{
+			{Migration: "mig-0001", NQN: nqnA, AtS: 14, Host: "h1", Detail: "NVMe path validation failed on h1: connect 10.0.0.3:4430: refused"},
+			{Migration: "mig-0002", NQN: nqnA, AtS: 35, Host: "h1", Controller: "nvme3", Endpoint: "10.0.0.3:4430", State: "connecting",
+				Origin: "mig-0001", OriginSource: "record", LeakCaused: true, Detail: "stale-endpoint nvme3"},
+			{Migration: "mig-0003", NQN: nqnA, AtS: 45, Host: "h1", Controller: "nvme3", Origin: "mig-0001", OriginSource: "timeline",
+				LeakCaused: true, Detail: "NVMe path validation failed on h1: target path 10.0.0.3:4430 on nvme3 is connecting"},
+		},
+		ControllersPerHost: map[string]int{"h1": 3, "h2": 1}, ExpectedPerHost: map[string]int{"h1": 2, "h2": 1},
+		Controllers: 4, Expected: 3,
+		Leaked: 2, LeakedByState: map[string]int{"connecting": 1, "live": 1}, LeakedConnecting: 1, LeakedLiveNoNamespace: 1,
+		LeaksRemovedByKernel: 1, LeakCausedSameVolume: 2, LeaksHealed: 1,
+		// (400+100) - (10+0) rejections over the last 600 s (600..1200): the
+		// counters at 600 s are those reported at 100 s.
+		RejectionsPerMin: 49, RejectionWindowS: 600,
+		PodsKilled: 1, PodsKilledList: []string{"fio-a"},
+		LongestPauseS: 6.5, FaultsInjected: 1,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("figures (-want +got):\n%s", d)
+	}
+}
+
+func TestIncidentLinesKeepsWhatTheFiguresNeed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), record.TimelineFile)
+	tw, err := record.CreateTimeline(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("x", 3<<20) // a line longer than the reader's buffer
+	all := []record.Line{
+		{T: 0, Kind: record.KindEndpoints, NQN: "nqn.a", Endpoints: []string{"10.0.0.1:4426"}},
+		{T: 1, Kind: record.KindSample, Host: "h1", Controllers: []record.Controller{{Name: "nvme0", NQN: "nqn.a", State: "live"}}},
+		{T: 1, Kind: record.KindKernel, Host: "h1", Controller: "nvme0", Message: `new ctrl: NQN "nqn.a", addr 10.0.0.1:4426`},
+		{T: 2, Kind: record.KindKernel, Host: "h1", Controller: "nvme0", Message: "Reconnecting in 2 seconds..."},
+		{T: 2, Kind: record.KindIO, Pod: "fio-a", PodState: "running", Completed: record.Int64(5)},
+		{T: 3, Kind: record.KindIO, Pod: "fio-a", PodState: "killed", Reason: long},
+		{T: 4, Kind: record.KindSample, Host: "h1", Controllers: []record.Controller{{Name: "nvme0", NQN: "nqn.a", State: "connecting"}}},
+		{T: 5, Kind: record.KindKernel, Host: "h1", Controller: "nvme0", Message: "Failed reconnect attempt 1/1800"},
+	}
+	for _, l := range all {
+		if err := tw.Append(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tw.Close()
+	got, err := IncidentLines(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []record.Line{all[0], all[2], all[5], all[6], all[7]}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("IncidentLines (-want +got):\n%s", d)
+	}
+	if err := os.WriteFile(path, []byte(`{"t":0,"kind":"phase",`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := IncidentLines(path); err == nil || !strings.Contains(err.Error(), path+":1") {
+		t.Errorf("malformed line: error %v, want it to name %s:1", err, path)
+	}
+}
+
+func TestJudgeShape(t *testing.T) {
+	cascade := IncidentFigures{Operator: "prefix", ReconnectReset: "partial", Migrations: 23, ValidationFailed: 16,
+		LeakCaused: 10, Leaked: 18, LeakedConnecting: 10, RejectionsPerMin: 146, PodsKilled: 8}
+	for _, tc := range []struct {
+		name    string
+		edit    func(*IncidentFigures)
+		ok      bool
+		missing string
+		note    string
+	}{
+		{"the incident's figures", func(*IncidentFigures) {}, true, "", "--reconnect-reset=partial"},
+		{"11 of 23 is less than half", func(f *IncidentFigures) { f.ValidationFailed = 11 }, false, "11 of 23 migrations failed", ""},
+		{"12 of 23 is half", func(f *IncidentFigures) { f.ValidationFailed, f.LeakCaused = 12, 7 }, true, "", ""},
+		{"half leak-caused is not most", func(f *IncidentFigures) { f.LeakCaused = 8 }, false, "8 of 16 validation failures", ""},
+		{"too few leaks", func(f *IncidentFigures) { f.Leaked = 9 }, false, "9 leaked controllers", ""},
+		{"too many leaks", func(f *IncidentFigures) { f.Leaked = 31 }, false, "31 leaked controllers", ""},
+		{"rejections too high", func(f *IncidentFigures) { f.RejectionsPerMin = 510 }, false, "510 CONNECT rejections/min", ""},
+		{"leaks expired upstream", func(f *IncidentFigures) {
+			f.ReconnectReset, f.Leaked, f.LeakedConnecting, f.LeaksRemovedByKernel, f.RejectionsPerMin = "full", 0, 0, 17, 0
+		}, false, "0 leaked controllers", "need --reconnect-reset=partial"},
+		{"cascade confined to the leaking volumes", func(f *IncidentFigures) {
+			f.ValidationFailed, f.LeakCaused, f.LeakCausedSameVolume, f.LeaksHealed = 7, 3, 3, 2
+		}, false, "7 of 23 migrations failed", "every leak-caused failure (3) hit a later migration of the volume"},
+		{"healed leaks are named", func(f *IncidentFigures) { f.ValidationFailed, f.LeakCaused, f.LeaksHealed = 5, 1, 4 },
+			false, "5 of 23", "4 leaked controllers reconnected live"},
+		{"no pod died", func(f *IncidentFigures) { f.PodsKilled = 0 }, true, "", "no fio pod died"},
+		{"fixed, clean", func(f *IncidentFigures) { *f = IncidentFigures{Operator: "fixed", Migrations: 23, ValidationFailed: 6} }, true, "", ""},
+		{"fixed, one leak", func(f *IncidentFigures) { *f = IncidentFigures{Operator: "fixed", Migrations: 23, Leaked: 1} }, false, "1 leaked controllers", ""},
+		{"fixed, leak-caused failure", func(f *IncidentFigures) { *f = IncidentFigures{Operator: "fixed", Migrations: 23, LeakCaused: 1} }, false, "1 validation failures caused", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := cascade
+			tc.edit(&f)
+			s := JudgeShape(f)
+			if s.OK != tc.ok {
+				t.Errorf("OK = %v, want %v (missing %v)", s.OK, tc.ok, s.Missing)
+			}
+			if tc.missing != "" && !strings.Contains(strings.Join(s.Missing, "\n"), tc.missing) {
+				t.Errorf("missing %v, want a line containing %q", s.Missing, tc.missing)
+			}
+			if tc.note != "" && !strings.Contains(strings.Join(s.Notes, "\n"), tc.note) {
+				t.Errorf("notes %v, want one containing %q", s.Notes, tc.note)
+			}
+		})
+	}
+}
+
+// BenchmarkReproduceBothOperators is the whole reproduction, as `fiomig
+// reproduce fio-mig-1787159565` runs it: the incident's full parameters,
+// prefix then fixed, seed 1 (target: under 5 s wall for both).
+func BenchmarkReproduceBothOperators(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		for _, op := range []string{"prefix", "fixed"} {
+			if _, err := Reproduce(context.Background(), ReproduceOptions{Seed: 1, Operator: op,
+				OutDir: b.TempDir(), StartUnix: 1787159565}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
