@@ -392,6 +392,22 @@ func TestSeededIsDeterministic(t *testing.T) {
 	if _, err := Seeded(1, SeededOptions{Count: 7, Kinds: o.Kinds, Migrations: o.Migrations, Nodes: o.Nodes}); err == nil {
 		t.Error("more faults than migrations accepted")
 	}
+	// Without migrations: node faults at seeded times, in time order.
+	timed := SeededOptions{Count: 4, Kinds: []string{KindTargetRestart, KindDroppedConnects}, Nodes: o.Nodes,
+		AtS: [2]float64{10, 100}, ForS: [2]float64{5, 10}}
+	ts, err := Seeded(3, timed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range ts {
+		if s.Phase != "" || s.AtS < 10 || s.AtS > 100 || (i > 0 && s.AtS < ts[i-1].AtS) {
+			t.Errorf("timed fault %d: %+v; want at_s in [10, 100], sorted, no phase", i, s)
+		}
+	}
+	timed.Kinds = append(timed.Kinds, KindAbortedValidation)
+	if _, err := Seeded(3, timed); err == nil {
+		t.Error("aborted-validation without migrations accepted")
+	}
 }
 
 var errFake = errorString("fake: stop half failed")
