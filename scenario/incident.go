@@ -29,6 +29,7 @@ type IncidentFigures struct {
 	ReconnectReset string `json:"reconnect_reset"`
 
 	Migrations int `json:"migrations"`
+	Volumes    int `json:"volumes"`
 	// Outcomes counts migrations by outcome (terminal phase or last phase).
 	Outcomes map[string]int `json:"outcomes"`
 	// ValidationFailed are the migrations that failed on NVMe path validation.
@@ -299,6 +300,7 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 		}
 	}
 	f.Migrations = len(spans)
+	f.Volumes = len(plan.Topology.Volumes)
 	for _, s := range spans {
 		f.Outcomes[s.outcome]++
 	}
@@ -521,9 +523,9 @@ func JudgeShape(f IncidentFigures) Shape {
 		if f.LeakCaused > 0 && f.LeakCausedSameVolume == f.LeakCaused {
 			note("mechanism missing for the cascade: every leak-caused failure (%d) hit a later migration of the volume "+
 				"whose migration leaked the controller — validation asks nvmeof.Inspect about its own subsystem only, and "+
-				"with %d migrations over the volumes each volume migrates only a few times; failing half of the migrations "+
+				"%d migrations over %d volumes migrate each volume only about %.1f times; failing half of the migrations "+
 				"needs a leak to fail other volumes' validations on its host (e.g. a host-wide verify), which the "+
-				"modelled operator does not do", f.LeakCaused, f.Migrations)
+				"modelled operator does not do", f.LeakCaused, f.Migrations, f.Volumes, float64(f.Migrations)/float64(max(1, f.Volumes)))
 		}
 		if f.LeaksHealed > 0 {
 			note("%d leaked controllers reconnected live when a later migration of their volume re-added a listener at "+

@@ -168,7 +168,7 @@ func TestComputeIncidentFigures(t *testing.T) {
 	}
 	got := ComputeIncidentFigures(plan, lines, sum)
 	want := IncidentFigures{
-		Operator: "prefix", Seed: 9, ReconnectReset: "partial", Migrations: 4,
+		Operator: "prefix", Seed: 9, ReconnectReset: "partial", Migrations: 4, Volumes: 2,
 		Outcomes:         map[string]int{record.PhaseFailed: 3, record.PhaseCompleted: 1},
 		ValidationFailed: 3, LeakCaused: 2,
 		Failures: []ValidationFailure{
@@ -233,7 +233,7 @@ func TestIncidentLinesKeepsWhatTheFiguresNeed(t *testing.T) {
 }
 
 func TestJudgeShape(t *testing.T) {
-	cascade := IncidentFigures{Operator: "prefix", ReconnectReset: "partial", Migrations: 23, ValidationFailed: 16,
+	cascade := IncidentFigures{Operator: "prefix", ReconnectReset: "partial", Migrations: 23, Volumes: 10, ValidationFailed: 16,
 		LeakCaused: 10, Leaked: 18, LeakedConnecting: 10, RejectionsPerMin: 146, PodsKilled: 8}
 	for _, tc := range []struct {
 		name    string
