@@ -17,6 +17,9 @@ type Summary struct {
 	LeakedControllers []Leak             `json:"leaked_controllers"`
 	MissingEndpoints  []MissingEndpoint  `json:"missing_endpoints"`
 	Stats             Stats              `json:"stats"`
+	// Fio is what real fio measured (fiomig run --workload=fio only;
+	// absent otherwise). Added field.
+	Fio *FioSummary `json:"fio,omitempty"`
 }
 
 // CheckResult is one check's verdict.

@@ -44,6 +44,8 @@ type htmlView struct {
 	Stats                                  record.Stats
 	P50, P95, Max                          string
 	PlotSrc                                template.URL
+	// Fio is the fio section (runs with real fio only; reports/fio.go).
+	Fio *FioView
 }
 
 type htmlCheck struct{ Name, Verdict, Class, Detail string }
@@ -112,6 +114,7 @@ func HTML(plan record.Plan, sum record.Summary, plotSVG []byte) ([]byte, error) 
 		v.Unattributed = append(v.Unattributed, htmlWindow{Host: w.Host, NQN: w.NQN,
 			Window: windows([][2]float64{w.Window}), Length: secs(w.Window[1] - w.Window[0])})
 	}
+	v.Fio = FioSection(plan, sum)
 	if len(plotSVG) > 0 {
 		// Our own gonum/plot output, base64-encoded: safe as a data: URI.
 		v.PlotSrc = template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(plotSVG))

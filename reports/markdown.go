@@ -152,6 +152,8 @@ func Markdown(plan record.Plan, sum record.Summary) []byte {
 		fmt.Fprintf(&b, "Percentile method: %s.\n", st.PercentileMethod)
 	}
 
+	b.Write(FioMarkdown(plan, sum)) // runs with real fio only (reports/fio.go)
+
 	b.WriteString("\n## Plot\n\n![Longest pause per migration](plots/pause.png)\n")
 	return b.Bytes()
 }

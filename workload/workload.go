@@ -265,12 +265,12 @@ type VolumeResult struct {
 }
 
 // Results reads back every volume's fio output (after Stop): the JSON+
-// result, stderr and the per-I/O latency log, analysed with gaps of at
-// least minGapMs listed. Problems are reported per volume, not as an error.
-func (w *Workload) Results(minGapMs int64) []VolumeResult {
+// result, stderr and the per-I/O latency log, analysed with gopts (Unix
+// epoch ms). Problems are reported per volume, not as an error.
+func (w *Workload) Results(gopts fio.GapOptions) []VolumeResult {
 	out := make([]VolumeResult, 0, len(w.procs))
 	for _, p := range w.procs {
-		vr := ReadResult(p.Spec.Name, p.Files, minGapMs)
+		vr := ReadResult(p.Spec.Name, p.Files, gopts)
 		vr.ExitCode = p.ExitCode()
 		if w.fs != nil {
 			vr.FUSE = w.fs.Counters(p.Spec.Name)
@@ -280,9 +280,10 @@ func (w *Workload) Results(minGapMs int64) []VolumeResult {
 	return out
 }
 
-// ReadResult reads one fio process's files (see FilesIn) for job name.
-// ExitCode is left -1 and FUSE zero: only the files are read.
-func ReadResult(name string, files FioFiles, minGapMs int64) VolumeResult {
+// ReadResult reads one fio process's files (see FilesIn) for job name, its
+// log analysed with gopts (log_unix_epoch: Unix epoch ms). ExitCode is left
+// -1 and FUSE zero: only the files are read.
+func ReadResult(name string, files FioFiles, gopts fio.GapOptions) VolumeResult {
 	vr := VolumeResult{Volume: name, Files: files, ExitCode: -1}
 	var jr *fio.JobResult
 	res, err := fio.ParseResultFile(files.Output)
@@ -304,7 +305,7 @@ func ReadResult(name string, files FioFiles, minGapMs int64) VolumeResult {
 	if err != nil {
 		vr.Problems = append(vr.Problems, fmt.Sprintf("fio's stderr: %v", err))
 	}
-	ga, err := fio.AnalyzeLogFile(files.LatLog, fio.GapOptions{MinGapMs: minGapMs})
+	ga, err := fio.AnalyzeLogFile(files.LatLog, gopts)
 	if err != nil {
 		vr.Problems = append(vr.Problems, fmt.Sprintf("fio's per-I/O log: %v", err))
 	}

@@ -91,7 +91,7 @@ func TestFioThroughFUSEServes(t *testing.T) {
 	if _, err := os.Stat(mnt); !os.IsNotExist(err) {
 		t.Errorf("temporary mount point %s not removed: %v", mnt, err)
 	}
-	res := w.Results(50)
+	res := w.Results(fio.GapOptions{MinGapMs: 50})
 	if len(res) != 1 {
 		t.Fatalf("%d results", len(res))
 	}
@@ -138,7 +138,7 @@ func TestHeldIOShowsAsFioGap(t *testing.T) {
 	if _, err := w.Stop(StopOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r := w.Results(50)[0]
+	r := w.Results(fio.GapOptions{MinGapMs: 50})[0]
 	g0 := r.Analysis.Gaps.LongestGap
 	held := releaseAt - holdAt
 	t.Logf("held [%d, %d] = %d ms; longest gap %+v = %d ms; FUSE %+v", holdAt, releaseAt, held, g0, g0.EndMs-g0.StartMs, r.FUSE)
@@ -166,7 +166,7 @@ func TestFailedPathGivesEIO(t *testing.T) {
 	if _, err := w.Stop(StopOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r := w.Results(50)[0]
+	r := w.Results(fio.GapOptions{MinGapMs: 50})[0]
 	var eio int64
 	for _, e := range r.Analysis.Errors {
 		if e.Errno == fio.EIO {
@@ -202,7 +202,7 @@ func TestCorruptedWriteIsAVerifyFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs := w.FS().Corruptions()
-	r := w.Results(50)[0]
+	r := w.Results(fio.GapOptions{MinGapMs: 50})[0]
 	if len(cs) != 1 {
 		t.Fatalf("corruptions %v, want exactly 1", cs)
 	}
@@ -236,7 +236,7 @@ func TestStopWhileHeldDrainsAndUnmounts(t *testing.T) {
 	if m, err := Mounted(w.FS().Dir()); err != nil || m {
 		t.Errorf("Mounted = %v, %v after Stop", m, err)
 	}
-	r := w.Results(50)[0]
+	r := w.Results(fio.GapOptions{MinGapMs: 50})[0]
 	if r.FUSE.DrainErrors < 1 {
 		t.Errorf("FUSE %+v: want the held I/O failed by the drain", r.FUSE)
 	}

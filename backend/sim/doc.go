@@ -3,7 +3,11 @@
 // lines, its hosts become backend.Host values whose Sysfs is the rendered
 // kernel tree.
 //
-// Imports: backend, record, nvmeof, sim and the standard library
-// (DESIGN.md "Packages": backend <- leaves, sim). It prints nothing; the CLI
-// prints.
+// FioCluster (workload.go) runs the same world on the wall clock with one
+// real fio process per volume on a FUSE file whose I/O follows the
+// simulated host's multipath head (fiomig run --workload=fio).
+//
+// Imports: backend, record, nvmeof, sim, workload and the standard library
+// (DESIGN.md "Packages": backend <- leaves, sim, workload). It prints
+// nothing; the CLI prints.
 package sim

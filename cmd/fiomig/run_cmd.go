@@ -16,6 +16,7 @@ import (
 
 	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/scenario"
+	"github.com/fiomig/fiomig/workload"
 )
 
 func init() {
@@ -38,6 +39,9 @@ type runFlags struct {
 	attributionMargin  float64
 	gap                float64
 	out                string
+	workload           string
+	fioRateIOPS        int
+	fioCorruptWrite    int64
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -56,6 +60,9 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.attributionMargin, "attribution-margin", d.AttributionMarginS, "`seconds` after a migration's terminal phase during which a pause window still belongs to it")
 	fs.Float64Var(&f.gap, "gap", scenario.DefaultGapS, "`seconds` between one migration's end and the next one's start")
 	fs.StringVar(&f.out, "out", "out", "`directory` under which the run directory fio-mig-<unix seconds> is created")
+	fs.StringVar(&f.workload, "workload", scenario.WorkloadSim, "`sim`: the simulator's modelled I/O on virtual time; fio: one real fio process per volume on a FUSE file that follows the simulated host's multipath head, the simulator driven by the wall clock (needs root, /dev/fuse and fio; fio's output goes to <run dir>/fio/)")
+	fs.IntVar(&f.fioRateIOPS, "fio-rate-iops", workload.DefaultRateIOPS, "with --workload=fio: each volume's fio job is capped at this many `I/Os per second` (rate_iops)")
+	fs.Int64Var(&f.fioCorruptWrite, "fio-corrupt-write", 0, "with --workload=fio: store the `N`-th write to the first volume corrupted underneath fio, to prove a verify failure is reported as a data integrity failure with its offset (0 = off)")
 }
 
 // validate checks ranges; errors name the flag.
@@ -87,6 +94,12 @@ func (f *runFlags) validate() error {
 		return usagef("--gap must be >= 0 seconds, got %v", f.gap)
 	case f.out == "":
 		return usagef("--out must name a directory")
+	case f.workload != scenario.WorkloadSim && f.workload != scenario.WorkloadFio:
+		return usagef("--workload must be %s or %s, got %q", scenario.WorkloadSim, scenario.WorkloadFio, f.workload)
+	case f.fioRateIOPS < 1:
+		return usagef("--fio-rate-iops must be >= 1, got %d", f.fioRateIOPS)
+	case f.fioCorruptWrite < 0:
+		return usagef("--fio-corrupt-write must be >= 0, got %d", f.fioCorruptWrite)
 	}
 	return nil
 }
@@ -199,20 +212,32 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	cmdline := reproduceCommand(fs)
 	fmt.Fprintf(stdout, "  reproduce with: %s\n", cmdline)
 
-	cluster, err := scenario.SimCluster(f.seed, f.params())
-	if err != nil {
-		fmt.Fprintf(stderr, "fiomig run: simulator: %v\n", err)
-		return exitUsage
-	}
-	defer cluster.Close()
-
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := scenario.Run(ctx, cluster, scenario.Config{
+	scfg := scenario.Config{
 		Plan: record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: f.seed,
 			Command: cmdline, Params: f.params()},
 		OutDir: f.out, StartUnix: time.Now().Unix(), GapS: f.gap, Progress: stdout,
-	})
+	}
+	var res scenario.Result
+	var err error
+	if f.workload == scenario.WorkloadFio {
+		// Real fio through FUSE (scenario/workload.go): mounts, processes
+		// and the wall clock are the scenario's business.
+		if aerr := workload.Available(); aerr != nil {
+			fmt.Fprintf(stderr, "fiomig run: --workload=fio cannot run here: %v\n", aerr)
+			return exitUsage
+		}
+		res, err = scenario.RunFio(ctx, f.seed, scfg, scenario.FioOptions{RateIOPS: f.fioRateIOPS, CorruptWrite: f.fioCorruptWrite})
+	} else {
+		cluster, cerr := scenario.SimCluster(f.seed, f.params())
+		if cerr != nil {
+			fmt.Fprintf(stderr, "fiomig run: simulator: %v\n", cerr)
+			return exitUsage
+		}
+		defer cluster.Close()
+		res, err = scenario.Run(ctx, cluster, scfg)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "fiomig run: %v\n", err)
 		if res.Dir != "" {

@@ -1,0 +1,233 @@
+package checks
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/fiomig/fiomig/fio"
+	"github.com/fiomig/fiomig/record"
+)
+
+// Checks of a --workload=fio run (real fio through FUSE volumes), appended
+// after the record's own checks by FioChecks.
+const (
+	// CheckFioPauseAgreement: for every migration and volume with fio, the
+	// longest I/O gap in fio's own per-I/O log and the longest ANA pause
+	// window agree within FioToleranceS, and fio stalled for no longer than
+	// that outside every migration.
+	CheckFioPauseAgreement = "fio-pause-agreement"
+	// CheckFioDataIntegrity: fio's verify found no corrupted block.
+	CheckFioDataIntegrity = "fio-data-integrity"
+	// CheckFioIOErrors: fio saw no I/O error during the run (the errors the
+	// FUSE layer returned while draining fio after the run excepted).
+	CheckFioIOErrors = "fio-io-errors"
+)
+
+// FioMinToleranceS is the floor of FioToleranceS, seconds.
+const FioMinToleranceS = 0.25
+
+// FioToleranceS is the largest disagreement between fio's longest gap and
+// the ANA pause that still counts as agreement: max(2 × sample interval,
+// 0.25 s). Two sample intervals: a pause window is quantised to samples at
+// both ends.
+func FioToleranceS(plan record.Plan) float64 {
+	return math.Max(2*plan.Params.SampleIntervalS, FioMinToleranceS)
+}
+
+// CompareFio puts each volume's fio gaps beside the ANA pauses: every gap
+// in v.Gaps is attributed, by its start, to the migration of the volume's
+// NQN whose span holds it — the rule pause windows follow (first phase line
+// to terminal phase plus plan.Params.AttributionMarginS; a migration whose
+// phase lines span the start wins over one whose margin does, then the one
+// that started last). It returns one comparison per migration and volume,
+// in migration then volume order, and the gaps of at least FioToleranceS
+// outside every migration, in time order. migs are the summary's
+// migrations (checks.Evaluate).
+func CompareFio(plan record.Plan, migs []record.MigrationSummary, vols []record.FioVolume) ([]record.FioComparison, []record.FioGap) {
+	tol := FioToleranceS(plan)
+	margin := plan.Params.AttributionMarginS
+	attribute := func(nqn string, t float64) int {
+		best, bestCore := -1, false
+		for i, m := range migs {
+			end := m.EndS
+			if !record.IsTerminal(m.Outcome) {
+				end = math.Inf(1)
+			}
+			if m.NQN != nqn || t < m.StartS || t > end+margin {
+				continue
+			}
+			core := t <= end
+			if best < 0 || (core && !bestCore) || (core == bestCore && m.StartS >= migs[best].StartS) {
+				best, bestCore = i, core
+			}
+		}
+		return best
+	}
+	type key struct{ mig, vol int }
+	longest := map[key]record.FioGap{}
+	unattributed := []record.FioGap{}
+	for vi, v := range vols {
+		for _, g := range v.Gaps {
+			i := attribute(v.NQN, g.StartS)
+			if i < 0 {
+				if g.LengthS >= tol {
+					g.Volume = v.Volume
+					unattributed = append(unattributed, g)
+				}
+				continue
+			}
+			k := key{i, vi}
+			if cur, ok := longest[k]; !ok || g.LengthS > cur.LengthS {
+				longest[k] = g
+			}
+		}
+	}
+	var out []record.FioComparison
+	for mi, m := range migs {
+		for vi, v := range vols {
+			if v.NQN != m.NQN {
+				continue
+			}
+			c := record.FioComparison{Migration: m.ID, Volume: v.Volume, NQN: v.NQN, Host: v.Host,
+				PauseS: m.Hosts[v.Host].LongestPauseS}
+			if g, ok := longest[key{mi, vi}]; ok {
+				g.Volume = v.Volume
+				c.FioGapS, c.FioGap = g.LengthS, &g
+			}
+			c.DiffS = roundS(c.FioGapS - c.PauseS)
+			c.Agree = math.Abs(c.DiffS) <= tol+1e-9
+			out = append(out, c)
+		}
+	}
+	sort.SliceStable(unattributed, func(i, j int) bool { return unattributed[i].StartS < unattributed[j].StartS })
+	return out, unattributed
+}
+
+// FioChecks computes the fio checks of a --workload=fio run from its fio
+// summary (see CompareFio for Comparisons and Unattributed): pause
+// agreement, data integrity and I/O errors, in that order. plan gives the
+// planned migration count.
+func FioChecks(plan record.Plan, fs record.FioSummary) []record.CheckResult {
+	return []record.CheckResult{fioAgreement(plan, fs), fioIntegrity(fs), fioIOErrors(fs)}
+}
+
+func fioAgreement(plan record.Plan, fs record.FioSummary) record.CheckResult {
+	res := record.CheckResult{Name: CheckFioPauseAgreement}
+	tol := fs.ToleranceS
+	var bad []string
+	worst, where := -1.0, ""
+	for _, c := range fs.Comparisons {
+		d := math.Abs(c.DiffS)
+		if d > worst {
+			worst, where = d, c.Migration+" "+c.Volume
+		}
+		if !c.Agree {
+			bad = append(bad, fmt.Sprintf("%s %s on %s: fio gap %s vs ANA pause %s (off by %s > %s)",
+				c.Migration, c.Volume, c.Host, fmtS(c.FioGapS), fmtS(c.PauseS), fmtS(d), fmtS(tol)))
+		}
+	}
+	for _, g := range fs.Unattributed {
+		bad = append(bad, fmt.Sprintf("%s: fio stalled %s at [%s, %s] s outside every migration",
+			g.Volume, fmtS(g.LengthS), fmtNum(g.StartS), fmtNum(g.EndS)))
+	}
+	var blind []string
+	for _, v := range fs.Volumes {
+		if v.Completions == 0 {
+			blind = append(blind, v.Volume+": fio logged no completion"+problems(v))
+		}
+	}
+	switch {
+	case len(bad) > 0:
+		res.Verdict = record.Fail
+		res.Detail = fmt.Sprintf("fio and the ANA samples disagree (tolerance %s): %s", fmtS(tol), strings.Join(bad, "; "))
+	case len(blind) > 0:
+		res.Verdict = record.Inconclusive
+		res.Detail = strings.Join(blind, "; ")
+	case len(fs.Comparisons) == 0 && plan.Params.Migrations > 0:
+		res.Verdict = record.Inconclusive
+		res.Detail = "no migration of a volume that fio ran on"
+	case len(fs.Comparisons) == 0:
+		res.Verdict = record.Pass
+		res.Detail = "no migration to compare"
+	default:
+		res.Verdict = record.Pass
+		res.Detail = fmt.Sprintf("fio's longest gap and the ANA pause agree within %s for %d migration/volume pair(s); largest difference %s (%s)",
+			fmtS(tol), len(fs.Comparisons), fmtS(worst), where)
+	}
+	return res
+}
+
+func fioIntegrity(fs record.FioSummary) record.CheckResult {
+	res := record.CheckResult{Name: CheckFioDataIntegrity}
+	var bad, blind []string
+	for _, v := range fs.Volumes {
+		for _, f := range v.VerifyFailures {
+			s := fmt.Sprintf("%s: %s verify failure at offset %d (%d bytes)", v.Volume, f.Kind, f.Offset, f.Length)
+			if f.Reason != "" {
+				s += ": " + f.Reason
+			}
+			bad = append(bad, s)
+		}
+		if v.Completions == 0 {
+			blind = append(blind, v.Volume+": fio logged no completion"+problems(v))
+		}
+	}
+	switch {
+	case len(bad) > 0:
+		res.Verdict = record.Fail
+		res.Detail = fmt.Sprintf("data integrity failure: %d corrupted block(s): %s", len(bad), strings.Join(bad, "; "))
+	case len(blind) > 0:
+		res.Verdict = record.Inconclusive
+		res.Detail = strings.Join(blind, "; ")
+	default:
+		res.Verdict = record.Pass
+		res.Detail = fmt.Sprintf("fio's verify found no corrupted block on %d volume(s)", len(fs.Volumes))
+	}
+	return res
+}
+
+func fioIOErrors(fs record.FioSummary) record.CheckResult {
+	res := record.CheckResult{Name: CheckFioIOErrors}
+	var bad []string
+	for _, v := range fs.Volumes {
+		drain := v.DrainErrors
+		var parts []string
+		for _, e := range v.Errors {
+			n := e.Count
+			if fio.Errno(e.Errno) == fio.ENOTCONN {
+				take := min(n, drain)
+				n, drain = n-take, drain-take
+			}
+			if n > 0 {
+				parts = append(parts, fmt.Sprintf("%d × %s (%s)", n, errnoName(e), e.Class))
+			}
+		}
+		if len(parts) > 0 {
+			bad = append(bad, v.Volume+": "+strings.Join(parts, ", "))
+		}
+	}
+	if len(bad) > 0 {
+		res.Verdict = record.Fail
+		res.Detail = "fio saw I/O errors: " + strings.Join(bad, "; ")
+		return res
+	}
+	res.Verdict = record.Pass
+	res.Detail = fmt.Sprintf("no I/O error on %d volume(s)", len(fs.Volumes))
+	return res
+}
+
+func errnoName(e record.FioErrno) string {
+	if e.Name != "" {
+		return e.Name
+	}
+	return fmt.Sprintf("errno %d", e.Errno)
+}
+
+func problems(v record.FioVolume) string {
+	if len(v.Problems) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(v.Problems, "; ") + ")"
+}

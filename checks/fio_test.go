@@ -1,0 +1,135 @@
+package checks
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fiomig/fiomig/record"
+)
+
+func fioPlan(sample, margin float64, migrations int) record.Plan {
+	return record.Plan{Params: record.Params{SampleIntervalS: sample, AttributionMarginS: margin, Migrations: migrations, PauseCritS: 5}}
+}
+
+func TestFioToleranceS(t *testing.T) {
+	for _, c := range []struct{ sample, want float64 }{{0.05, 0.25}, {0.1, 0.25}, {0.125, 0.25}, {0.2, 0.4}, {1, 2}} {
+		if got := FioToleranceS(fioPlan(c.sample, 0, 0)); got != c.want {
+			t.Errorf("sample interval %g: tolerance %g, want %g", c.sample, got, c.want)
+		}
+	}
+}
+
+func gapAt(start, length float64) record.FioGap {
+	return record.FioGap{StartS: start, EndS: start + length, LengthS: length}
+}
+
+func ptrGap(vol string, g record.FioGap) *record.FioGap {
+	g.Volume = vol
+	return &g
+}
+
+// Two migrations of volume A (the second starts inside the first one's
+// margin) and one of volume B; gaps are attributed by their start like
+// pause windows.
+func TestCompareFioAttribution(t *testing.T) {
+	plan := fioPlan(0.1, 5, 3)
+	migs := []record.MigrationSummary{
+		{ID: "m1", NQN: "nqnA", Outcome: record.PhaseCompleted, StartS: 0, EndS: 10,
+			Hosts: map[string]record.HostPauses{"h1": {LongestPauseS: 2.0}}},
+		{ID: "m2", NQN: "nqnB", Outcome: record.PhaseCompleted, StartS: 11, EndS: 20,
+			Hosts: map[string]record.HostPauses{"h2": {LongestPauseS: 3.0}}},
+		{ID: "m3", NQN: "nqnA", Outcome: record.PhaseFailed, StartS: 12, EndS: 25,
+			Hosts: map[string]record.HostPauses{"h1": {LongestPauseS: 0}}},
+	}
+	vols := []record.FioVolume{
+		{Volume: "A", NQN: "nqnA", Host: "h1", Gaps: []record.FioGap{
+			gapAt(1, 0.06),   // m1, short
+			gapAt(7, 2.05),   // m1: the cutover
+			gapAt(13, 0.3),   // m3's core wins over m1's margin
+			gapAt(40, 0.2),   // outside, below tolerance: dropped
+			gapAt(45, 0.9),   // outside, reported
+			gapAt(-1, 0.07)}, // before everything, short
+		},
+		{Volume: "B", NQN: "nqnB", Host: "h2", Gaps: []record.FioGap{gapAt(15, 3.4)}},
+	}
+	comps, un := CompareFio(plan, migs, vols)
+	want := []record.FioComparison{
+		{Migration: "m1", Volume: "A", NQN: "nqnA", Host: "h1", PauseS: 2, FioGapS: 2.05, FioGap: ptrGap("A", gapAt(7, 2.05)), DiffS: 0.05, Agree: true},
+		{Migration: "m2", Volume: "B", NQN: "nqnB", Host: "h2", PauseS: 3, FioGapS: 3.4, FioGap: ptrGap("B", gapAt(15, 3.4)), DiffS: 0.4, Agree: false},
+		{Migration: "m3", Volume: "A", NQN: "nqnA", Host: "h1", PauseS: 0, FioGapS: 0.3, FioGap: ptrGap("A", gapAt(13, 0.3)), DiffS: 0.3, Agree: false},
+	}
+	if diff := cmp.Diff(want, comps); diff != "" {
+		t.Errorf("comparisons (-want +got):\n%s", diff)
+	}
+	wantUn := []record.FioGap{{Volume: "A", StartS: 45, EndS: 45.9, LengthS: 0.9}}
+	if diff := cmp.Diff(wantUn, un); diff != "" {
+		t.Errorf("unattributed (-want +got):\n%s", diff)
+	}
+}
+
+// A migration whose volume's fio had no gap of at least the listing minimum
+// compares as a 0 s gap: it agrees with no pause, and disagrees with one.
+func TestCompareFioNoGap(t *testing.T) {
+	plan := fioPlan(0.1, 30, 2)
+	migs := []record.MigrationSummary{
+		{ID: "m1", NQN: "n", Outcome: record.PhaseFailed, StartS: 0, EndS: 5, Hosts: map[string]record.HostPauses{"h": {}}},
+		{ID: "m2", NQN: "n", Outcome: record.PhaseCompleted, StartS: 100, EndS: 110, Hosts: map[string]record.HostPauses{"h": {LongestPauseS: 2.1}}},
+	}
+	vols := []record.FioVolume{{Volume: "v", NQN: "n", Host: "h"}}
+	comps, _ := CompareFio(plan, migs, vols)
+	if len(comps) != 2 || !comps[0].Agree || comps[0].FioGap != nil || comps[1].Agree || comps[1].DiffS != -2.1 {
+		t.Errorf("comparisons %+v: want m1 agreeing at 0 s, m2 off by -2.1 s", comps)
+	}
+}
+
+// A migration that never reached a terminal phase spans to the end.
+func TestCompareFioOpenMigration(t *testing.T) {
+	plan := fioPlan(0.1, 1, 1)
+	migs := []record.MigrationSummary{{ID: "m1", NQN: "n", Outcome: record.PhaseRunning, StartS: 0, EndS: 3,
+		Hosts: map[string]record.HostPauses{"h": {LongestPauseS: 9}}}}
+	vols := []record.FioVolume{{Volume: "v", NQN: "n", Host: "h", Gaps: []record.FioGap{{StartS: 20, EndS: 29, LengthS: 9, Open: true}}}}
+	comps, un := CompareFio(plan, migs, vols)
+	if len(un) != 0 || len(comps) != 1 || comps[0].FioGapS != 9 || !comps[0].Agree {
+		t.Errorf("comparisons %+v, unattributed %+v: want the open gap in m1", comps, un)
+	}
+}
+
+func TestFioChecks(t *testing.T) {
+	plan := fioPlan(0.1, 30, 1)
+	okVol := record.FioVolume{Volume: "v1", Host: "h", Completions: 500}
+	cases := []struct {
+		name string
+		fs   record.FioSummary
+		want []string // verdicts of agreement, integrity, errors
+		in   []string // substrings of the details, in check order ("" = any)
+	}{
+		{"all good", record.FioSummary{ToleranceS: 0.25, Volumes: []record.FioVolume{okVol},
+			Comparisons: []record.FioComparison{{Migration: "m1", Volume: "v1", PauseS: 2, FioGapS: 2.1, DiffS: 0.1, Agree: true}}},
+			[]string{record.Pass, record.Pass, record.Pass}, []string{"largest difference 0.1 s (m1 v1)", "no corrupted block on 1 volume", "no I/O error"}},
+		{"disagreement and a stall", record.FioSummary{ToleranceS: 0.25, Volumes: []record.FioVolume{okVol},
+			Comparisons:  []record.FioComparison{{Migration: "m1", Volume: "v1", Host: "h", PauseS: 2, FioGapS: 7.5, DiffS: 5.5}},
+			Unattributed: []record.FioGap{{Volume: "v1", StartS: 50, EndS: 51, LengthS: 1}}},
+			[]string{record.Fail, record.Pass, record.Pass}, []string{"m1 v1 on h: fio gap 7.5 s vs ANA pause 2 s (off by 5.5 s > 0.25 s); v1: fio stalled 1 s at [50, 51] s", "", ""}},
+		{"verify failure", record.FioSummary{ToleranceS: 0.25, Volumes: []record.FioVolume{{Volume: "v1", Completions: 9,
+			VerifyFailures: []record.FioVerifyFailure{{Offset: 40960, Length: 4096, Kind: "md5"}}}}},
+			[]string{record.Inconclusive, record.Fail, record.Pass}, []string{"no migration of a volume", "data integrity failure: 1 corrupted block(s): v1: md5 verify failure at offset 40960 (4096 bytes)", ""}},
+		{"errors, drain excepted", record.FioSummary{ToleranceS: 0.25, Volumes: []record.FioVolume{
+			{Volume: "v1", Completions: 9, DrainErrors: 3, Errors: []record.FioErrno{{Errno: 107, Name: "ENOTCONN", Class: "path-loss", Count: 3}}},
+			{Volume: "v2", Completions: 9, DrainErrors: 1, Errors: []record.FioErrno{{Errno: 5, Name: "EIO", Class: "io-error", Count: 4}, {Errno: 107, Name: "ENOTCONN", Class: "path-loss", Count: 2}}}}},
+			[]string{record.Inconclusive, record.Pass, record.Fail}, []string{"", "", "v2: 4 × EIO (io-error), 1 × ENOTCONN (path-loss)"}},
+		{"fio never ran", record.FioSummary{ToleranceS: 0.25, Volumes: []record.FioVolume{{Volume: "v1", Problems: []string{"fio's per-I/O log: missing"}}},
+			Comparisons: []record.FioComparison{{Migration: "m1", Volume: "v1", Agree: true}}},
+			[]string{record.Inconclusive, record.Inconclusive, record.Pass}, []string{"v1: fio logged no completion (fio's per-I/O log: missing)", "v1: fio logged no completion", ""}},
+	}
+	for _, c := range cases {
+		got := FioChecks(plan, c.fs)
+		names := []string{CheckFioPauseAgreement, CheckFioDataIntegrity, CheckFioIOErrors}
+		for i, r := range got {
+			if r.Name != names[i] || r.Verdict != c.want[i] || !strings.Contains(r.Detail, c.in[i]) {
+				t.Errorf("%s: check %d = %+v; want %s %s containing %q", c.name, i, r, names[i], c.want[i], c.in[i])
+			}
+		}
+	}
+}

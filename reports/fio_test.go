@@ -1,0 +1,75 @@
+package reports
+
+import (
+	"html"
+	"strings"
+	"testing"
+
+	"github.com/fiomig/fiomig/record"
+)
+
+// fioFixture is the fixture with a real-fio section: m2 paused 7.25 s on
+// host-b and fio's log shows 7.31 s; vol1's fio found a corrupted block.
+func fioFixture() (record.Plan, record.Summary) {
+	plan, sum := fixture()
+	sum.Checks = append(sum.Checks,
+		record.CheckResult{Name: "fio-pause-agreement", Verdict: record.Pass, Detail: "agree"},
+		record.CheckResult{Name: "fio-data-integrity", Verdict: record.Fail, Detail: "data integrity failure"},
+		record.CheckResult{Name: "fio-io-errors", Verdict: record.Pass, Detail: "none"},
+	)
+	sum.Fio = &record.FioSummary{
+		ToleranceS: 0.5, MinGapS: 0.05,
+		Volumes: []record.FioVolume{
+			{Volume: "vol1", Host: "host-a", Completions: 5120, LongestGap: record.FioGap{StartS: 20.01, EndS: 22.04, LengthS: 2.03},
+				VerifyFailures: []record.FioVerifyFailure{{Offset: 1052672, Length: 4096, Kind: "md5"}}, ExitCode: 128},
+			{Volume: "vol2", Host: "host-b", Completions: 4800, LongestGap: record.FioGap{StartS: 70.2, EndS: 77.51, LengthS: 7.31}, ExitCode: 128,
+				Errors: []record.FioErrno{{Errno: 107, Name: "ENOTCONN", Class: "path-loss", Count: 1}}, DrainErrors: 1},
+		},
+		Comparisons: []record.FioComparison{
+			{Migration: "m1", Volume: "vol1", Host: "host-a", PauseS: 2, FioGapS: 2.03, FioGap: &record.FioGap{StartS: 20.01, EndS: 22.04, LengthS: 2.03}, DiffS: 0.03, Agree: true},
+			{Migration: "m2", Volume: "vol2", Host: "host-a", PauseS: 7.25, FioGapS: 7.31, FioGap: &record.FioGap{StartS: 70.2, EndS: 77.51, LengthS: 7.31}, DiffS: 0.06, Agree: true},
+		},
+		Unattributed: []record.FioGap{},
+	}
+	return plan, sum
+}
+
+func TestFioSectionInReports(t *testing.T) {
+	plan, sum := fioFixture()
+	md := string(Markdown(plan, sum))
+	for _, want := range []string{
+		"## fio beside the ANA samples — pass",
+		"| m2 | vol2 | host-a | **7.25 s** | **7.31 s** | [70.2, 77.51] s | +0.06 s | yes |",
+		"| m1 | vol1 | host-a | 2 s | 2.03 s | [20.01, 22.04] s | +0.03 s | yes |",
+		"I/O errors pass, data integrity fail",
+		"vol1: data integrity failure — md5 verify failed at offset 1052672 (0x101000), 4096 bytes",
+		"1 × ENOTCONN (path-loss), of which 1 ENOTCONN from draining fio after the run",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q; fio section:\n%s", want, md[strings.Index(md, "## fio"):])
+		}
+	}
+	if i, j := strings.Index(md, "## fio beside"), strings.Index(md, "## Plot"); i < 0 || j < i {
+		t.Errorf("fio section at %d, plot at %d: want the fio section before the plot", i, j)
+	}
+	page, err := HTML(plan, sum, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := html.UnescapeString(string(page))
+	for _, want := range []string{"fio beside the ANA samples", "7.31 s", "[70.2, 77.51] s", "md5 verify failed at offset 1052672"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+}
+
+func TestNoFioSectionWithoutFio(t *testing.T) {
+	plan, sum := fixture()
+	if md := string(Markdown(plan, sum)); strings.Contains(md, "fio beside") {
+		t.Error("report.md has a fio section for a run without real fio")
+	}
+	if FioSection(plan, sum) != nil || FioMarkdown(plan, sum) != nil {
+		t.Error("fio section built without sum.Fio")
+	}
+}

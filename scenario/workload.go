@@ -1,0 +1,249 @@
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	simbackend "github.com/fiomig/fiomig/backend/sim"
+	"github.com/fiomig/fiomig/checks"
+	"github.com/fiomig/fiomig/fio"
+	"github.com/fiomig/fiomig/record"
+	"github.com/fiomig/fiomig/reports"
+	"github.com/fiomig/fiomig/workload"
+)
+
+// Workload names (fiomig run --workload).
+const (
+	// WorkloadSim: the simulator's modelled I/O only (virtual time).
+	WorkloadSim = "sim"
+	// WorkloadFio: real fio through FUSE volumes on the wall clock.
+	WorkloadFio = "fio"
+)
+
+// FioMinGapMs is the shortest fio gap listed per volume (summary.json
+// fio.min_gap_s): a fifth of the agreement tolerance's 0.25 s floor, and
+// five I/O intervals at the default 100 IOPS.
+const FioMinGapMs = 50
+
+// FioOptions are the knobs of the real-fio workload.
+type FioOptions struct {
+	// RateIOPS caps each volume's fio job (default
+	// workload.DefaultRateIOPS).
+	RateIOPS int
+	// FioBinary is the fio executable (default "fio" from PATH).
+	FioBinary string
+	// StartTimeout bounds fio's start-up (default 60 s).
+	StartTimeout time.Duration
+	// StopGrace: how long fio may take to stop after the run before held
+	// I/O is drained (default 3 s).
+	StopGrace time.Duration
+	// CorruptWrite, when > 0, stores the CorruptWrite-th write to
+	// CorruptVolume (default: the first volume) after fio started corrupted
+	// underneath fio (a test of the verify path: fio must report it as a
+	// data integrity failure with its offset).
+	CorruptVolume string
+	CorruptWrite  int64
+	// Debug logs every FUSE request to stderr.
+	Debug bool
+}
+
+// RunFio runs cfg on the embedded simulator driven by the wall clock, with
+// one real fio process per volume on a FUSE file that follows the
+// simulated host's multipath head (backend/sim FioCluster), then judges the
+// record as Run does and adds fio's measurements: summary.json "fio" (fio's
+// longest I/O gap beside the ANA pause for every migration and volume) and
+// the checks fio-pause-agreement, fio-data-integrity and fio-io-errors;
+// report.md shows both measurements side by side.
+//
+// fio writes into a staging directory under cfg.OutDir while the run
+// directory does not exist yet; after the run (interrupted or not) fio is
+// stopped, the volumes unmounted, and the staging directory becomes
+// <run-dir>/fio (record.FioDir) with record.FioWorkloadFile. Needs root,
+// /dev/fuse and fio (workload.Available). seed and cfg.Plan.Params shape
+// the world as SimCluster does.
+func RunFio(ctx context.Context, seed int64, cfg Config, fo FioOptions) (Result, error) {
+	p := cfg.Plan.Params
+	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
+		return Result{}, fmt.Errorf("scenario: %w", err)
+	}
+	staging, err := os.MkdirTemp(cfg.OutDir, ".fio-staging-")
+	if err != nil {
+		return Result{}, fmt.Errorf("scenario: %w", err)
+	}
+	cluster, err := simbackend.NewFio(ctx, simbackend.Config{
+		Seed: seed, Nodes: 3, Hosts: p.Hosts, Volumes: p.Volumes,
+		ConsumersPerVolume: p.ConsumersPerVolume, CutoverPauseS: p.CutoverPauseS,
+	}, simbackend.FioConfig{
+		OutDir: staging, RateIOPS: fo.RateIOPS, FioBinary: fo.FioBinary,
+		StartTimeout: fo.StartTimeout, StopGrace: fo.StopGrace, Debug: fo.Debug,
+	})
+	if err != nil {
+		os.RemoveAll(staging)
+		return Result{}, fmt.Errorf("scenario: real fio workload: %w", err)
+	}
+	if fo.CorruptWrite > 0 {
+		vol := fo.CorruptVolume
+		if vol == "" {
+			vol = cluster.FioVolumes()[0].Volume
+		}
+		if err := cluster.Workload().FS().CorruptWrite(vol, fo.CorruptWrite); err != nil {
+			cluster.Close()
+			return Result{}, fmt.Errorf("scenario: %w", err)
+		}
+	}
+	rate := fo.RateIOPS
+	if rate == 0 {
+		rate = workload.DefaultRateIOPS
+	}
+	extra := map[string]string{}
+	for k, v := range cfg.Plan.Params.Extra {
+		extra[k] = v
+	}
+	extra["workload"] = WorkloadFio
+	extra["fio_rate_iops"] = strconv.Itoa(rate)
+	cfg.Plan.Params.Extra = extra
+
+	res, runErr := Run(ctx, cluster, cfg)
+	closeErr := cluster.Close()
+
+	wl := record.FioWorkload{EpochMs: cluster.EpochMs(), RateIOPS: rate}
+	stop := cluster.StopReport()
+	wl.Drained, wl.Killed, wl.Exited = stop.Drained, stop.Killed, stop.Exited
+	for _, c := range cluster.Workload().FS().Corruptions() {
+		wl.Corruptions = append(wl.Corruptions, record.FioBlock{Volume: c.Volume, Offset: c.Offset, Length: c.Length})
+	}
+	for _, v := range cluster.FioVolumes() {
+		wv := record.FioWorkloadVolume{Volume: v.Volume, NQN: v.NQN, NSID: v.NSID, Host: v.Host,
+			Dir: filepath.ToSlash(filepath.Join(record.FioDir, v.Volume)), ExitCode: -1}
+		if pr, ok := cluster.Workload().Process(v.Volume); ok {
+			wv.ExitCode = pr.ExitCode()
+		}
+		c := cluster.Workload().FS().Counters(v.Volume)
+		wv.FUSECompleted, wv.FUSEErrors, wv.FUSEDrainErrors, wv.FUSEHeld = c.Completed, c.Errors, c.DrainErrors, c.Held
+		wl.Volumes = append(wl.Volumes, wv)
+	}
+
+	fioDir := staging
+	if res.Dir != "" {
+		fioDir = filepath.Join(res.Dir, record.FioDir)
+		if err := os.Rename(staging, fioDir); err != nil {
+			return res, errors.Join(runErr, closeErr, fmt.Errorf("scenario: move fio's output into the run directory: %w (it is in %s)", err, staging))
+		}
+	}
+	if err := record.WriteJSON(filepath.Join(fioDir, record.FioWorkloadFile), wl); err != nil {
+		return res, errors.Join(runErr, closeErr, err)
+	}
+	if runErr != nil || closeErr != nil {
+		if closeErr != nil {
+			closeErr = fmt.Errorf("scenario: stopping the fio workload: %w", closeErr)
+		}
+		return res, errors.Join(runErr, closeErr)
+	}
+	if res.Interrupted {
+		return res, nil
+	}
+	plan, err := record.ReadPlan(filepath.Join(res.Dir, record.PlanFile))
+	if err != nil {
+		return res, err
+	}
+	lines, err := record.ReadTimeline(filepath.Join(res.Dir, record.TimelineFile))
+	if err != nil {
+		return res, err
+	}
+	sum, err := FioEvaluate(res.Dir, plan, lines, res.Summary)
+	if err != nil {
+		return res, err
+	}
+	if err := reports.Write(res.Dir, plan, sum); err != nil {
+		return res, err
+	}
+	res.Summary = reports.WithStats(sum)
+	return res, nil
+}
+
+// HasFio reports whether run directory dir holds a real-fio workload
+// (<dir>/fio/workload.json).
+func HasFio(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, record.FioDir, record.FioWorkloadFile))
+	return err == nil
+}
+
+// FioEvaluate adds to sum (checks.Evaluate of plan and lines) what the fio
+// processes of run directory dir measured: it reads fio/workload.json and
+// each volume's fio files, analyses every per-I/O log over the run (first
+// to last sample, placed with workload.json's epoch), puts fio's gaps beside
+// the ANA pauses (checks.CompareFio) and appends the fio checks
+// (checks.FioChecks), replacing earlier fio checks; the verdict is
+// recomputed. A volume whose files are missing or truncated is reported in
+// its Problems, not as an error; the error is for workload.json itself.
+func FioEvaluate(dir string, plan record.Plan, lines []record.Line, sum record.Summary) (record.Summary, error) {
+	wpath := filepath.Join(dir, record.FioDir, record.FioWorkloadFile)
+	b, err := os.ReadFile(wpath)
+	if err != nil {
+		return sum, fmt.Errorf("scenario: %w", err)
+	}
+	var wl record.FioWorkload
+	if err := json.Unmarshal(b, &wl); err != nil {
+		return sum, fmt.Errorf("scenario: parse %s: %w", wpath, err)
+	}
+	first, last := math.Inf(1), math.Inf(-1)
+	for _, l := range lines {
+		if l.Kind == record.KindSample {
+			first, last = math.Min(first, l.T), math.Max(last, l.T)
+		}
+	}
+	if math.IsInf(first, 1) {
+		first, last = 0, 0
+	}
+	toMs := func(s float64) int64 { return wl.EpochMs + int64(math.Round(s*1000)) }
+	toS := func(ms int64) float64 { return float64(ms-wl.EpochMs) / 1000 }
+	gap := func(volume string, g fio.Gap) record.FioGap {
+		return record.FioGap{Volume: volume, StartS: toS(g.StartMs), EndS: toS(g.EndMs), LengthS: g.Seconds(), Open: g.Open}
+	}
+	fs := record.FioSummary{ToleranceS: checks.FioToleranceS(plan), MinGapS: FioMinGapMs / 1000.0,
+		Volumes: []record.FioVolume{}, Unattributed: []record.FioGap{}}
+	for _, wv := range wl.Volumes {
+		vr := workload.ReadResult(wv.Volume, workload.FilesIn(filepath.Join(dir, filepath.FromSlash(wv.Dir))),
+			fio.GapOptions{Window: true, StartMs: toMs(first), EndMs: toMs(last), MinGapMs: FioMinGapMs})
+		a := vr.Analysis
+		v := record.FioVolume{Volume: wv.Volume, NQN: wv.NQN, Host: wv.Host, Dir: wv.Dir, ExitCode: wv.ExitCode,
+			Completions: a.Gaps.Completions, ZeroSeconds: a.Gaps.ZeroSeconds, DrainErrors: wv.FUSEDrainErrors,
+			TotalErr: a.TotalErr, ExitError: int(a.ExitError), Problems: vr.Problems,
+			Gaps: []record.FioGap{}, Errors: []record.FioErrno{}, VerifyFailures: []record.FioVerifyFailure{}}
+		if a.Gaps.Completions > 0 || a.Gaps.LongestGap.Open {
+			v.LongestGap = gap("", a.Gaps.LongestGap)
+		}
+		for _, g := range a.Gaps.Gaps {
+			v.Gaps = append(v.Gaps, gap("", g))
+		}
+		for _, e := range a.Errors {
+			v.Errors = append(v.Errors, record.FioErrno{Errno: int(e.Errno), Name: e.Name, Class: string(e.Class), Count: e.Count})
+		}
+		for _, f := range a.VerifyFailures {
+			v.VerifyFailures = append(v.VerifyFailures, record.FioVerifyFailure{Offset: f.Offset, Length: f.Length, Kind: f.Kind, Reason: f.Reason})
+		}
+		fs.Volumes = append(fs.Volumes, v)
+	}
+	fs.Comparisons, fs.Unattributed = checks.CompareFio(plan, sum.Migrations, fs.Volumes)
+	if fs.Comparisons == nil {
+		fs.Comparisons = []record.FioComparison{}
+	}
+	sum.Fio = &fs
+	kept := sum.Checks[:0:0]
+	for _, c := range sum.Checks {
+		if !strings.HasPrefix(c.Name, "fio-") {
+			kept = append(kept, c)
+		}
+	}
+	sum.Checks = append(kept, checks.FioChecks(plan, fs)...)
+	sum.Verdict = checks.Overall(sum.Checks)
+	return sum, nil
+}
