@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -67,31 +68,51 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 
 // validate checks ranges; errors name the flag.
 func (f *runFlags) validate() error {
+	// Seconds flags: finite and within a range that keeps a run's record
+	// bounded (a 1e300 s settle or a 1e-7 s interval would fill the disk).
+	for _, r := range []struct {
+		name     string
+		v        float64
+		min, max float64
+		openMin  bool // v must be > min rather than >= min
+	}{
+		{"--sample-interval", f.sampleInterval, 0.001, 60, false},
+		{"--cutover-pause", f.cutoverPause, 0, 600, true},
+		{"--pause-crit (or CUTOVER_PAUSE_CRIT_S)", f.pauseCrit, 0, 3600, true},
+		{"--settle", f.settle, 0, 86400, false},
+		{"--attribution-margin", f.attributionMargin, 0, 3600, false},
+		{"--gap", f.gap, 0, 3600, false},
+	} {
+		below := r.v < r.min || (r.openMin && r.v == r.min)
+		if math.IsNaN(r.v) || math.IsInf(r.v, 0) || below || r.v > r.max {
+			lo := "["
+			if r.openMin {
+				lo = "("
+			}
+			return usagef("%s must be a finite number of seconds in %s%g, %g], got %v", r.name, lo, r.min, r.max, r.v)
+		}
+	}
+	if f.settleInterval != 0 && (math.IsNaN(f.settleInterval) || f.settleInterval < 0.001 || f.settleInterval > 3600) {
+		return usagef("--settle-sample-interval must be 0 (= --sample-interval) or a finite number of seconds in [0.001, 3600], got %v", f.settleInterval)
+	}
+	settleInterval := f.settleInterval
+	if settleInterval == 0 {
+		settleInterval = f.sampleInterval
+	}
+	if n := f.settle / settleInterval; n > 1e6 {
+		return usagef("--settle %g s sampled every %g s is %.0f samples per host; keep it under 1,000,000 (raise --settle-sample-interval)", f.settle, settleInterval, n)
+	}
 	switch {
-	case f.migrations < 0:
-		return usagef("--migrations must be >= 0, got %d", f.migrations)
-	case f.volumes < 1:
-		return usagef("--volumes must be >= 1, got %d", f.volumes)
-	case f.hosts < 1:
-		return usagef("--hosts must be >= 1, got %d", f.hosts)
+	case f.migrations < 0 || f.migrations > 100000:
+		return usagef("--migrations must be in [0, 100000], got %d", f.migrations)
+	case f.volumes < 1 || f.volumes > 10000:
+		return usagef("--volumes must be in [1, 10000], got %d", f.volumes)
+	case f.hosts < 1 || f.hosts > 1000:
+		return usagef("--hosts must be in [1, 1000], got %d", f.hosts)
 	case f.consumersPerVolume < 1 || f.consumersPerVolume > f.hosts:
 		return usagef("--consumers-per-volume must be between 1 and --hosts (%d), got %d", f.hosts, f.consumersPerVolume)
-	case !(f.sampleInterval > 0) || f.sampleInterval > 60:
-		return usagef("--sample-interval must be in (0, 60] seconds, got %v", f.sampleInterval)
-	case f.settleInterval < 0:
-		return usagef("--settle-sample-interval must be >= 0 seconds, got %v", f.settleInterval)
-	case !(f.cutoverPause > 0) || f.cutoverPause > 600:
-		return usagef("--cutover-pause must be in (0, 600] seconds, got %v", f.cutoverPause)
-	case !(f.pauseCrit > 0):
-		return usagef("--pause-crit (or CUTOVER_PAUSE_CRIT_S) must be > 0 seconds, got %v", f.pauseCrit)
 	case f.freezesAllowed < 0:
-		return usagef("--freezes-allowed must be >= 0, got %d", f.freezesAllowed)
-	case !(f.settle >= 0):
-		return usagef("--settle must be >= 0 seconds, got %v", f.settle)
-	case !(f.attributionMargin >= 0):
-		return usagef("--attribution-margin must be >= 0 seconds, got %v", f.attributionMargin)
-	case !(f.gap >= 0):
-		return usagef("--gap must be >= 0 seconds, got %v", f.gap)
+		return usagef("--freezes-allowed (or CUTOVER_FREEZES_ALLOWED) must be >= 0, got %d", f.freezesAllowed)
 	case f.out == "":
 		return usagef("--out must name a directory")
 	case f.workload != scenario.WorkloadSim && f.workload != scenario.WorkloadFio:
@@ -100,6 +121,9 @@ func (f *runFlags) validate() error {
 		return usagef("--fio-rate-iops must be >= 1, got %d", f.fioRateIOPS)
 	case f.fioCorruptWrite < 0:
 		return usagef("--fio-corrupt-write must be >= 0, got %d", f.fioCorruptWrite)
+	}
+	if fi, err := os.Stat(f.out); err == nil && !fi.IsDir() {
+		return usagef("--out %s is a file, want a directory", f.out)
 	}
 	return nil
 }

@@ -48,6 +48,16 @@ func TestRunUsageErrorsExitTwo(t *testing.T) {
 		{"run", "--consumers-per-volume", "4"},
 		{"run", "--cutover-pause", "abc"},
 		{"run", "stray"},
+		{"run", "--pause-crit", "Inf"},
+		{"run", "--settle", "NaN"},
+		{"run", "--settle", "1e300"},
+		{"run", "--gap", "Inf"},
+		{"run", "--attribution-margin", "-1"},
+		{"run", "--sample-interval", "1e-7"},
+		{"run", "--settle-sample-interval", "NaN"},
+		{"run", "--settle", "86400", "--sample-interval", "0.01"},
+		{"run", "--migrations", "100000000"},
+		{"run", "--out", "run_cmd_test.go"},
 		{"nosuchcommand"},
 	} {
 		var stdout, stderr bytes.Buffer
