@@ -237,6 +237,11 @@ func TestAbortedValidation(t *testing.T) {
 	if got := abort.summary.Migrations[0].Outcome; got != record.PhaseAborted {
 		t.Errorf("outcome %s, want Aborted", got)
 	}
+	for _, l := range abort.lines {
+		if l.Kind == record.KindPhase && l.Phase == record.PhaseAborted && !strings.Contains(l.Reason, faults.KindAbortedValidation) {
+			t.Errorf("Aborted phase line reason %q does not name the fault", l.Reason)
+		}
+	}
 
 	leftBehind := map[string]int{}
 	for _, op := range []string{"prefix", "fixed"} {

@@ -79,10 +79,11 @@ func (c *Cluster) StopDroppingConnects(target string) (int64, error) {
 }
 
 // AbortMigration aborts migration id through the simulated operator
-// (sim.World.AbortMigration) and returns the phase it was in.
+// (sim.World.AbortMigrationReason: the Aborted phase line carries reason)
+// and returns the phase it was in.
 func (c *Cluster) AbortMigration(id, reason string) (string, error) {
 	from, _ := c.w.MigrationPhase(id)
-	if err := c.w.AbortMigration(id); err != nil {
+	if err := c.w.AbortMigrationReason(id, reason); err != nil {
 		return from, err
 	}
 	return from, nil
