@@ -90,3 +90,20 @@ func TestFSFromFilesErrors(t *testing.T) {
 		t.Errorf("file/dir clash: %v", err)
 	}
 }
+
+// TestTruncatedCaptureNamesLine: a capture cut off inside a controller's
+// attributes lacks a required file; the error names the capture line where
+// that controller's directory begins, not only the sysfs path.
+func TestTruncatedCaptureNamesLine(t *testing.T) {
+	in := "/sys/class/nvme/nvme0/transport\ttcp\n" +
+		"/sys/class/nvme/nvme0/address\ttraddr=10.0.0.1,trsvcid=4420\n" +
+		"/sys/class/nvme/nvme0/subsysnqn\tnqn.x\n" // state is missing
+	fsys, err := LoadCapture(strings.NewReader(in), "cut.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ReadSysfs(fsys)
+	if err == nil || !strings.Contains(err.Error(), "class/nvme/nvme0/state") || !strings.Contains(err.Error(), "cut.tsv:1") {
+		t.Fatalf("ReadSysfs error = %v, want one naming class/nvme/nvme0/state and cut.tsv:1", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -211,10 +212,19 @@ func (c Connection) Target() Target {
 }
 
 // ParseConnections decodes a VMIG_CONNECTIONS value (a JSON array of
-// Connection) into Targets, in order. Errors: not a JSON array of objects,
-// an element without ip or port, a port that is not an integer in 1..65535.
-// Unknown fields are ignored. An empty array gives no targets and no error.
+// Connection) into Targets, in order. Errors name the element and field
+// ("connections[1].ip ..."): input that is empty or only white space, not a
+// JSON array of objects, an element without ip or port, an ip that is not
+// an IP address as net/netip.ParseAddr reads it (no host names, no
+// brackets, no surrounding spaces, no leading zeros: such an ip can never
+// match a controller's traddr, so a release given it would release nothing),
+// a port that is not an integer in 1..65535. Unknown fields are ignored. An
+// empty array gives no targets and no error. nqn is not checked here: the
+// caller knows which subsystem the connections must belong to.
 func ParseConnections(data []byte) ([]Target, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New("connections: empty, want a JSON array of connections")
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var conns []Connection
@@ -226,12 +236,18 @@ func ParseConnections(data []byte) ([]Target, error) {
 	}
 	out := make([]Target, 0, len(conns))
 	for i, c := range conns {
-		if c.IP == "" || c.Port == "" {
-			return nil, fmt.Errorf("connections[%d]: ip and port are required", i)
+		if c.IP == "" {
+			return nil, fmt.Errorf("connections[%d].ip is required", i)
+		}
+		if _, err := netip.ParseAddr(c.IP); err != nil {
+			return nil, fmt.Errorf("connections[%d].ip %q is not an IP address: %w", i, c.IP, err)
+		}
+		if c.Port == "" {
+			return nil, fmt.Errorf("connections[%d].port is required", i)
 		}
 		p, err := strconv.Atoi(c.Port.String())
 		if err != nil || p < 1 || p > 65535 {
-			return nil, fmt.Errorf("connections[%d]: port %q is not an integer in 1..65535", i, c.Port)
+			return nil, fmt.Errorf("connections[%d].port %q is not an integer in 1..65535", i, c.Port)
 		}
 		out = append(out, c.Target())
 	}

@@ -187,3 +187,35 @@ func TestAlreadyConnected(t *testing.T) {
 		t.Errorf("MemHost state after connects: %+v (caller's state must be untouched: %d controllers)", after, len(st.Controllers()))
 	}
 }
+
+// TestParseConnectionsNamesBadField: an ip that is not an IP address can
+// never match a controller, so a release given it would release nothing and
+// leak the migration's paths; the error names the element and field.
+func TestParseConnectionsNamesBadField(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`[{"ip":"nope","port":4420}]`, `connections[0].ip "nope" is not an IP address`},
+		{`[{"ip":"10.0.0.01","port":4420}]`, "connections[0].ip"},
+		{`[{"ip":" 10.0.0.1","port":4420}]`, "connections[0].ip"},
+		{`[{"ip":"10.0.0.1 ","port":4420}]`, "connections[0].ip"},
+		{`[{"ip":"[fd00::4]","port":4420}]`, "connections[0].ip"},
+		{`[{"ip":"10.0.0.1","port":4420},{"ip":"storage-1","port":4420,"transport":"rdma"}]`, "connections[1].ip"},
+		{`[{"ip":"10.0.0.1","port":0}]`, "connections[0].port"},
+		{`[{"port":4420}]`, "connections[0].ip"},
+		{`[{"ip":"10.0.0.1"}]`, "connections[0].port"},
+		{``, "empty, want a JSON array of connections"},
+		{" \n\t", "empty, want a JSON array of connections"},
+	} {
+		_, err := ParseConnections([]byte(tc.in))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseConnections(%q) = %v, want an error containing %q", tc.in, err, tc.want)
+		}
+	}
+	// IPv6 (with a zone) and an IPv4-mapped address are accepted.
+	for _, ok := range []string{
+		`[{"ip":"fd00::4","port":4420},{"ip":"fe80::1%eth0","port":4420},{"ip":"::ffff:10.0.0.3","port":4420}]`,
+	} {
+		if _, err := ParseConnections([]byte(ok)); err != nil {
+			t.Errorf("ParseConnections(%s): %v", ok, err)
+		}
+	}
+}

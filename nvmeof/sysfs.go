@@ -146,7 +146,7 @@ func (r *sysReader) required(dir, file string) (string, error) {
 	if _, err := fs.Stat(r.fsys, dir); vanished(err) {
 		return "", errGone
 	}
-	return "", r.errorf(p, "missing: a required attribute of %s", dir)
+	return "", r.errorf(p, "missing: a required attribute of %s", r.where(dir))
 }
 
 // optionalInt reads an integer attribute; def when absent. allowOff maps the
