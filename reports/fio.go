@@ -135,7 +135,7 @@ func FioMarkdown(plan record.Plan, sum record.Summary) []byte {
 				boldIf(r.Pause, r.PauseOver), boldIf(r.Gap, r.GapOver), cell(r.GapWindow), r.Diff, agree)
 		}
 	}
-	b.WriteString("\n### fio stalls outside every migration\n\n")
+	b.WriteString("\n### fio stalls outside every migration (reported, not judged)\n\n")
 	if len(v.Unattributed) == 0 {
 		b.WriteString("None at or above the tolerance.\n")
 	} else {

@@ -51,6 +51,9 @@ type FioOptions struct {
 	// data integrity failure with its offset).
 	CorruptVolume string
 	CorruptWrite  int64
+	// MountDir is the FUSE mount point (default: a fresh temporary
+	// directory, removed afterwards).
+	MountDir string
 	// Debug logs every FUSE request to stderr.
 	Debug bool
 }
@@ -83,7 +86,7 @@ func RunFio(ctx context.Context, seed int64, cfg Config, fo FioOptions) (Result,
 		ConsumersPerVolume: p.ConsumersPerVolume, CutoverPauseS: p.CutoverPauseS,
 	}, simbackend.FioConfig{
 		OutDir: staging, RateIOPS: fo.RateIOPS, FioBinary: fo.FioBinary,
-		StartTimeout: fo.StartTimeout, StopGrace: fo.StopGrace, Debug: fo.Debug,
+		StartTimeout: fo.StartTimeout, StopGrace: fo.StopGrace, MountDir: fo.MountDir, Debug: fo.Debug,
 	})
 	if err != nil {
 		os.RemoveAll(staging)

@@ -54,7 +54,7 @@ func startSmall(t *testing.T, paths Paths) (*Workload, string) {
 	requireFUSEAndFio(t)
 	out := t.TempDir()
 	w, err := Start(Config{
-		Volumes: []Volume{{Name: "vol-a", Size: 64 << 20}}, Paths: paths, OutDir: out, RateIOPS: 200,
+		Volumes: []Volume{{Name: "vol-a", Size: 64 << 20}}, Paths: paths, OutDir: out, RateIOPS: 100,
 	})
 	if err != nil {
 		t.Fatal(err)

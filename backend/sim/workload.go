@@ -32,6 +32,9 @@ type FioConfig struct {
 	// StopGrace is how long fio may take to stop after SIGINT while the
 	// world keeps running before held I/O is drained (default 3 s).
 	StopGrace time.Duration
+	// MountDir is the FUSE mount point (default: a fresh temporary
+	// directory, removed on Close).
+	MountDir string
 	// Debug logs every FUSE request to stderr.
 	Debug bool
 }
@@ -112,7 +115,7 @@ func NewFio(ctx context.Context, cfg Config, fc FioConfig) (*FioCluster, error) 
 		vols = append(vols, workload.Volume{Name: v.Name})
 	}
 	f.wl, err = workload.Start(workload.Config{
-		Volumes: vols, Paths: f, OutDir: fc.OutDir, RateIOPS: fc.RateIOPS, FioBinary: fc.FioBinary, Debug: fc.Debug,
+		Volumes: vols, Paths: f, OutDir: fc.OutDir, MountDir: fc.MountDir, RateIOPS: fc.RateIOPS, FioBinary: fc.FioBinary, Debug: fc.Debug,
 	})
 	if err != nil {
 		return nil, err
