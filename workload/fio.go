@@ -24,8 +24,10 @@ const (
 	LogPrefix = "lat"
 )
 
-// DefaultRateIOPS caps each fio job (rate_iops): 100 I/Os per second keeps
-// several volumes honest on 2 cores and still resolves a gap to 10 ms.
+// DefaultRateIOPS caps each fio job (rate_iops; fio applies a single value
+// to each data direction, so reads and writes are capped apart): about 200
+// I/Os per second per volume in all keeps several volumes honest on 2 cores
+// and still resolves a gap to a few ms.
 const DefaultRateIOPS = 100
 
 // DefaultRuntime bounds a time-based job that is never stopped: fio is

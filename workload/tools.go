@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 // RequireToolsEnv is the environment variable that turns a missing tool
@@ -11,8 +12,10 @@ import (
 const RequireToolsEnv = "FIOMIG_REQUIRE_TOOLS"
 
 // Available reports why real fio through FUSE cannot run here, or nil: fio
-// must be in PATH, /dev/fuse must open read-write, and the process must be
-// root (the volumes are mounted with mount(2) directly).
+// must be in PATH, /dev/fuse must open read-write, the process must be root
+// (the volumes are mounted with mount(2) directly), and a trial mount of a
+// one-byte volume in a temporary directory must succeed (a container
+// without CAP_SYS_ADMIN fails there).
 func Available() error {
 	var errs []error
 	if _, err := FioBinary(""); err != nil {
@@ -26,7 +29,26 @@ func Available() error {
 	if os.Geteuid() != 0 {
 		errs = append(errs, fmt.Errorf("workload: running as uid %d; mounting the FUSE volumes directly needs root", os.Geteuid()))
 	}
-	return errors.Join(errs...)
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	return trialMount()
+}
+
+func trialMount() error {
+	dir, err := os.MkdirTemp("", "fiomig-probe-")
+	if err != nil {
+		return fmt.Errorf("workload: trial mount: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	f, err := Mount(MountOptions{Dir: filepath.Join(dir, "mnt"), BackingDir: filepath.Join(dir, "backing")}, []Volume{{Name: "probe", Size: 1}})
+	if err != nil {
+		return fmt.Errorf("workload: trial FUSE mount failed: %w", err)
+	}
+	if err := f.Unmount(); err != nil {
+		return fmt.Errorf("workload: trial FUSE unmount: %w", err)
+	}
+	return nil
 }
 
 // ToolsRequired reports whether FIOMIG_REQUIRE_TOOLS=1 asks missing tools
