@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"net/netip"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -28,10 +32,11 @@ func init() {
 type hostFlags struct {
 	sysRoot, capture, hostNQN, output string
 	route, nvmeBin                    string
+	sysRootGiven                      bool // --sys-root was on the command line
 }
 
 func (h *hostFlags) register(fs *flag.FlagSet, acts bool) {
-	fs.StringVar(&h.sysRoot, "sys-root", "/sys", "sysfs `directory` of the live host to read")
+	fs.StringVar(&h.sysRoot, "sys-root", "/sys", "sysfs `directory` of the live host to read (either this or --capture)")
 	fs.StringVar(&h.capture, "capture", "", "read a sysfs capture `FILE.tsv` (\"<path>\\t<value>\" per line) instead of the live host; implies --dry-run")
 	fs.StringVar(&h.hostNQN, "hostnqn", "", "keep only controllers of this host `NQN` (several nodes may share one kernel); default every controller")
 	fs.StringVar(&h.output, "o", "table", "output `format`: table or json")
@@ -41,35 +46,123 @@ func (h *hostFlags) register(fs *flag.FlagSet, acts bool) {
 	}
 }
 
-func (h *hostFlags) validate() error {
+// validate checks the shared flags after fs has parsed them.
+func (h *hostFlags) validate(fs *flag.FlagSet) error {
+	h.sysRootGiven = flagGiven(fs, "sys-root")
 	if h.output != "table" && h.output != "json" {
 		return usagef("-o must be table or json, got %q", h.output)
 	}
 	if h.route != "" && h.route != string(nvmeof.RouteNvmeCLI) && h.route != string(nvmeof.RouteKernel) {
 		return usagef("--route must be nvme-cli or kernel, got %q", h.route)
 	}
+	if h.capture != "" && h.sysRootGiven {
+		return usagef("either --capture or --sys-root, not both: a capture is read instead of the live host")
+	}
 	return nil
 }
 
-// host returns the Host to act on and whether it is a capture.
-func (h *hostFlags) host() (nvmeof.Host, bool, error) {
-	if h.capture == "" {
-		return &nvmeof.LinuxHost{SysRoot: h.sysRoot, HostNQN: h.hostNQN, NvmeBin: h.nvmeBin, Route: nvmeof.Route(h.route)}, false, nil
+// flagGiven reports whether flag name was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
+// hostSource is what a host command read: the host to act on, its state
+// (only --hostnqn's controllers when given), and how to name it.
+type hostSource struct {
+	host      nvmeof.Host
+	st        nvmeof.HostState
+	isCapture bool
+}
+
+// load reads the live host (--sys-root) or the capture, once. Errors (all
+// usage errors, exit 2): an unreadable root or capture, an empty capture, a
+// malformed capture (the message names its line), no class/nvme directory
+// (not a sysfs root, or no NVMe driver: nothing to judge or repair), no
+// controller at all when needControllers (inspect: "clean" would be a lie),
+// and --hostnqn matching no controller while others are there (a typo).
+func (h *hostFlags) load(needControllers bool) (hostSource, error) {
+	var all nvmeof.HostState
+	var classDir, prefix, hint string
+	var hasClass bool
+	if h.capture != "" {
+		data, err := os.ReadFile(h.capture)
+		if err != nil {
+			return hostSource{}, usagef("%v", err)
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			return hostSource{}, usagef("%s: empty capture, want one \"<path>\\t<value>\" line per sysfs attribute", h.capture)
+		}
+		fsys, err := nvmeof.LoadCapture(bytes.NewReader(data), h.capture)
+		if err != nil {
+			return hostSource{}, usagef("malformed capture: %v", err)
+		}
+		if all, err = nvmeof.ReadSysfs(fsys); err != nil {
+			return hostSource{}, usagef("malformed capture %s: %v", h.capture, err)
+		}
+		_, err = fs.Stat(fsys, "class/nvme")
+		hasClass = err == nil
+		classDir, prefix, hint = "/sys/class/nvme", h.capture+": ", "the capture has no such directory"
+	} else {
+		var err error
+		if all, err = (&nvmeof.LinuxHost{SysRoot: h.sysRoot}).Read(); err != nil {
+			return hostSource{}, usagef("%v", err)
+		}
+		classDir = filepath.Join(h.sysRoot, "class", "nvme")
+		_, err = os.Stat(classDir)
+		hasClass = err == nil
+		hint = "no such directory: is --sys-root a sysfs mount, and is the nvme-core module loaded?"
 	}
-	f, err := os.Open(h.capture)
-	if err != nil {
-		return nil, true, usagef("%v", err)
+	n := len(all.Controllers())
+	if !hasClass || (needControllers && n == 0) {
+		if hasClass {
+			hint = "the directory is empty"
+		}
+		return hostSource{}, usagef("%sno NVMe controllers under %s (%s)", prefix, classDir, hint)
 	}
-	defer f.Close()
-	fsys, err := nvmeof.LoadCapture(f, h.capture)
-	if err != nil {
-		return nil, true, usagef("malformed capture: %v", err)
+	st := all
+	if h.hostNQN != "" {
+		st = nvmeof.FilterHost(all, h.hostNQN)
+		if n > 0 && len(st.Controllers()) == 0 {
+			seen := map[string]bool{}
+			var hosts []string
+			for _, c := range all.Controllers() {
+				if !seen[c.HostNQN] {
+					seen[c.HostNQN] = true
+					hosts = append(hosts, c.HostNQN)
+				}
+			}
+			sort.Strings(hosts)
+			return hostSource{}, usagef("%sno controller with hostnqn %q (hostnqns here: %s)", prefix, h.hostNQN, listSome(hosts))
+		}
 	}
-	st, err := nvmeof.ReadHost(fsys, h.hostNQN)
-	if err != nil {
-		return nil, true, usagef("malformed capture: %v", err)
+	if h.capture != "" {
+		return hostSource{host: &nvmeof.MemHost{State: st, HostNQN: h.hostNQN}, st: st, isCapture: true}, nil
 	}
-	return &nvmeof.MemHost{State: st, HostNQN: h.hostNQN}, true, nil
+	return hostSource{host: &nvmeof.LinuxHost{SysRoot: h.sysRoot, HostNQN: h.hostNQN, NvmeBin: h.nvmeBin, Route: nvmeof.Route(h.route)}, st: st}, nil
+}
+
+// notAttached returns a usage error when st has no subsystem nqn: a typo
+// must not pass for "clean" or "nothing to do".
+func notAttached(st nvmeof.HostState, nqn string) error {
+	if len(st.SubsystemsByNQN(nqn)) > 0 {
+		return nil
+	}
+	return usagef("NQN %q is not attached on this host (attached: %s)", nqn, listSome(st.NQNs()))
+}
+
+// listSome joins up to 8 names, saying how many more there are; "none"
+// when there are none.
+func listSome(names []string) string {
+	const show = 8
+	switch {
+	case len(names) == 0:
+		return "none"
+	case len(names) > show:
+		return fmt.Sprintf("%s and %d more", strings.Join(names[:show], ", "), len(names)-show)
+	}
+	return strings.Join(names, ", ")
 }
 
 // stringList is a repeatable string flag.
@@ -78,9 +171,8 @@ type stringList []string
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
-func newHostFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
+func newHostFlagSet(name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet("fiomig "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
 		fmt.Fprintln(fs.Output(), "\nFlags:")
@@ -89,17 +181,25 @@ func newHostFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseArgs parses flags; it returns an exit code when the command should
-// stop (help: 0, bad flags: 2).
-func parseArgs(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitPass, true
-		}
+// parseFlags parses args with fs, the way every fiomig command does: --help
+// (-h) prints fs.Usage to stdout (exit 0); a bad flag or a stray argument is
+// one line on stderr pointing at --help (exit 2). stop is true when the
+// command should return code now. fs's output is left as it was.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, stop bool) {
+	out := fs.Output()
+	defer fs.SetOutput(out)
+	fs.SetOutput(io.Discard) // the flag package would print the whole usage on an error
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return exitPass, true
+	case err != nil:
+		fmt.Fprintf(stderr, "%s: %v (see %s --help)\n", fs.Name(), err, fs.Name())
 		return exitUsage, true
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected argument %q (flags only; see --help)\n", fs.Name(), fs.Arg(0))
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "%s: unexpected argument %q (flags only; see %s --help)\n", fs.Name(), fs.Arg(0), fs.Name())
 		return exitUsage, true
 	}
 	return 0, false
@@ -111,6 +211,14 @@ func fail(stderr io.Writer, name string, err error) int {
 		return exitUsage
 	}
 	return exitCheckFailed
+}
+
+// plural formats n with noun, adding "s" unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 const inspectUsage = `Usage: fiomig inspect [--nqn NQN] [--nsid N] [--target IP:PORT ...] [-o table|json]
@@ -127,12 +235,22 @@ Each defect names its controllers in teardown order and the co-tenant
 namespaces that would lose their last accessible path.
 
 Without --nqn every NQN is inspected; without --nsid each subsystem is asked
-once for the bare NQN and once per namespace. --target (repeatable, ip:port,
-IPv6 as [addr]:port) needs --nqn; it also reports expected endpoints with no
-controller (missing endpoints, matched by ip:port).
+once for the bare NQN and once per namespace (--nsid: 1..4294967294; NSIDs
+start at 1 and 0xFFFFFFFF is the broadcast value). --target (repeatable,
+ip:port with a port in 1..65535, IPv6 as [addr]:port) needs --nqn; it also
+reports expected endpoints with no controller (missing endpoints, matched by
+ip:port). --sys-root and --capture are either/or.
 
-Exit status: 0 clean, 1 defects or missing endpoints found, 2 bad usage,
-unreadable host or malformed capture (the message names the capture line).
+Exit status:
+  0  clean: every subsystem asked for is attached and has no defect
+  1  defects or missing endpoints found; also --nqn not attached while
+     --target is given (each published endpoint is then missing: a
+     path-completeness finding, printed as such)
+  2  bad usage or input: a bad flag, an unreadable host, an empty or
+     malformed capture (the message names the capture line), no NVMe
+     controllers under <root>/class/nvme, no controller with --hostnqn, or
+     --nqn not attached without --target (nothing to inspect; most likely a
+     typo: the message lists the attached NQNs)
 `
 
 // defectJSON is a defect in -o json output.
@@ -149,21 +267,26 @@ type defectJSON struct {
 func inspectCmd(args []string, stdout, stderr io.Writer) int {
 	var hf hostFlags
 	var nqn string
-	var nsid int
+	var nsid int64
 	var targets stringList
-	fs := newHostFlagSet("inspect", inspectUsage, stderr)
+	fs := newHostFlagSet("inspect", inspectUsage)
 	hf.register(fs, false)
 	fs.StringVar(&nqn, "nqn", "", "subsystem `NQN` to inspect (default: every NQN on the host)")
-	fs.IntVar(&nsid, "nsid", 0, "namespace `ID` the caller expects (default: the bare NQN and each namespace)")
+	fs.Int64Var(&nsid, "nsid", 0, "namespace `ID` the caller expects, 1..4294967294 (default: the bare NQN and each namespace)")
 	fs.Var(&targets, "target", "an endpoint the control plane publishes for --nqn, `IP:PORT` (repeatable)")
-	if code, stop := parseArgs(fs, args, stderr); stop {
+	if code, stop := parseFlags(fs, args, stdout, stderr); stop {
 		return code
 	}
-	if err := hf.validate(); err != nil {
+	if err := hf.validate(fs); err != nil {
 		return fail(stderr, "inspect", err)
 	}
-	if nsid < 0 {
-		return fail(stderr, "inspect", usagef("--nsid must be >= 1, got %d", nsid))
+	if flagGiven(fs, "nsid") {
+		switch {
+		case nsid == nvmeBroadcastNSID:
+			return fail(stderr, "inspect", usagef("--nsid %d (0xFFFFFFFF) is the broadcast NSID, not a namespace", nsid))
+		case nsid < 1 || nsid > nvmeBroadcastNSID:
+			return fail(stderr, "inspect", usagef("--nsid must be in 1..%d (NSIDs are 32-bit and start at 1), got %d", nvmeBroadcastNSID-1, nsid))
+		}
 	}
 	if len(targets) > 0 && nqn == "" {
 		return fail(stderr, "inspect", usagef("--target needs --nqn: endpoints are published per subsystem"))
@@ -174,18 +297,28 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, "inspect", usagef("--target %q is not IP:PORT (IPv6 as [addr]:port): %v", t, err))
 		}
+		if netip.MustParseAddrPort(e).Port() == 0 {
+			return fail(stderr, "inspect", usagef("--target %q: port 0 is no listener's port (want 1..65535)", t))
+		}
 		expected = append(expected, e)
 	}
-	host, _, err := hf.host()
+	src, err := hf.load(true)
 	if err != nil {
 		return fail(stderr, "inspect", err)
 	}
-	st, err := host.Read()
-	if err != nil {
-		return fail(stderr, "inspect", usagef("%v", err))
+	st := src.st
+	if nqn != "" {
+		if err := notAttached(st, nqn); err != nil {
+			if len(expected) == 0 {
+				return fail(stderr, "inspect", err)
+			}
+			// With published endpoints the absence is a finding: each
+			// endpoint is reported missing below.
+			fmt.Fprintf(stderr, "fiomig inspect: %v\n", err)
+		}
 	}
 
-	defects := inspectAll(st, nqn, nsid, nvmeof.EndpointTargets(nqn, expected))
+	defects := inspectAll(st, nqn, int(nsid), nvmeof.EndpointTargets(nqn, expected))
 	var missing []string
 	if len(expected) > 0 {
 		missing = nvmeof.MissingEndpoints(expected, st, nqn)
@@ -209,7 +342,13 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 		if nqn != "" {
 			nqns = []string{nqn}
 		}
-		fmt.Fprintf(stdout, "inspected %d subsystem NQN(s), %d controller(s)\n", len(nqns), len(st.Controllers()))
+		ctrls := 0
+		for _, n := range nqns {
+			for _, s := range st.SubsystemsByNQN(n) {
+				ctrls += len(s.Controllers)
+			}
+		}
+		fmt.Fprintf(stdout, "inspected %s, %s\n", plural(len(nqns), "subsystem"), plural(ctrls, "controller"))
 		for _, d := range defects {
 			fmt.Fprintf(stdout, "%s\t%s\t%s\tnsid=%d\tcontrollers=%s\tco-tenants=%v\t%s\n",
 				d.Kind, d.Scope, d.NQN, d.NSID, strings.Join(d.Controllers, ","), d.CoTenants, d.Detail)
@@ -226,6 +365,10 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	return exitPass
 }
+
+// nvmeBroadcastNSID is the NSID that means "every namespace" (NVMe base
+// specification, 0xFFFFFFFF); valid namespace IDs are 1..0xFFFFFFFE.
+const nvmeBroadcastNSID = 0xFFFFFFFF
 
 // inspectAll runs Inspect for nqn ("" = every NQN) with nsid, or, without
 // nsid, for the bare NQN and once per namespace, dropping repeats.
@@ -280,12 +423,19 @@ is released while no controller of the subsystem has an accessible leg (the
 cutover window); other addresses are never touched.
 
 --connections is the operator's VMIG_CONNECTIONS: a JSON array of
-{"nqn","ip","port","transport","ctrlLossTmo",...}, inline or @file.
+{"nqn","ip","port","transport","ctrlLossTmo",...}, inline or @file. Every
+element must name an IP address (no host names, brackets, blanks or leading
+zeros) and a port in 1..65535, and its "nqn", when given, must be --nqn: an
+entry that can never match a controller would leak it. --sys-root and
+--capture are either/or.
 Prints what it did (or, with --dry-run or --capture, would do) and why, and
 what it keeps and why.
 
-Exit status: 0 done, 1 a disconnect failed (the others still ran), 2 bad
-usage, unreadable host or malformed capture.
+Exit status: 0 done (also when nothing qualifies), 1 a disconnect failed (the
+others still ran), 2 bad usage or input: a bad flag or connection (the
+message names it, e.g. connections[0].ip), an unreadable host, an empty or
+malformed capture, no class/nvme under the root, no controller with
+--hostnqn, or --nqn not attached on this host.
 `
 
 const reapUsage = `Usage: fiomig reap [--nqn NQN] [--dry-run] [-o table|json]
@@ -296,10 +446,13 @@ controller-not-contributing defects of controller scope, without co-tenants,
 whose controller has no leg at all; one teardown per controller. Never
 connecting controllers, parked targets with inaccessible legs, partially
 serving controllers, or the last live controller. Without --nqn every NQN.
+--sys-root and --capture are either/or.
 Prints what it did (or, with --dry-run or --capture, would do) and why.
 
-Exit status: 0 done, 1 a disconnect failed (the others still ran), 2 bad
-usage, unreadable host or malformed capture.
+Exit status: 0 done (also when nothing qualifies), 1 a disconnect failed (the
+others still ran), 2 bad usage or input: a bad flag, an unreadable host, an
+empty or malformed capture, no class/nvme under the root, no controller
+with --hostnqn, or --nqn not attached on this host.
 `
 
 // planJSON is a release or reap plan in -o json output.
@@ -316,15 +469,15 @@ func releaseCmd(args []string, stdout, stderr io.Writer) int {
 	var hf hostFlags
 	var nqn, connections string
 	var dryRun bool
-	fs := newHostFlagSet("release", releaseUsage, stderr)
+	fs := newHostFlagSet("release", releaseUsage)
 	hf.register(fs, true)
 	fs.StringVar(&nqn, "nqn", "", "subsystem `NQN` of the migration (required)")
 	fs.StringVar(&connections, "connections", "", "the migration's connections: VMIG_CONNECTIONS `JSON`, inline or @file (required)")
 	fs.BoolVar(&dryRun, "dry-run", false, "print what would be released; touch nothing")
-	if code, stop := parseArgs(fs, args, stderr); stop {
+	if code, stop := parseFlags(fs, args, stdout, stderr); stop {
 		return code
 	}
-	if err := hf.validate(); err != nil {
+	if err := hf.validate(fs); err != nil {
 		return fail(stderr, "release", err)
 	}
 	if nqn == "" {
@@ -333,35 +486,54 @@ func releaseCmd(args []string, stdout, stderr io.Writer) int {
 	if connections == "" {
 		return fail(stderr, "release", usagef("--connections is required (VMIG_CONNECTIONS JSON, inline or @file)"))
 	}
-	data := []byte(connections)
-	if p, ok := strings.CutPrefix(connections, "@"); ok {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return fail(stderr, "release", usagef("--connections: %v", err))
-		}
-		data = b
-	}
-	conns, err := nvmeof.ParseConnections(data)
+	conns, err := readConnections(connections, nqn)
 	if err != nil {
-		return fail(stderr, "release", usagef("--connections: %v", err))
+		return fail(stderr, "release", err)
 	}
 	return runPlan("release", hf, dryRun, []string{nqn}, stdout, stderr, func(st nvmeof.HostState, n string) (nvmeof.Plan, error) {
 		return nvmeof.PlanRelease(st, n, conns)
 	})
 }
 
+// readConnections reads --connections (inline JSON or @file) and checks
+// that every element belongs to nqn (an element without "nqn" does).
+// Errors are usage errors naming the source and the element's field.
+func readConnections(arg, nqn string) ([]nvmeof.Target, error) {
+	data, src := []byte(arg), "--connections"
+	if p, ok := strings.CutPrefix(arg, "@"); ok {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, usagef("--connections: %v", err)
+		}
+		data, src = b, "--connections "+p
+		if len(bytes.TrimSpace(b)) == 0 {
+			return nil, usagef("%s: empty, want a JSON array of connections", p)
+		}
+	}
+	conns, err := nvmeof.ParseConnections(data)
+	if err != nil {
+		return nil, usagef("%s: %v", src, err)
+	}
+	for i, c := range conns {
+		if c.NQN != "" && c.NQN != nqn {
+			return nil, usagef("%s: connections[%d].nqn %q is not --nqn %q", src, i, c.NQN, nqn)
+		}
+	}
+	return conns, nil
+}
+
 func reapCmd(args []string, stdout, stderr io.Writer) int {
 	var hf hostFlags
 	var nqn string
 	var dryRun bool
-	fs := newHostFlagSet("reap", reapUsage, stderr)
+	fs := newHostFlagSet("reap", reapUsage)
 	hf.register(fs, true)
 	fs.StringVar(&nqn, "nqn", "", "subsystem `NQN` (default: every NQN on the host)")
 	fs.BoolVar(&dryRun, "dry-run", false, "print what would be reaped; touch nothing")
-	if code, stop := parseArgs(fs, args, stderr); stop {
+	if code, stop := parseFlags(fs, args, stdout, stderr); stop {
 		return code
 	}
-	if err := hf.validate(); err != nil {
+	if err := hf.validate(fs); err != nil {
 		return fail(stderr, "reap", err)
 	}
 	var nqns []string
@@ -371,21 +543,23 @@ func reapCmd(args []string, stdout, stderr io.Writer) int {
 	return runPlan("reap", hf, dryRun, nqns, stdout, stderr, nvmeof.PlanReap)
 }
 
-// runPlan reads the host once, plans per NQN (nil nqns = every NQN),
-// executes unless dry, and prints.
+// runPlan reads the host once, checks that every NQN asked for is attached,
+// plans per NQN (nil nqns = every NQN), executes unless dry, and prints.
 func runPlan(name string, hf hostFlags, dryRun bool, nqns []string, stdout, stderr io.Writer,
 	plan func(nvmeof.HostState, string) (nvmeof.Plan, error)) int {
-	host, isCapture, err := hf.host()
+	src, err := hf.load(false)
 	if err != nil {
 		return fail(stderr, name, err)
 	}
-	if isCapture && !dryRun {
+	host, st := src.host, src.st
+	for _, n := range nqns {
+		if err := notAttached(st, n); err != nil {
+			return fail(stderr, name, err)
+		}
+	}
+	if src.isCapture && !dryRun {
 		fmt.Fprintf(stderr, "fiomig %s: --capture: dry run (a capture cannot be changed)\n", name)
 		dryRun = true
-	}
-	st, err := host.Read()
-	if err != nil {
-		return fail(stderr, name, usagef("%v", err))
 	}
 	if nqns == nil {
 		nqns = st.NQNs()

@@ -88,7 +88,7 @@ func TestInspectAcceptance(t *testing.T) {
 	if asked != 4+1+1+1+5 {
 		t.Errorf("asked %d NQN/NSID combinations, want 12", asked)
 	}
-	if code, out, _ := run(t, "inspect", "--capture", healthy); code != exitPass || !strings.Contains(out, "inspected 4 subsystem NQN(s), 8 controller(s)") {
+	if code, out, _ := run(t, "inspect", "--capture", healthy); code != exitPass || !strings.Contains(out, "inspected 4 subsystems, 8 controllers") {
 		t.Errorf("healthy.tsv, all NQNs: exit %d\n%s", code, out)
 	}
 	// Without --nsid the two-namespace capture reports nvme1 once per namespace.
@@ -154,9 +154,9 @@ func TestHostCmdsUsage(t *testing.T) {
 		}
 	}
 	for _, c := range []string{"inspect", "release", "reap"} {
-		code, _, errOut := run(t, c, "--help")
-		if code != exitPass || !strings.Contains(errOut, "Usage: fiomig "+c) || !strings.Contains(errOut, "Exit status") {
-			t.Errorf("%s --help: exit %d\n%s", c, code, errOut)
+		code, out, _ := run(t, c, "--help")
+		if code != exitPass || !strings.Contains(out, "Usage: fiomig "+c) || !strings.Contains(out, "Exit status") {
+			t.Errorf("%s --help: exit %d\n%s", c, code, out)
 		}
 	}
 }
@@ -240,4 +240,151 @@ func TestReapLiveHost(t *testing.T) {
 	if code, out, _ := run(t, "inspect", "--sys-root", root, "--nqn", cncNQN, "--nsid", "1"); code != exitPass {
 		t.Errorf("inspect after reap: exit %d\n%s", code, out)
 	}
+}
+
+// TestReleaseRejectsBadConnections: a connection that can never match a
+// controller (an address that is not an IP, another subsystem) is a typo
+// that would leak the migration's controllers, not "nothing to release".
+func TestReleaseRejectsBadConnections(t *testing.T) {
+	conn := func(nqn, ip string) string {
+		b, _ := json.Marshal([]map[string]string{{"nqn": nqn, "ip": ip, "port": "14420"}})
+		return string(b)
+	}
+	empty := filepath.Join(t.TempDir(), "empty.json")
+	if err := os.WriteFile(empty, []byte("\n \n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ conns, wantErr string }{
+		{conn(cncNQN, "nope"), "connections[0].ip"},
+		{conn(cncNQN, "10.0.0.01"), "connections[0].ip"},
+		{conn(cncNQN, " 10.0.0.1"), "connections[0].ip"},
+		{conn(cncNQN, "[10.0.0.1]"), "connections[0].ip"},
+		{conn("nqn.2023-02.io.simplyblock:nvmetlab:lvol:other", "10.0.0.1"), "connections[0].nqn"},
+		{`[{"nqn":"` + cncNQN + `","ip":"10.0.0.1","port":14420},{"nqn":"` + cncNQN + `","ip":"10.0.0.1.","port":14420}]`, "connections[1].ip"},
+		{"@" + empty, empty + ": empty, want a JSON array of connections"},
+		{" ", "empty, want a JSON array of connections"},
+	} {
+		code, out, errOut := run(t, "release", "--capture", cncCap, "--nqn", cncNQN, "--connections", tc.conns)
+		if code != exitUsage || !strings.Contains(errOut, tc.wantErr) || strings.Contains(out, "nothing to release") {
+			t.Errorf("--connections %s: exit %d, stdout %q, stderr %q; want exit 2 naming %q", tc.conns, code, out, errOut, tc.wantErr)
+		}
+	}
+	// An entry without "nqn" belongs to --nqn.
+	code, out, errOut := run(t, "release", "--capture", cncCap, "--nqn", cncNQN, "--connections", `[{"ip":"10.0.0.1","port":14420}]`)
+	if code != exitPass || !strings.Contains(out, "would release nvme1") {
+		t.Errorf("connection without nqn: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestHostCmdsNothingToLookAt: a typo in --nqn or --hostnqn, an empty
+// capture or a root with no class/nvme is never reported clean.
+func TestHostCmdsNothingToLookAt(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.tsv")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The first 30 lines of the capture: a subsystem directory, no class/nvme.
+	b, err := os.ReadFile(cncCap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noCtrl := filepath.Join(dir, "no-ctrl.tsv")
+	if err := os.WriteFile(noCtrl, []byte(strings.Join(strings.SplitAfter(string(b), "\n")[:30], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const cncHost = "nqn.2014-08.org.nvmexpress:uuid:00000002-0000-4000-8000-000000000002"
+	for _, tc := range []struct {
+		args    []string
+		code    int
+		wantErr string
+	}{
+		{[]string{"inspect", "--capture", cncCap, "--nqn", "not-an-nqn"}, exitUsage, `NQN "not-an-nqn" is not attached on this host (attached: ` + cncNQN + ")"},
+		{[]string{"inspect", "--capture", cncCap, "--nqn", "not-an-nqn", "--target", "10.0.0.1:14420"}, exitCheckFailed, "is not attached on this host"},
+		{[]string{"inspect", "--capture", cncCap, "--hostnqn", "bogus"}, exitUsage, `no controller with hostnqn "bogus" (hostnqns here: ` + cncHost + ")"},
+		{[]string{"inspect", "--capture", empty}, exitUsage, "empty.tsv: empty capture"},
+		{[]string{"inspect", "--capture", noCtrl}, exitUsage, "no-ctrl.tsv: no NVMe controllers under /sys/class/nvme"},
+		{[]string{"inspect", "--sys-root", dir}, exitUsage, "no NVMe controllers under " + filepath.Join(dir, "class/nvme")},
+		{[]string{"reap", "--capture", cncCap, "--hostnqn", "bogus"}, exitUsage, `no controller with hostnqn "bogus"`},
+		{[]string{"reap", "--capture", cncCap, "--nqn", "not-an-nqn"}, exitUsage, "is not attached on this host"},
+		{[]string{"reap", "--sys-root", dir}, exitUsage, "no NVMe controllers under"},
+		{[]string{"release", "--capture", cncCap, "--nqn", "nqn.typo", "--connections", `[{"ip":"10.0.0.1","port":14420}]`}, exitUsage, `NQN "nqn.typo" is not attached on this host`},
+		{[]string{"release", "--capture", empty, "--nqn", cncNQN, "--connections", "[]"}, exitUsage, "empty capture"},
+	} {
+		code, out, errOut := run(t, tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.wantErr) || strings.Contains(out, "clean") || strings.Contains(out, "nothing to") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d mentioning %q", tc.args, code, out, errOut, tc.code, tc.wantErr)
+		}
+	}
+	// The header counts what was asked for, not the whole host.
+	if code, out, _ := run(t, "inspect", "--capture", healthy, "--nqn", s2NQN); code != exitPass || !strings.HasPrefix(out, "inspected 1 subsystem, 2 controllers\n") {
+		t.Errorf("inspect one NQN of healthy.tsv: exit %d\n%s", code, out)
+	}
+	if code, out, _ := run(t, "inspect", "--capture", cncCap, "--hostnqn", cncHost, "--nqn", cncNQN, "--nsid", "1"); code != exitCheckFailed || !strings.HasPrefix(out, "inspected 1 subsystem, 2 controllers\n") {
+		t.Errorf("inspect with the right --hostnqn: exit %d\n%s", code, out)
+	}
+}
+
+// TestHostCmdsFlagConsistency: help on stdout with exit 0, a flag error in
+// one line, and the range checks of --nsid and --target.
+func TestHostCmdsFlagConsistency(t *testing.T) {
+	for _, c := range []string{"inspect", "release", "reap", "run"} {
+		for _, args := range [][]string{{c, "--help"}, {c, "-h"}, {"help", c}} {
+			code, out, errOut := run(t, args...)
+			if code != exitPass || !strings.HasPrefix(out, "Usage: fiomig "+c) || !strings.Contains(out, "Flags:") || errOut != "" {
+				t.Errorf("%v: exit %d, stdout starts %q, stderr %q; want the usage on stdout, exit 0", args, code, clipped(out), errOut)
+			}
+		}
+		code, out, errOut := run(t, c, "--bogus")
+		if code != exitUsage || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "-bogus") ||
+			!strings.Contains(errOut, "see fiomig "+c+" --help") {
+			t.Errorf("%s --bogus: exit %d, stdout %q, stderr %q; want one line naming the flag and pointing at --help", c, code, out, errOut)
+		}
+	}
+	if code, _, errOut := run(t, "help", "nosuch"); code != exitUsage || !strings.Contains(errOut, `unknown command "nosuch"`) {
+		t.Errorf("help nosuch: exit %d, stderr %q", code, errOut)
+	}
+	if code, out, _ := run(t, "help"); code != exitPass || !strings.Contains(out, "Commands:") {
+		t.Errorf("help: exit %d\n%s", code, out)
+	}
+
+	b, err := os.ReadFile(cncCap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cut off inside nvme0's attributes (line 144 opens class/nvme/nvme0;
+	// its state line is gone).
+	trunc := filepath.Join(t.TempDir(), "trunc.tsv")
+	if err := os.WriteFile(trunc, []byte(strings.Join(strings.SplitAfter(string(b), "\n")[:150], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"inspect", "--capture", cncCap, "--nsid", "0"}, "--nsid"},
+		{[]string{"inspect", "--capture", cncCap, "--nsid", "4294967295"}, "broadcast"},
+		{[]string{"inspect", "--capture", cncCap, "--nsid", "4294967296"}, "--nsid"},
+		{[]string{"inspect", "--capture", cncCap, "--nqn", cncNQN, "--target", "10.0.0.1:0"}, "port 0"},
+		{[]string{"inspect", "--capture", cncCap, "--sys-root", "/sys"}, "either --capture or --sys-root"},
+		{[]string{"reap", "--capture", cncCap, "--sys-root", "/sys"}, "either --capture or --sys-root"},
+		{[]string{"inspect", "--capture", trunc}, "trunc.tsv:144"},
+		{[]string{"reap", "--capture", trunc}, "trunc.tsv:144"},
+	} {
+		code, _, errOut := run(t, tc.args...)
+		if code != exitUsage || !strings.Contains(errOut, tc.wantErr) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", tc.args, code, errOut, tc.wantErr)
+		}
+	}
+	// The highest unicast NSID is a valid question (the namespace is missing).
+	if code, out, errOut := run(t, "inspect", "--capture", cncCap, "--nqn", cncNQN, "--nsid", "4294967294"); code != exitCheckFailed || !strings.Contains(out, "namespace-missing") {
+		t.Errorf("--nsid 4294967294: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+func clipped(s string) string {
+	if len(s) > 60 {
+		return s[:60]
+	}
+	return s
 }

@@ -65,7 +65,7 @@ Commands:`)
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w, `
-Run "fiomig <command> --help" for a command's flags.
+Run "fiomig <command> --help" or "fiomig help <command>" for a command's flags.
 Exit codes: 0 pass, 1 a check failed, 2 bad usage or input, 3 inconclusive, 130 interrupted.`)
 }
 
@@ -80,6 +80,10 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
+		if args[0] == "help" && len(args) > 1 {
+			// "fiomig help X" is "fiomig X --help".
+			return dispatch([]string{args[1], "--help"}, stdout, stderr)
+		}
 		printUsage(stdout)
 		return exitPass
 	}

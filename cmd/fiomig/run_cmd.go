@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -212,15 +211,9 @@ Flags:
 func runCmd(args []string, stdout, stderr io.Writer) int {
 	var f runFlags
 	fs := newRunFlagSet(&f, stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitPass
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "fiomig run: unexpected argument %q (flags only; see --help)\n", fs.Arg(0))
-		return exitUsage
+	// --help to stdout; a bad flag in one line (host_cmds.go parseFlags).
+	if code, stop := parseFlags(fs, args, stdout, stderr); stop {
+		return code
 	}
 	if err := envDefaults(fs, os.Getenv); err != nil {
 		fmt.Fprintf(stderr, "fiomig run: %v\n", err)

@@ -76,8 +76,8 @@ func TestRunHelpTeaches(t *testing.T) {
 		t.Fatalf("--help exit %d", code)
 	}
 	for _, want := range []string{"--pause-crit", "CUTOVER_PAUSE_CRIT_S", "Exit codes", "pause-bound", "--seed"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("run --help does not mention %q", want)
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("run --help does not mention %q on stdout", want)
 		}
 	}
 }
