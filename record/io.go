@@ -73,16 +73,104 @@ func ReadPlan(path string) (Plan, error) {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return p, fmt.Errorf("%s: %w", path, err)
 	}
-	if p.Params.SampleIntervalS <= 0 {
-		return p, fmt.Errorf("%s: params.sample_interval_s must be > 0, got %v", path, p.Params.SampleIntervalS)
+	if err := p.validate(presentParams(b)); err != nil {
+		return p, fmt.Errorf("%s: %w", path, err)
 	}
 	return p, nil
+}
+
+// presentParams returns the keys of plan.json's "params" object that are
+// present with a non-null value (nil when params itself is absent).
+func presentParams(b []byte) map[string]bool {
+	var raw struct {
+		Params map[string]json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(b, &raw) != nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for k, v := range raw.Params {
+		if string(bytes.TrimSpace(v)) != "null" {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+// Validate checks the thresholds and the topology a run record is judged
+// with; the error names the offending field. Its rules:
+// params.sample_interval_s > 0; params.settle_sample_interval_s >= 0
+// (0 = the sample interval); params.pause_crit_s (CUTOVER_PAUSE_CRIT_S)
+// > 0; params.freezes_allowed (CUTOVER_FREEZES_ALLOWED) >= 0;
+// params.settle_s and params.attribution_margin_s >= 0; every number
+// finite; when params.migrations > 0, topology.hosts and topology.volumes
+// are non-empty; every volume's consumers are hosts of topology.hosts.
+func (p Plan) Validate() error { return p.validate(nil) }
+
+// validate is Validate; present, when non-nil, holds the params keys that
+// plan.json carries with a value, so that a missing or null threshold is
+// named as such rather than as 0.
+func (p Plan) validate(present map[string]bool) error {
+	pr := p.Params
+	got := func(key string, v float64) string {
+		if present != nil && !present[key] {
+			return "it is missing or null"
+		}
+		return fmt.Sprintf("got %v", v)
+	}
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	switch {
+	case !(pr.SampleIntervalS > 0) || !finite(pr.SampleIntervalS):
+		return fmt.Errorf("params.sample_interval_s must be > 0 seconds, %s", got("sample_interval_s", pr.SampleIntervalS))
+	case !(pr.SettleSampleIntervalS >= 0) || !finite(pr.SettleSampleIntervalS):
+		return fmt.Errorf("params.settle_sample_interval_s must be >= 0 seconds (0 = sample_interval_s), got %v", pr.SettleSampleIntervalS)
+	case !(pr.PauseCritS > 0) || !finite(pr.PauseCritS):
+		return fmt.Errorf("params.pause_crit_s (CUTOVER_PAUSE_CRIT_S) must be > 0 seconds, %s", got("pause_crit_s", pr.PauseCritS))
+	case present != nil && !present["freezes_allowed"]:
+		return fmt.Errorf("params.freezes_allowed (CUTOVER_FREEZES_ALLOWED) must be >= 0, %s", got("freezes_allowed", 0))
+	case pr.FreezesAllowed < 0:
+		return fmt.Errorf("params.freezes_allowed (CUTOVER_FREEZES_ALLOWED) must be >= 0, got %d", pr.FreezesAllowed)
+	case !(pr.SettleS >= 0) || !finite(pr.SettleS):
+		return fmt.Errorf("params.settle_s must be >= 0 seconds, got %v", pr.SettleS)
+	case !(pr.AttributionMarginS >= 0) || !finite(pr.AttributionMarginS):
+		return fmt.Errorf("params.attribution_margin_s must be >= 0 seconds, got %v", pr.AttributionMarginS)
+	case pr.Migrations < 0:
+		return fmt.Errorf("params.migrations must be >= 0, got %d", pr.Migrations)
+	}
+	if pr.Migrations > 0 {
+		if len(p.Topology.Hosts) == 0 {
+			return fmt.Errorf("topology.hosts is empty (or null) but params.migrations is %d: no consumer host to judge", pr.Migrations)
+		}
+		if len(p.Topology.Volumes) == 0 {
+			return fmt.Errorf("topology.volumes is empty (or null) but params.migrations is %d: no volume to judge", pr.Migrations)
+		}
+	}
+	hosts := map[string]bool{}
+	for i, h := range p.Topology.Hosts {
+		if h.Name == "" {
+			return fmt.Errorf("topology.hosts[%d] has no name", i)
+		}
+		hosts[h.Name] = true
+	}
+	for i, v := range p.Topology.Volumes {
+		for _, c := range v.Consumers {
+			if !hosts[c] {
+				return fmt.Errorf("topology.volumes[%d] (%s) has consumer %q, which is not in topology.hosts", i, v.Name, c)
+			}
+		}
+	}
+	return nil
 }
 
 // TimelineWriter appends lines to timeline.jsonl. Each Append is one write
 // of one complete line to the file, unbuffered, so a killed run keeps every
 // line appended before it died. Times are rounded to the microsecond.
 type TimelineWriter struct {
+	// Keep makes the writer also keep every appended line, exactly as
+	// encoded (times rounded), for Kept.
+	Keep bool
+	kept []Line
+
 	w    io.Writer
 	c    io.Closer
 	buf  bytes.Buffer
@@ -126,8 +214,14 @@ func (tw *TimelineWriter) Append(l Line) error {
 	if _, err := tw.w.Write(tw.buf.Bytes()); err != nil {
 		return fmt.Errorf("%s: append: %w", tw.path, err)
 	}
+	if tw.Keep {
+		tw.kept = append(tw.kept, l)
+	}
 	return nil
 }
+
+// Kept returns the lines appended while Keep was set, in order.
+func (tw *TimelineWriter) Kept() []Line { return tw.kept }
 
 // Close closes the underlying file, if the writer opened one.
 func (tw *TimelineWriter) Close() error {
@@ -143,9 +237,12 @@ var ErrTruncated = errors.New("last line is truncated")
 
 // ScanTimeline reads timeline lines from r one by one and calls fn for each.
 // name is used in errors, which carry "name:line: ...". A final line with
-// no newline that does not parse gives an error wrapping ErrTruncated.
+// no newline that does not parse gives an error wrapping ErrTruncated. The
+// timeline is append-only, so a line whose t is less than the previous
+// line's t is an error ("t went backwards"); equal times are fine.
 func ScanTimeline(r io.Reader, name string, fn func(Line) error) error {
 	br := bufio.NewReaderSize(r, 1<<16)
+	prevT := 0.0
 	for n := 1; ; n++ {
 		b, err := br.ReadBytes('\n')
 		if len(b) == 0 && err == io.EOF {
@@ -175,6 +272,10 @@ func ScanTimeline(r io.Reader, name string, fn func(Line) error) error {
 		if math.IsNaN(l.T) || l.T < 0 {
 			return fmt.Errorf("%s:%d: field \"t\" must be seconds >= 0, got %v", name, n, l.T)
 		}
+		if l.T < prevT {
+			return fmt.Errorf("%s:%d: t went backwards: %v after %v (the timeline is append-only)", name, n, l.T, prevT)
+		}
+		prevT = l.T
 		if err := fn(l); err != nil {
 			return fmt.Errorf("%s:%d: %w", name, n, err)
 		}

@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,10 +9,8 @@ import (
 	"strconv"
 
 	simbackend "github.com/fiomig/fiomig/backend/sim"
-	"github.com/fiomig/fiomig/checks"
 	"github.com/fiomig/fiomig/faults"
 	"github.com/fiomig/fiomig/record"
-	"github.com/fiomig/fiomig/reports"
 )
 
 // IncidentID is the run `fiomig reproduce` knows how to reproduce.
@@ -146,44 +143,16 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 	defer inj.Close()
 	plan := record.Plan{Tool: "fiomig", Scenario: "reproduce " + IncidentID, Seed: o.Seed, Command: o.Command,
 		Params: p, Faults: sched}
+	// Run recovers what is still injected (recording its lines) and writes
+	// the schedule as executed into plan.json.
 	res, err := Run(ctx, inj, Config{Plan: plan, OutDir: o.OutDir, StartUnix: o.StartUnix, GapS: DefaultGapS, Progress: o.Progress})
-	out := ReproduceResult{Dir: res.Dir, Interrupted: res.Interrupted, Summary: res.Summary}
-	if err != nil || res.Interrupted {
-		// Recover what is still injected, and keep its lines.
-		if lines := inj.RecoverAll(); len(lines) > 0 && res.Dir != "" {
-			if aerr := appendLines(filepath.Join(res.Dir, record.TimelineFile), lines); aerr != nil {
-				err = errors.Join(err, aerr)
-			}
-		}
-		return out, err
-	}
-	// plan.json gets the schedule as executed. Faults still active at the
-	// end are recovered now, and then the record is judged again with their
-	// lines (the reports do not show the schedule, so otherwise they stand).
-	tail := inj.RecoverAll()
+	out := ReproduceResult{Dir: res.Dir, Interrupted: res.Interrupted, Summary: res.Summary, Plan: res.Plan}
 	out.FaultErrors = inj.Errors()
-	planPath, tlPath := filepath.Join(res.Dir, record.PlanFile), filepath.Join(res.Dir, record.TimelineFile)
-	if plan, err = record.ReadPlan(planPath); err != nil {
+	if err != nil || res.Interrupted {
 		return out, err
 	}
-	plan.Faults = inj.Executed()
-	if err := record.WriteJSON(planPath, plan); err != nil {
-		return out, err
-	}
-	out.Plan = plan
-	if len(tail) > 0 {
-		if err := appendLines(tlPath, tail); err != nil {
-			return out, err
-		}
-		lines, err := record.ReadTimeline(tlPath)
-		if err != nil {
-			return out, err
-		}
-		out.Summary = reports.WithStats(checks.Evaluate(plan, lines))
-		if err := reports.Write(res.Dir, plan, out.Summary); err != nil {
-			return out, err
-		}
-	}
+	plan = res.Plan
+	tlPath := filepath.Join(res.Dir, record.TimelineFile)
 	lines, err := IncidentLines(tlPath)
 	if err != nil {
 		return out, err
@@ -210,17 +179,3 @@ func WriteReproduceReport(r ReproduceResult, all []ReproduceResult) error {
 	return nil
 }
 
-func appendLines(path string, lines []record.Line) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("append to timeline: %w", err)
-	}
-	tw := record.NewTimelineWriter(f, path)
-	for _, l := range lines {
-		if err := tw.Append(l); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	return f.Close()
-}

@@ -37,7 +37,9 @@ type Config struct {
 
 // Result is what a finished (or interrupted) run left behind.
 type Result struct {
-	Dir     string
+	Dir string
+	// Plan is plan.json as finally written (topology, executed faults).
+	Plan    record.Plan
 	Summary record.Summary
 	// Interrupted is true when ctx ended the run early; the timeline holds
 	// everything sampled until then and no summary was computed.
@@ -81,8 +83,18 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	if err != nil {
 		return res, err
 	}
+	tl.Keep = true // the checks judge exactly the lines written, without re-decoding them
 	r := &runner{cluster: cluster, tl: tl, sampler: collectors.NewSampler(cluster.Hosts(), tl)}
 	runErr := r.migrations(ctx, cfg, progress)
+	// Faults still injected are recovered whatever happened, and their
+	// recovery lines recorded, before the timeline is closed.
+	if rc, ok := cluster.(FaultRecoverer); ok {
+		for _, l := range rc.RecoverAll() {
+			if err := tl.Append(l); err != nil && runErr == nil {
+				runErr = err
+			}
+		}
+	}
 	if cerr := tl.Close(); runErr == nil && cerr != nil {
 		runErr = cerr
 	}
@@ -93,17 +105,32 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	if runErr != nil {
 		return res, runErr
 	}
-
-	// Judge from the record alone: read back what was written.
-	lines, err := record.ReadTimeline(filepath.Join(dir, record.TimelineFile))
-	if err != nil {
-		return res, err
+	// plan.json gets the fault schedule as executed.
+	if ex, ok := cluster.(FaultScheduler); ok {
+		cfg.Plan.Faults = ex.Executed()
+		if err := record.WriteJSON(filepath.Join(dir, record.PlanFile), cfg.Plan); err != nil {
+			return res, err
+		}
 	}
-	res.Summary = reports.WithStats(checks.Evaluate(cfg.Plan, lines))
+	res.Plan = cfg.Plan
+	// Judge from the record alone: the lines as written to timeline.jsonl
+	// (TestJudgedFromTheRecordAlone checks the file gives the same summary).
+	res.Summary = reports.WithStats(checks.Evaluate(cfg.Plan, tl.Kept()))
 	if err := reports.Write(dir, cfg.Plan, res.Summary); err != nil {
 		return res, err
 	}
 	return res, nil
+}
+
+// FaultRecoverer is a cluster with faults injected (faults.Injector):
+// RecoverAll recovers every fault still active and returns the fault lines.
+type FaultRecoverer interface {
+	RecoverAll() []record.Line
+}
+
+// FaultScheduler is a cluster that knows the fault schedule as executed.
+type FaultScheduler interface {
+	Executed() []record.FaultSpec
 }
 
 type runner struct {

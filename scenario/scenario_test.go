@@ -8,7 +8,11 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fiomig/fiomig/checks"
 	"github.com/fiomig/fiomig/record"
+	"github.com/fiomig/fiomig/reports"
 )
 
 func runSim(t *testing.T, seed int64, p record.Params) Result {
@@ -124,5 +128,23 @@ func TestInterruptedRunKeepsTimeline(t *testing.T) {
 	}
 	if len(lines) == 0 {
 		t.Error("interrupted run left an empty timeline; the first sample should be there")
+	}
+}
+
+// TestJudgedFromTheRecordAlone: the summary Run computed from the lines it
+// wrote equals the one computed from plan.json and timeline.jsonl on disk.
+func TestJudgedFromTheRecordAlone(t *testing.T) {
+	res := runSim(t, 3, small())
+	plan, err := record.ReadPlan(filepath.Join(res.Dir, record.PlanFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := record.ReadTimeline(filepath.Join(res.Dir, record.TimelineFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromDisk := reports.WithStats(checks.Evaluate(plan, lines))
+	if d := cmp.Diff(res.Summary, fromDisk); d != "" {
+		t.Errorf("summary from the record on disk differs from Run's (-run +disk):\n%s", d)
 	}
 }
