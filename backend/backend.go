@@ -47,3 +47,9 @@ type Host interface {
 	// Sysfs is the host's sysfs tree (root = the "sys" directory) at Now.
 	Sysfs() fs.FS
 }
+
+// Versioned is a Host that can tell when its sysfs tree is unchanged: equal
+// Version values mean an identical tree (the simulator's hosts do this).
+type Versioned interface {
+	Version() uint64
+}

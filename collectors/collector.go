@@ -28,7 +28,7 @@ type Sampler struct {
 
 // NewSampler samples hosts with the default collectors (NVMe).
 func NewSampler(hosts []backend.Host, tl *record.TimelineWriter) *Sampler {
-	return &Sampler{Hosts: hosts, Collectors: []Collector{NVMe{}}, Timeline: tl}
+	return &Sampler{Hosts: hosts, Collectors: []Collector{&NVMe{}}, Timeline: tl}
 }
 
 // SampleAll takes one sample of every host at time t, in host order.

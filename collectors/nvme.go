@@ -11,19 +11,42 @@ import (
 
 // NVMe samples a host's NVMe-oF controllers, their states and each leg's ANA
 // state from its sysfs tree (kernel class/nvme and class/nvme-subsystem),
-// keeping only controllers whose hostnqn is the host's.
-type NVMe struct{}
+// keeping only controllers whose hostnqn is the host's. A host that
+// implements backend.Versioned is re-read only when its version changed.
+type NVMe struct {
+	last map[string]versionedSample // by host name
+}
+
+type versionedSample struct {
+	version uint64
+	line    record.Line
+}
 
 // Name implements Collector.
-func (NVMe) Name() string { return "nvme" }
+func (*NVMe) Name() string { return "nvme" }
 
 // Collect implements Collector: one "sample" line for the host.
-func (NVMe) Collect(t float64, h backend.Host) ([]record.Line, error) {
+func (c *NVMe) Collect(t float64, h backend.Host) ([]record.Line, error) {
+	v, versioned := h.(backend.Versioned)
+	if versioned {
+		if prev, ok := c.last[h.Name()]; ok && prev.version == v.Version() {
+			l := prev.line
+			l.T = t
+			return []record.Line{l}, nil
+		}
+	}
 	hs, err := nvmeof.ReadHost(h.Sysfs(), h.HostNQN())
 	if err != nil {
 		return nil, err
 	}
-	return []record.Line{SampleLine(t, h.Name(), hs)}, nil
+	l := SampleLine(t, h.Name(), hs)
+	if versioned {
+		if c.last == nil {
+			c.last = map[string]versionedSample{}
+		}
+		c.last[h.Name()] = versionedSample{version: v.Version(), line: l}
+	}
+	return []record.Line{l}, nil
 }
 
 // SampleLine renders a host's state as a timeline sample line: controllers

@@ -1,6 +1,7 @@
 package collectors
 
 import (
+	"io/fs"
 	"os"
 	"testing"
 
@@ -39,5 +40,56 @@ func TestSampleLineFromCapture(t *testing.T) {
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("SampleLine (-want +got):\n%s", d)
+	}
+}
+
+// versionedHost is a backend.Host whose tree changes only when version does.
+type versionedHost struct {
+	fsys    fs.FS
+	version uint64
+	reads   int
+}
+
+func (h *versionedHost) Name() string    { return "h1" }
+func (h *versionedHost) HostNQN() string { return "" }
+func (h *versionedHost) Sysfs() fs.FS    { h.reads++; return h.fsys }
+func (h *versionedHost) Version() uint64 { return h.version }
+
+func TestNVMeRereadsOnlyChangedHosts(t *testing.T) {
+	f, err := os.Open("../nvmeof/testdata/sysfs-captures/healthy.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fsys, err := nvmeof.LoadCapture(f, f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &versionedHost{fsys: fsys}
+	c := &NVMe{}
+	first, err := c.Collect(1, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := c.Collect(2, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.reads != 1 {
+		t.Errorf("unchanged version: sysfs read %d times, want 1", h.reads)
+	}
+	if again[0].T != 2 {
+		t.Errorf("reused sample has t=%v, want 2", again[0].T)
+	}
+	first[0].T = 2
+	if d := cmp.Diff(first, again); d != "" {
+		t.Errorf("reused sample differs (-first +again):\n%s", d)
+	}
+	h.version++
+	if _, err := c.Collect(3, h); err != nil {
+		t.Fatal(err)
+	}
+	if h.reads != 2 {
+		t.Errorf("changed version: sysfs read %d times in all, want 2", h.reads)
 	}
 }

@@ -194,6 +194,10 @@ type head struct {
 
 func (h *Host) changed() { h.version++ }
 
+// Version counts changes of the host's kernel state: equal versions mean an
+// identical sysfs tree, so a reader may reuse what it parsed last time.
+func (h *Host) Version() uint64 { return h.version }
+
 func (h *Host) kernelLog(c string, msg string) {
 	h.w.emit(Event{Kind: EventKernel, Host: h.Name, Controller: c, Message: msg})
 }

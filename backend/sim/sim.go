@@ -180,3 +180,6 @@ type host struct{ h *sim.Host }
 func (h host) Name() string    { return h.h.Name }
 func (h host) HostNQN() string { return h.h.NQN }
 func (h host) Sysfs() fs.FS    { return h.h.Sysfs() }
+
+// Version implements backend.Versioned.
+func (h host) Version() uint64 { return h.h.Version() }
