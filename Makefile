@@ -11,7 +11,7 @@ FUZZTIME    ?= 60s
 TOOLS_PKGS  := fio nvme-cli fuse3
 
 .DEFAULT_GOAL := help
-.PHONY: help run test bench lint fuzz tools build clean
+.PHONY: help run reproduce test bench lint fuzz tools build clean
 
 help: ## print this help
 	@echo "fiomig — a test-and-chaos harness for live migrations of NVMe-oF volumes"
@@ -27,6 +27,9 @@ build: ## build bin/fiomig
 
 run: build ## run 23 migrations on the embedded simulator and write a report under $(OUT)/
 	./$(BIN) run --out $(OUT) $(RUN_FLAGS)
+
+reproduce: build ## reproduce incident fio-mig-1787159565 with both operators side by side
+	./$(BIN) reproduce fio-mig-1787159565 --out $(OUT) $(RUN_FLAGS)
 
 tools: ## install the Debian packages the tests need (fio, nvme-cli, fuse3) when missing
 	@missing=""; \
