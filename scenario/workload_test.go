@@ -36,11 +36,12 @@ func requireRealFio(t *testing.T) {
 	}
 }
 
-// fioParams: few volumes, short gaps, settle and attribution margin.
+// fioParams: few volumes, short gaps, settle and attribution margin (the
+// settle period covers the margin, so served-after-cutover is judged).
 func fioParams(migrations, volumes int, cutover float64) record.Params {
 	p := DefaultParams()
 	p.Migrations, p.Volumes, p.CutoverPauseS = migrations, volumes, cutover
-	p.SettleS, p.AttributionMarginS = 1, 3
+	p.SettleS, p.AttributionMarginS = 2.5, 2
 	return p
 }
 
