@@ -1,8 +1,11 @@
 // Package scenario runs one scenario on a backend: it starts migrations one
 // after another, samples every host on the backend's clock, lets the world
 // settle, and leaves a complete run record (plan.json, timeline.jsonl)
-// that the checks and reports then judge from the record alone.
+// that the checks and reports then judge from the record alone. Run is the
+// main job (virtual time); RunFio runs real fio through FUSE on the wall
+// clock; Reproduce replays incident fio-mig-1787159565 with its seeded
+// fault schedule.
 //
-// scenario may import backend, collectors, faults, checks, reports, record
-// and the leaves (nvmeof, fio).
+// scenario may import backend, collectors, faults, checks, reports, record,
+// workload, sim and the leaves (nvmeof, fio).
 package scenario
