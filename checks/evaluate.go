@@ -6,7 +6,8 @@ import "github.com/fiomig/fiomig/record"
 // returns the summary: seed, overall verdict, the check results in the order
 // of the Check* constants, one MigrationSummary per migration (in order of
 // its first phase line), the unattributed pause windows, the leaked
-// controllers and the missing endpoints. Stats are left zero: package
+// controllers, the missing endpoints and the record's coverage of the
+// settle period (Coverage.TruncatedLine is the reader's to set). Stats are left zero: package
 // reports computes them. Slices are never nil, so summary.json shows [].
 func Evaluate(plan record.Plan, timeline []record.Line) record.Summary {
 	r := newIndex(plan, timeline)
@@ -15,7 +16,7 @@ func Evaluate(plan record.Plan, timeline []record.Line) record.Summary {
 	missing, complRes := r.pathCompleteness()
 	results := []record.CheckResult{
 		pauseBound(plan, r, pr),
-		freezes(plan, pr),
+		freezes(plan, r, pr),
 		leakRes,
 		complRes,
 		r.splitBrain(),
@@ -23,6 +24,7 @@ func Evaluate(plan record.Plan, timeline []record.Line) record.Summary {
 		unattributedPauses(pr),
 		r.faultsLanded(),
 	}
+	cov := r.coverage
 	migs := pr.migrations
 	if migs == nil {
 		migs = []record.MigrationSummary{}
@@ -35,6 +37,7 @@ func Evaluate(plan record.Plan, timeline []record.Line) record.Summary {
 		Unattributed:      pr.unattributed,
 		LeakedControllers: leaks,
 		MissingEndpoints:  missing,
+		Coverage:          &cov,
 	}
 }
 

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"fmt"
 	"math"
 	"net/netip"
 	"sort"
@@ -33,12 +34,18 @@ type runIndex struct {
 	settleEnd float64
 	// ever maps an NQN to the hosts that showed a controller of it in any sample.
 	ever map[string]map[string]bool
+	// coverage says whether the record reaches the end of the settle period.
+	coverage record.Coverage
+	// requiredEnd is the time the last sample must reach (less one settle
+	// sample interval) for the record to cover the settle period.
+	requiredEnd float64
 }
 
 // migration is one migration as its phase lines describe it.
 type migration struct {
 	id, nqn string
 	start   float64 // first phase line
+	last    float64 // last phase line
 	// terminal is the time of the first terminal phase line, +Inf if none.
 	terminal  float64
 	completed *float64 // time of the Completed line
@@ -110,6 +117,7 @@ func newIndex(plan record.Plan, timeline []record.Line) *runIndex {
 				})
 			}
 			m := &r.migrations[i]
+			m.last = math.Max(m.last, l.T)
 			if m.nqn == "" {
 				m.nqn = l.NQN
 			}
@@ -146,7 +154,91 @@ func newIndex(plan record.Plan, timeline []record.Line) *runIndex {
 		r.hosts = append(r.hosts, h)
 	}
 	sort.Strings(r.hosts)
+	r.coverage, r.requiredEnd = r.computeCoverage()
 	return r
+}
+
+// settleSampleInterval is the sampling interval during the settle period
+// (plan.params.settle_sample_interval_s, or sample_interval_s when 0).
+func (r *runIndex) settleSampleInterval() float64 {
+	if iv := r.plan.Params.SettleSampleIntervalS; iv > 0 {
+		return iv
+	}
+	return math.Max(r.plan.Params.SampleIntervalS, 0)
+}
+
+// computeCoverage compares the record's last sample with the end of the
+// settle period: the last migration's terminal phase (or its last phase
+// line, when it never reached one; the run start without migrations) plus
+// plan.params.settle_s (DESIGN.md: the leak and completeness checks look at
+// the hosts at the end of the settle period). One settle sample interval is
+// tolerated. A timeline with fewer migrations than the plan asked for
+// stopped before its settle period began. It returns the coverage and the
+// earliest last-sample time that covers the settle period.
+func (r *runIndex) computeCoverage() (record.Coverage, float64) {
+	p := r.plan.Params
+	start, what := 0.0, "the run start"
+	for _, m := range r.migrations {
+		end, w := m.terminal, "last terminal phase at "
+		if math.IsInf(end, 1) {
+			end, w = m.last, "last phase line at "
+		}
+		if end >= start {
+			start, what = end, w+fmtS(end)
+		}
+	}
+	c := record.Coverage{SettleEndS: roundS(start + p.SettleS)}
+	hasSample := false
+	for _, h := range r.hosts {
+		if s, ok := r.lastSample(h); ok {
+			hasSample = true
+			c.LastSampleS = math.Max(c.LastSampleS, s.T)
+		}
+	}
+	tol := r.settleSampleInterval()
+	required := roundS(c.SettleEndS-tol) - 1e-9
+	end := fmt.Sprintf("the end of the settle period at %s (%s + settle %s)", fmtS(c.SettleEndS), what, fmtS(p.SettleS))
+	last := "has no sample"
+	if hasSample {
+		last = "ends with its last sample at " + fmtS(c.LastSampleS)
+	}
+	switch {
+	case len(r.migrations) < p.Migrations:
+		c.Short = true
+		c.Note = fmt.Sprintf("the record is short: it holds %d of the %d planned migrations and %s, so the run stopped before its settle period", len(r.migrations), p.Migrations, last)
+	case !hasSample || c.LastSampleS < required:
+		c.Short = true
+		c.Note = fmt.Sprintf("the record is short: it %s, before %s", last, end)
+	default:
+		c.Note = fmt.Sprintf("the last sample at %s reaches %s", fmtS(c.LastSampleS), end)
+	}
+	return c, required
+}
+
+// Coverage says whether the timeline reaches the end of the settle period
+// (see record.Coverage); Evaluate puts it in the summary.
+func Coverage(plan record.Plan, timeline []record.Line) record.Coverage {
+	return newIndex(plan, timeline).coverage
+}
+
+// noMigration returns why the record holds no migration to judge, or "".
+func (r *runIndex) noMigration() string {
+	switch {
+	case r.plan.Params.Migrations == 0:
+		return "no migration in the record: plan.params.migrations is 0, nothing to judge"
+	case len(r.migrations) == 0:
+		return fmt.Sprintf("no migration in the record: the timeline has no phase line (the plan asked for %d)", r.plan.Params.Migrations)
+	}
+	return ""
+}
+
+// missingMigrations returns "" or why the timeline holds fewer migrations
+// than the plan asked for (a run stopped early).
+func (r *runIndex) missingMigrations() string {
+	if n, want := len(r.migrations), r.plan.Params.Migrations; n < want {
+		return fmt.Sprintf("the plan asked for %d migrations, the timeline has %d", want, n)
+	}
+	return ""
 }
 
 // consumers returns the consumer hosts of nqn, sorted: the volume's

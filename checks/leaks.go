@@ -163,8 +163,13 @@ func (r *runIndex) lastSample(h string) (record.Line, bool) {
 // is stale. A controller Inspect does not name but that is
 // neither live nor on its way out (deleting, deleting (no IO), dead) is
 // leaked with kind "not-live". Inconclusive (when nothing leaked) if a
-// host of the topology has no sample, or a subsystem a host has
-// controllers of was never published.
+// host of the topology has no sample or none at the end of the settle
+// period, or a subsystem a host has controllers of was never published.
+// Inconclusive, with no leak listed, when the record is short (see
+// record.Coverage: it stops before the end of the settle period — the last
+// migration's terminal phase plus plan.Params.SettleS, less one settle
+// sample interval — or holds fewer migrations than planned): an
+// interrupted run's hosts are not judged as if they had settled.
 func LeakedControllers(plan record.Plan, timeline []record.Line) ([]record.Leak, record.CheckResult) {
 	return newIndex(plan, timeline).leakedControllers()
 }
@@ -180,6 +185,10 @@ func (r *runIndex) leakedControllers() ([]record.Leak, record.CheckResult) {
 		last, ok := r.lastSample(h)
 		if !ok {
 			unknown = append(unknown, "no sample of "+h)
+			continue
+		}
+		if !r.coverage.Short && last.T < r.requiredEnd {
+			unknown = append(unknown, fmt.Sprintf("the last sample of %s is at %s, before the end of the settle period at %s", h, fmtS(last.T), fmtS(r.coverage.SettleEndS)))
 			continue
 		}
 		hs := HostState(last, r.hostNQN[h])
@@ -245,6 +254,15 @@ func (r *runIndex) leakedControllers() ([]record.Leak, record.CheckResult) {
 		}
 		return ctrlLess(a.Controller, b.Controller)
 	})
+	if r.coverage.Short {
+		// Before the end of the settle period a controller may still be on
+		// its way to live or out: nothing is judged a leak yet.
+		detail := "not judged: " + r.coverage.Note
+		if len(leaks) > 0 {
+			detail += fmt.Sprintf("; at its last sample %d controller(s) would count as leaked", len(leaks))
+		}
+		return []record.Leak{}, record.CheckResult{Name: CheckLeakedControllers, Verdict: record.Inconclusive, Detail: detail}
+	}
 	switch {
 	case len(leaks) > 0:
 		parts := make([]string, len(leaks))
@@ -265,7 +283,9 @@ func (r *runIndex) leakedControllers() ([]record.Leak, record.CheckResult) {
 // the control plane last published for each volume it consumes, matched by
 // canonical ip:port (nvmeof.MissingEndpoints), never by address alone.
 // Inconclusive (when nothing is missing) if a consumer host has no sample
-// or a volume's endpoints were never published.
+// (or none at the end of the settle period) or a volume's endpoints were
+// never published; inconclusive, with nothing listed, when the record is
+// short (see LeakedControllers).
 func PathCompleteness(plan record.Plan, timeline []record.Line) ([]record.MissingEndpoint, record.CheckResult) {
 	return newIndex(plan, timeline).pathCompleteness()
 }
@@ -286,6 +306,10 @@ func (r *runIndex) pathCompleteness() ([]record.MissingEndpoint, record.CheckRes
 				unknown = append(unknown, "no sample of "+h)
 				continue
 			}
+			if !r.coverage.Short && last.T < r.requiredEnd {
+				unknown = append(unknown, fmt.Sprintf("the last sample of %s is at %s, before the end of the settle period at %s", h, fmtS(last.T), fmtS(r.coverage.SettleEndS)))
+				continue
+			}
 			pairs++
 			for _, e := range nvmeof.MissingEndpoints(eps, HostState(last, r.hostNQN[h]), nqn) {
 				missing = append(missing, record.MissingEndpoint{Host: h, NQN: nqn, Endpoint: e})
@@ -302,6 +326,13 @@ func (r *runIndex) pathCompleteness() ([]record.MissingEndpoint, record.CheckRes
 		}
 		return a.Endpoint < b.Endpoint
 	})
+	if r.coverage.Short {
+		detail := "not judged: " + r.coverage.Note
+		if len(missing) > 0 {
+			detail += fmt.Sprintf("; at its last sample %d published endpoint(s) had no controller", len(missing))
+		}
+		return []record.MissingEndpoint{}, record.CheckResult{Name: CheckPathCompleteness, Verdict: record.Inconclusive, Detail: detail}
+	}
 	switch {
 	case len(missing) > 0:
 		parts := make([]string, len(missing))

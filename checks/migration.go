@@ -141,21 +141,62 @@ func (r *runIndex) splitBrain() record.CheckResult {
 }
 
 // ServedAfterCutover is the check "served-after-cutover": after every
-// Completed migration, on every consumer host, the last sample at or before
-// the judgement instant (Completed plus plan.Params.AttributionMarginS, or
-// just before the next migration of the subsystem if it starts earlier)
-// shows every namespace of the subsystem with an optimized or non-optimized
-// leg on a live controller at a target endpoint of the migration. A host
-// with no sample between Completed and the judgement instant, or a
-// migration without target endpoints, makes it inconclusive unless
-// something fails.
+// Completed migration, on every consumer host, the sample at the judgement
+// instant shows every namespace of the subsystem with an optimized or
+// non-optimized leg on a live controller at a target endpoint of the
+// migration. The judgement instant is the end of the attribution margin
+// (DESIGN.md): the first sample at or after Completed plus
+// plan.Params.AttributionMarginS — or, when the next migration of the
+// subsystem starts before that sample, the last sample before it starts.
+// A host with no such sample (the record ends too early), or a migration
+// without target endpoints, makes it inconclusive unless something fails;
+// so does a record without migrations (plan.Params.Migrations is 0 or no
+// phase line) or with fewer migrations than the plan asked for.
 func ServedAfterCutover(plan record.Plan, timeline []record.Line) record.CheckResult {
 	return newIndex(plan, timeline).servedAfterCutover()
+}
+
+// nextStart returns the first phase line of the next migration of the same
+// subsystem after migration i, +Inf if none.
+func (r *runIndex) nextStart(i int) float64 {
+	m := r.migrations[i]
+	for _, n := range r.migrations[i+1:] {
+		if n.nqn == m.nqn && n.start > m.start {
+			return n.start
+		}
+	}
+	return math.Inf(1)
+}
+
+// judgeSample returns the sample of host h at which migration i (Completed
+// at completed) is judged served, or nil; see ServedAfterCutover.
+func (r *runIndex) judgeSample(i int, h string, completed float64) *record.Line {
+	at := roundS(completed+r.plan.Params.AttributionMarginS) - 1e-9
+	next := r.nextStart(i)
+	var before *record.Line
+	for k := range r.samples[h] {
+		s := &r.samples[h][k]
+		if s.T < completed {
+			continue
+		}
+		if s.T >= next {
+			break
+		}
+		if s.T >= at {
+			return s
+		}
+		before = s
+	}
+	if math.IsInf(next, 1) {
+		return nil // the record ends before the margin does
+	}
+	return before
 }
 
 func (r *runIndex) servedAfterCutover() record.CheckResult {
 	var bad, unknown []string
 	judged := 0
+	margin := r.plan.Params.AttributionMarginS
 	for i, m := range r.migrations {
 		if m.completed == nil {
 			continue
@@ -164,33 +205,39 @@ func (r *runIndex) servedAfterCutover() record.CheckResult {
 			unknown = append(unknown, m.id+": no target endpoints in its phase lines")
 			continue
 		}
-		_, to := r.sampleSpan(i)
 		for _, h := range r.consumers(m.nqn) {
-			var last *record.Line
-			for k, s := range r.samples[h] {
-				if s.T >= *m.completed && s.T < to {
-					last = &r.samples[h][k]
+			s := r.judgeSample(i, h, *m.completed)
+			if s == nil {
+				lastAt := "it has no sample"
+				if last, ok := r.lastSample(h); ok {
+					lastAt = "its last sample is at " + fmtS(last.T)
 				}
-			}
-			if last == nil {
-				unknown = append(unknown, fmt.Sprintf("%s on %s: no sample after Completed at %s", m.id, h, fmtS(*m.completed)))
+				unknown = append(unknown, fmt.Sprintf("%s on %s: no sample at or after Completed + margin (%s + %s = %s); %s",
+					m.id, h, fmtS(*m.completed), fmtS(margin), fmtS(*m.completed+margin), lastAt))
 				continue
 			}
 			judged++
-			if missing := unservedAtTarget(*last, m.nqn, r.volumes[m.nqn].NSIDs, m.target); len(missing) > 0 {
+			if missing := unservedAtTarget(*s, m.nqn, r.volumes[m.nqn].NSIDs, m.target); len(missing) > 0 {
 				bad = append(bad, fmt.Sprintf("%s on %s at %s: NSID %s not served by a live controller at the target",
-					m.id, h, fmtS(last.T), joinInts(missing)))
+					m.id, h, fmtS(s.T), joinInts(missing)))
 			}
 		}
+	}
+	inconclusive := func(detail string) record.CheckResult {
+		return record.CheckResult{Name: CheckServedAfterCutover, Verdict: record.Inconclusive, Detail: detail}
 	}
 	switch {
 	case len(bad) > 0:
 		return record.CheckResult{Name: CheckServedAfterCutover, Verdict: record.Fail, Detail: strings.Join(bad, "; ")}
+	case r.noMigration() != "":
+		return inconclusive(r.noMigration())
 	case len(unknown) > 0:
-		return record.CheckResult{Name: CheckServedAfterCutover, Verdict: record.Inconclusive, Detail: strings.Join(unknown, "; ")}
+		return inconclusive(strings.Join(unknown, "; "))
+	case r.missingMigrations() != "":
+		return inconclusive(r.missingMigrations())
 	}
 	return record.CheckResult{Name: CheckServedAfterCutover, Verdict: record.Pass,
-		Detail: fmt.Sprintf("every namespace served at the target on every consumer host (%d Completed migration/host pairs)", judged)}
+		Detail: fmt.Sprintf("every namespace served at the target on every consumer host (%d Completed migration/host pairs, judged at Completed + %s)", judged, fmtS(margin))}
 }
 
 // unservedAtTarget returns the NSIDs of nqn (the plan's plus those the

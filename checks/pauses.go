@@ -196,9 +196,13 @@ func Migrations(plan record.Plan, timeline []record.Line) ([]record.MigrationSum
 }
 
 // PauseBound is the check "pause-bound": for every migration and consumer
-// host the longest pause window is at most plan.Params.PauseCritS. It is
-// inconclusive (when nothing fails) if a consumer host has no sample during
-// a migration, or the timeline holds fewer migrations than the plan asked for.
+// host the longest pause window is at most plan.Params.PauseCritS. The
+// failing detail stays one line — how many pairs are over, the longest and
+// where — since report.md's "Over the pause bound" lists every pair. It is
+// inconclusive (when nothing fails) if the record holds no migration
+// (plan.Params.Migrations is 0 or the timeline has no phase line), a
+// consumer host has no sample during a migration, or the timeline holds
+// fewer migrations than the plan asked for.
 func PauseBound(plan record.Plan, timeline []record.Line) record.CheckResult {
 	r := newIndex(plan, timeline)
 	return pauseBound(plan, r, r.pauses())
@@ -206,7 +210,7 @@ func PauseBound(plan record.Plan, timeline []record.Line) record.CheckResult {
 
 func pauseBound(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResult {
 	crit := plan.Params.PauseCritS
-	var over []string
+	over, open := 0, 0
 	longest, where, pairs := 0.0, "", 0
 	for _, m := range pr.migrations {
 		for _, h := range sortedHosts(m.Hosts) {
@@ -216,28 +220,31 @@ func pauseBound(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResul
 				longest, where = hp.LongestPauseS, m.ID+" on "+h
 			}
 			if hp.LongestPauseS > crit {
-				s := fmt.Sprintf("%s on %s paused %s > %s", m.ID, h, fmtS(hp.LongestPauseS), fmtS(crit))
+				over++
 				if hp.OpenWindow {
-					s += " (a window still open at the last sample)"
+					open++
 				}
-				over = append(over, s)
 			}
 		}
 	}
+	inconclusive := func(detail string) record.CheckResult {
+		return record.CheckResult{Name: CheckPauseBound, Verdict: record.Inconclusive, Detail: detail}
+	}
 	switch {
-	case len(over) > 0:
-		return record.CheckResult{Name: CheckPauseBound, Verdict: record.Fail,
-			Detail: fmt.Sprintf("%d migration/host pair(s) over CUTOVER_PAUSE_CRIT_S: %s", len(over), strings.Join(over, "; "))}
+	case over > 0:
+		d := fmt.Sprintf("%d of %d migration/host pair(s) over CUTOVER_PAUSE_CRIT_S = %s; longest %s (%s)", over, pairs, fmtS(crit), fmtS(longest), where)
+		if open > 0 {
+			d += fmt.Sprintf("; %d with a window still open at the last sample", open)
+		}
+		return record.CheckResult{Name: CheckPauseBound, Verdict: record.Fail, Detail: d + `; see "Over the pause bound"`}
+	case r.noMigration() != "":
+		return inconclusive(r.noMigration())
 	case len(pr.unsampled) > 0:
-		return record.CheckResult{Name: CheckPauseBound, Verdict: record.Inconclusive,
-			Detail: "no host sample during the migration for: " + strings.Join(pr.unsampled, ", ")}
-	case len(pr.migrations) < plan.Params.Migrations:
-		return record.CheckResult{Name: CheckPauseBound, Verdict: record.Inconclusive,
-			Detail: fmt.Sprintf("the plan asked for %d migrations, the timeline has %d", plan.Params.Migrations, len(pr.migrations))}
-	case pairs == 0 && len(pr.migrations) > 0:
-		return record.CheckResult{Name: CheckPauseBound, Verdict: record.Inconclusive, Detail: "no migration has a consumer host"}
+		return inconclusive("no host sample during the migration for: " + strings.Join(pr.unsampled, ", "))
+	case r.missingMigrations() != "":
+		return inconclusive(r.missingMigrations())
 	case pairs == 0:
-		return record.CheckResult{Name: CheckPauseBound, Verdict: record.Pass, Detail: "no migration in the plan or the timeline"}
+		return inconclusive("no migration has a consumer host")
 	}
 	return record.CheckResult{Name: CheckPauseBound, Verdict: record.Pass,
 		Detail: fmt.Sprintf("longest pause %s (%s) <= %s over %d migration/host pairs", fmtS(longest), where, fmtS(crit), pairs)}
@@ -245,34 +252,42 @@ func pauseBound(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResul
 
 // Freezes is the check "freezes": every migration's freezes (the most pause
 // windows any one consumer host saw) are at most plan.Params.FreezesAllowed.
-// A second freeze means the cutover was retried.
+// A second freeze means the cutover was retried. The failing detail names
+// how many migrations are over and the worst one (report.md's "Over the
+// pause bound" lists every one). Inconclusive (when nothing fails) if the
+// record holds no migration or fewer migrations than the plan asked for.
 func Freezes(plan record.Plan, timeline []record.Line) record.CheckResult {
-	return freezes(plan, newIndex(plan, timeline).pauses())
+	r := newIndex(plan, timeline)
+	return freezes(plan, r, r.pauses())
 }
 
-func freezes(plan record.Plan, pr pauseResult) record.CheckResult {
+func freezes(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResult {
 	allowed := plan.Params.FreezesAllowed
-	var over []string
-	most := 0
+	over, most, worst := 0, 0, ""
 	for _, m := range pr.migrations {
+		if m.Freezes > allowed {
+			over++
+		}
 		if m.Freezes > most {
 			most = m.Freezes
-		}
-		if m.Freezes <= allowed {
-			continue
-		}
-		var hs []string
-		for _, h := range sortedHosts(m.Hosts) {
-			hp := m.Hosts[h]
-			if hp.Freezes > allowed {
-				hs = append(hs, fmt.Sprintf("%s %d %s", h, hp.Freezes, fmtWindows(hp.Windows)))
+			var hs []string
+			for _, h := range sortedHosts(m.Hosts) {
+				if hp := m.Hosts[h]; hp.Freezes == m.Freezes {
+					hs = append(hs, h+" "+fmtWindows(hp.Windows))
+				}
 			}
+			worst = m.ID + " on " + strings.Join(hs, ", ")
 		}
-		over = append(over, fmt.Sprintf("%s: %d freezes (%s)", m.ID, m.Freezes, strings.Join(hs, ", ")))
 	}
-	if len(over) > 0 {
+	switch {
+	case over > 0:
 		return record.CheckResult{Name: CheckFreezes, Verdict: record.Fail,
-			Detail: fmt.Sprintf("%d migration(s) over CUTOVER_FREEZES_ALLOWED=%d: %s", len(over), allowed, strings.Join(over, "; "))}
+			Detail: fmt.Sprintf("%d of %d migration(s) over CUTOVER_FREEZES_ALLOWED = %d; most %d freezes (%s); see \"Over the pause bound\"",
+				over, len(pr.migrations), allowed, most, worst)}
+	case r.noMigration() != "":
+		return record.CheckResult{Name: CheckFreezes, Verdict: record.Inconclusive, Detail: r.noMigration()}
+	case r.missingMigrations() != "":
+		return record.CheckResult{Name: CheckFreezes, Verdict: record.Inconclusive, Detail: r.missingMigrations()}
 	}
 	return record.CheckResult{Name: CheckFreezes, Verdict: record.Pass,
 		Detail: fmt.Sprintf("at most %d freeze(s) per migration over %d migrations <= %d allowed", most, len(pr.migrations), allowed)}

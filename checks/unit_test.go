@@ -164,6 +164,7 @@ func TestPauseBoundInconclusiveWhenMigrationsMissing(t *testing.T) {
 // a published "[fd00:0::3]:4426" matches a controller at "[fd00::3]:4426".
 func TestIPv6Endpoints(t *testing.T) {
 	w := newWorld(1, "host-a")
+	w.plan.Params.SettleS = 1 // the record covers the settle period (no migration: from 0 s)
 	w.volume("vol1", vol1, []int{1}, "host-a")
 	w.endpoints(vol1, "[fd00:0::3]:4426")
 	w.ctrl("host-a", "nvme0", vol1, "[fd00::3]:4426", "live", legs("optimized", 1)...)
@@ -180,6 +181,7 @@ func TestIPv6Endpoints(t *testing.T) {
 
 func TestNeverPublishedIsInconclusive(t *testing.T) {
 	w := newWorld(1, "host-a")
+	w.plan.Params.SettleS = 1 // the record covers the settle period (no migration: from 0 s)
 	w.volume("vol1", vol1, []int{1}, "host-a")
 	w.ctrl("host-a", "nvme0", vol1, src1, "live", legs("optimized", 1)...)
 	w.until(3)
@@ -195,6 +197,7 @@ func TestNeverPublishedIsInconclusive(t *testing.T) {
 // sample is ignored; the one before it decides.
 func TestLeaksUseLastEndpointsBeforeSettleEnd(t *testing.T) {
 	w := newWorld(1, "host-a")
+	w.plan.Params.SettleS = 1 // the record covers the settle period (no migration: from 0 s)
 	w.volume("vol1", vol1, []int{1}, "host-a")
 	w.endpoints(vol1, src1)
 	w.ctrl("host-a", "nvme0", vol1, src1, "live", legs("optimized", 1)...)
@@ -269,6 +272,7 @@ func TestEvaluateEmptyRecord(t *testing.T) {
 // a subsystem the host shows with no namespace, as no-namespace.
 func TestLeakKindsFromInspect(t *testing.T) {
 	w := newWorld(1, "host-a", "host-b")
+	w.plan.Params.SettleS = 1 // the record covers the settle period (no migration: from 0 s)
 	w.volume("vol1", vol1, []int{1, 2}, "host-a")
 	w.volume("vol2", "nqn.2023-02.io.simplyblock:vol2", []int{1}, "host-b")
 	w.endpoints(vol1, tgt1, tgt2)

@@ -55,6 +55,8 @@ func TestScanTimelineErrors(t *testing.T) {
 		{"no kind", good + good + `{"t":1}` + "\n", "tl:3: line has no \"kind\"", false, 2},
 		{"negative t", `{"t":-1,"kind":"io"}` + "\n", "tl:1: field \"t\"", false, 0},
 		{"truncated last line", good + `{"t":1,"kind":"sam`, "tl:2: last line is truncated", true, 1},
+		{"t going backwards", `{"t":0,"kind":"io"}` + "\n" + `{"t":32.1,"kind":"io"}` + "\n\n" + `{"t":1,"kind":"sample","host":"h"}` + "\n",
+			"tl:4: t went backwards: 1 after 32.1", false, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := 0
@@ -97,11 +99,83 @@ func TestReadPlanErrorsNameTheFile(t *testing.T) {
 	if _, err := ReadPlan(p); err == nil || !strings.Contains(err.Error(), p) {
 		t.Errorf("ReadPlan error = %v, want it to name %s", err, p)
 	}
-	if err := WriteJSON(p, Plan{Seed: 7, Params: Params{SampleIntervalS: 0.1}}); err != nil {
+	if err := WriteJSON(p, Plan{Seed: 7, Params: Params{SampleIntervalS: 0.1, PauseCritS: 5}}); err != nil {
 		t.Fatal(err)
 	}
 	plan, err := ReadPlan(p)
 	if err != nil || plan.Seed != 7 {
 		t.Errorf("ReadPlan = %+v, %v", plan, err)
+	}
+}
+
+// TestScanTimelineEqualTimesInOrder: lines of one instant (a phase line and
+// the samples taken at it) share t; only a decrease is rejected.
+func TestScanTimelineEqualTimesInOrder(t *testing.T) {
+	in := `{"t":1.5,"kind":"phase"}` + "\n" + `{"t":1.5,"kind":"sample"}` + "\n" + `{"t":2,"kind":"sample"}` + "\n"
+	n := 0
+	if err := ScanTimeline(strings.NewReader(in), "tl", func(Line) error { n++; return nil }); err != nil || n != 3 {
+		t.Errorf("ScanTimeline = %v after %d lines, want nil after 3", err, n)
+	}
+}
+
+// validPlanJSON is a plan.json that ReadPlan accepts: one migration, two
+// hosts, one volume consumed by both.
+const validPlanJSON = `{
+  "seed": 3,
+  "params": {"migrations": 1, "sample_interval_s": 0.1, "settle_sample_interval_s": 0.1,
+    "pause_crit_s": 5, "freezes_allowed": 1, "settle_s": 60, "attribution_margin_s": 30},
+  "topology": {
+    "hosts": [{"name": "h1", "hostnqn": "nqn.h1"}, {"name": "h2", "hostnqn": "nqn.h2"}],
+    "volumes": [{"name": "v1", "nqn": "nqn.v1", "nsids": [1], "consumers": ["h1", "h2"]}]
+  }
+}`
+
+// TestReadPlanValidatesThresholds: every threshold the checks judge with,
+// and the topology they judge over, is checked on read; the error names the
+// file and the field (and says when the field is missing or null).
+func TestReadPlanValidatesThresholds(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, PlanFile)
+	read := func(doc string) error {
+		t.Helper()
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadPlan(p)
+		return err
+	}
+	if err := read(validPlanJSON); err != nil {
+		t.Fatalf("valid plan rejected: %v", err)
+	}
+	for _, tc := range []struct{ name, old, new, want string }{
+		{"pause_crit_s null", `"pause_crit_s": 5`, `"pause_crit_s": null`, "params.pause_crit_s (CUTOVER_PAUSE_CRIT_S) must be > 0 seconds, it is missing or null"},
+		{"pause_crit_s missing", `"pause_crit_s": 5,`, ``, "params.pause_crit_s (CUTOVER_PAUSE_CRIT_S) must be > 0 seconds, it is missing or null"},
+		{"pause_crit_s 0", `"pause_crit_s": 5`, `"pause_crit_s": 0`, "params.pause_crit_s (CUTOVER_PAUSE_CRIT_S) must be > 0 seconds, got 0"},
+		{"pause_crit_s -1", `"pause_crit_s": 5`, `"pause_crit_s": -1`, "params.pause_crit_s (CUTOVER_PAUSE_CRIT_S) must be > 0 seconds, got -1"},
+		{"freezes_allowed -1", `"freezes_allowed": 1`, `"freezes_allowed": -1`, "params.freezes_allowed (CUTOVER_FREEZES_ALLOWED) must be >= 0, got -1"},
+		{"freezes_allowed null", `"freezes_allowed": 1`, `"freezes_allowed": null`, "params.freezes_allowed (CUTOVER_FREEZES_ALLOWED) must be >= 0, it is missing or null"},
+		{"settle_s -1", `"settle_s": 60`, `"settle_s": -1`, "params.settle_s must be >= 0 seconds, got -1"},
+		{"attribution_margin_s -0.5", `"attribution_margin_s": 30`, `"attribution_margin_s": -0.5`, "params.attribution_margin_s must be >= 0 seconds, got -0.5"},
+		{"settle_sample_interval_s -1", `"settle_sample_interval_s": 0.1`, `"settle_sample_interval_s": -1`, "params.settle_sample_interval_s must be >= 0"},
+		{"sample_interval_s 0", `"sample_interval_s": 0.1,`, `"sample_interval_s": 0,`, "params.sample_interval_s must be > 0 seconds, got 0"},
+		{"topology null", `"topology": {`, `"topology": null, "x": {`, "topology.hosts is empty (or null) but params.migrations is 1"},
+		{"no volumes", `"volumes": [{"name": "v1", "nqn": "nqn.v1", "nsids": [1], "consumers": ["h1", "h2"]}]`, `"volumes": []`, "topology.volumes is empty (or null) but params.migrations is 1"},
+		{"unknown consumer", `"consumers": ["h1", "h2"]`, `"consumers": ["h1", "h3"]`, `topology.volumes[0] (v1) has consumer "h3", which is not in topology.hosts`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := strings.Replace(validPlanJSON, tc.old, tc.new, 1)
+			if doc == validPlanJSON {
+				t.Fatalf("test edit %q did not apply", tc.old)
+			}
+			err := read(doc)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p+": ") {
+				t.Errorf("ReadPlan error = %v, want %q naming %s", err, tc.want, p)
+			}
+		})
+	}
+	// Without migrations an empty topology is a valid (if thin) plan.
+	doc := strings.Replace(strings.Replace(validPlanJSON, `"migrations": 1`, `"migrations": 0`, 1), `"topology": {`, `"topology": null, "x": {`, 1)
+	if err := read(doc); err != nil {
+		t.Errorf("plan without migrations or topology rejected: %v", err)
 	}
 }

@@ -20,6 +20,29 @@ type Summary struct {
 	// Fio is what real fio measured (fiomig run --workload=fio only;
 	// absent otherwise). Added field.
 	Fio *FioSummary `json:"fio,omitempty"`
+	// Coverage says whether the timeline reaches the end of the settle
+	// period (a run interrupted or cut short does not). Added field.
+	Coverage *Coverage `json:"coverage,omitempty"`
+}
+
+// Coverage is how much of the run the timeline holds. Times are seconds
+// since run start.
+type Coverage struct {
+	// LastSampleS is the time of the last sample line (0 without one).
+	LastSampleS float64 `json:"last_sample_s"`
+	// SettleEndS is when the settle period ends: the last migration's
+	// terminal phase (the last phase line of a migration that never reached
+	// one; 0 without migrations) plus plan.params.settle_s.
+	SettleEndS float64 `json:"settle_end_s"`
+	// Short is true when the record stops before SettleEndS (less one
+	// settle sample interval of tolerance) or holds fewer migrations than
+	// plan.params.migrations: leaks and completeness are then not judged.
+	Short bool `json:"short"`
+	// Note says the above in one sentence.
+	Note string `json:"note"`
+	// TruncatedLine is true when the timeline's last line was cut off
+	// mid-write (set by the reader that saw it, e.g. fiomig report).
+	TruncatedLine bool `json:"truncated_line,omitempty"`
 }
 
 // CheckResult is one check's verdict.

@@ -29,6 +29,11 @@ type htmlView struct {
 	Crit, Margin, Settle                string
 	FreezesAllowed                      int
 	Nodes, Hosts, Volumes               int
+	// Coverage: is the record complete, short, truncated.
+	Coverage []CoverageItem
+	// Legend lists every subsystem with its full NQN; tables show Short.
+	LegendNote string
+	Legend     []LegendRow
 
 	Checks                                 []htmlCheck
 	Migrations                             []htmlMigration
@@ -39,8 +44,10 @@ type htmlView struct {
 	Unattributed                           []htmlWindow
 	LeakVerdict, LeakClass                 string
 	Leaks                                  []record.Leak
+	LeakNone                               string
 	CompletenessVerdict, CompletenessClass string
 	Missing                                []record.MissingEndpoint
+	MissingNone                            string
 	Stats                                  record.Stats
 	P50, P95, Max                          string
 	PlotSrc                                template.URL
@@ -68,7 +75,9 @@ type htmlWindow struct{ Host, NQN, Window, Length string }
 
 // HTML renders report.html: a self-contained page (inline CSS, no script,
 // nothing fetched) with the content of report.md — header with verdict,
-// seed, reproduce command and bounds; the checks; one row per migration
+// seed, reproduce command, bounds and the record's coverage of the settle
+// period; the checks; the volumes with their full NQNs (tables show the
+// part after the last ':'); one row per migration
 // with outcome, longest pause per consumer host, freezes and verdict; the
 // over-bound list; host-observed cutovers; unattributed pauses; leaked
 // controllers and missing endpoints; the pause statistics with the
@@ -85,6 +94,7 @@ func HTML(plan record.Plan, sum record.Summary, plotSVG []byte) ([]byte, error) 
 	for _, c := range sum.Checks {
 		verdicts[c.Name] = c
 	}
+	nqns := newNQNLegend(plan, sum)
 	leak := verdictOf(verdicts, checks.CheckLeakedControllers)
 	complete := verdictOf(verdicts, checks.CheckPathCompleteness)
 	v := htmlView{
@@ -93,25 +103,36 @@ func HTML(plan record.Plan, sum record.Summary, plotSVG []byte) ([]byte, error) 
 		Crit: secs(crit), Margin: secs(p.AttributionMarginS), Settle: secs(p.SettleS), FreezesAllowed: p.FreezesAllowed,
 		Nodes: len(plan.Topology.Nodes), Hosts: len(plan.Topology.Hosts), Volumes: len(plan.Topology.Volumes),
 		Over: OverBound(plan, sum), WithinBound: withinBound(plan), CutoverNote: cutoverNote,
-		LeakVerdict: leak, LeakClass: verdictClass(leak), Leaks: sum.LeakedControllers,
-		CompletenessVerdict: complete, CompletenessClass: verdictClass(complete), Missing: sum.MissingEndpoints,
-		Stats: sum.Stats, P50: secs(sum.Stats.P50PauseS), P95: secs(sum.Stats.P95PauseS), Max: secs(sum.Stats.MaxPauseS),
+		Coverage: coverageItems(sum), LegendNote: legendNote, Legend: nqns.rows,
+		LeakVerdict: leak, LeakClass: verdictClass(leak),
+		LeakNone:            noFinding(verdicts, checks.CheckLeakedControllers, "None after the settle period.", nqns),
+		CompletenessVerdict: complete, CompletenessClass: verdictClass(complete),
+		MissingNone: noFinding(verdicts, checks.CheckPathCompleteness, "Every consumer host has a controller for every published ip:port endpoint.", nqns),
+		Stats:       sum.Stats, P50: secs(sum.Stats.P50PauseS), P95: secs(sum.Stats.P95PauseS), Max: secs(sum.Stats.MaxPauseS),
 	}
 	for _, c := range sum.Checks {
-		v.Checks = append(v.Checks, htmlCheck{Name: c.Name, Verdict: c.Verdict, Class: verdictClass(c.Verdict), Detail: c.Detail})
+		v.Checks = append(v.Checks, htmlCheck{Name: c.Name, Verdict: c.Verdict, Class: verdictClass(c.Verdict), Detail: nqns.text(c.Detail)})
+	}
+	for _, l := range sum.LeakedControllers {
+		l.NQN = nqns.name(l.NQN)
+		v.Leaks = append(v.Leaks, l)
+	}
+	for _, m := range sum.MissingEndpoints {
+		m.NQN = nqns.name(m.NQN)
+		v.Missing = append(v.Missing, m)
 	}
 	for _, m := range sum.Migrations {
-		hm := htmlMigration{ID: m.ID, NQN: m.NQN, Outcome: m.Outcome, Freezes: m.Freezes, Verdict: MigrationVerdict(plan, m)}
+		hm := htmlMigration{ID: m.ID, NQN: nqns.name(m.NQN), Outcome: m.Outcome, Freezes: m.Freezes, Verdict: MigrationVerdict(plan, m)}
 		hm.Class = verdictClass(hm.Verdict)
 		for _, h := range hostNames(m.Hosts) {
 			hp := m.Hosts[h]
 			hm.Hosts = append(hm.Hosts, htmlHostPause{Host: h, Pause: secs(hp.LongestPauseS), Over: hp.LongestPauseS > crit, Open: hp.OpenWindow})
-			v.Cutovers = append(v.Cutovers, htmlCutover{ID: m.ID, Host: h, Completed: optSecs(m.CompletedS), Cutover: optSecs(hp.CutoverS), Lag: optSecs(hp.CutoverLagS)})
+			v.Cutovers = append(v.Cutovers, htmlCutover{ID: m.ID, Host: h, Completed: optTenths(m.CompletedS), Cutover: optSecs(hp.CutoverS), Lag: lagCell(m, hp)})
 		}
 		v.Migrations = append(v.Migrations, hm)
 	}
 	for _, w := range sum.Unattributed {
-		v.Unattributed = append(v.Unattributed, htmlWindow{Host: w.Host, NQN: w.NQN,
+		v.Unattributed = append(v.Unattributed, htmlWindow{Host: w.Host, NQN: nqns.name(w.NQN),
 			Window: windows([][2]float64{w.Window}), Length: secs(w.Window[1] - w.Window[0])})
 	}
 	v.Fio = FioSection(plan, sum)

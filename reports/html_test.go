@@ -60,8 +60,9 @@ func TestHTMLSameContentAsMarkdown(t *testing.T) {
 		"<code>fiomig run --seed 42 --migrations 2 --cutover-pause 7</code>",
 		"CUTOVER_PAUSE_CRIT_S = 5 s, CUTOVER_FREEZES_ALLOWED = 1; attribution margin 30 s; settle 60 s",
 		`host-a 3 s, host-b <span class="over">7.25 s</span> (open)`,
-		`<td>host-a</td><td>nvme4</td><td><code>nqn.2023-02.io.simplyblock:vol2</code></td><td><code>10.0.0.1:4420</code></td><td>connecting</td><td>not-live</td>`,
-		`<td>host-b</td><td><code>nqn.2023-02.io.simplyblock:vol2</code></td><td><code>10.0.0.3:4428</code></td>`,
+		`<td>host-a</td><td>nvme4</td><td><code>vol2</code></td><td><code>10.0.0.1:4420</code></td><td>connecting</td><td>not-live</td>`,
+		`<td>host-b</td><td><code>vol2</code></td><td><code>10.0.0.3:4428</code></td>`,
+		`<tr><td>vol2</td><td><code>vol2</code></td><td><code>nqn.2023-02.io.simplyblock:vol2</code></td><td>1</td><td>host-a, host-b</td></tr>`,
 		"p50 2.625 s, p95 6.6125 s, max 7.25 s",
 		"Percentile method: " + html.EscapeString(PercentileMethod),
 		`<td class="num">[130, 131.5] s</td>`,
@@ -121,7 +122,9 @@ func TestHTMLEscapesUntrustedStrings(t *testing.T) {
 }
 
 // TestHTMLEmpty: a summary with nothing in it still renders every section
-// with its "none" sentence; without plot bytes the page links the PNG.
+// with its "none" sentence — the leak and completeness sections say their
+// check was not evaluated rather than claim a clean host; without plot
+// bytes the page links the PNG.
 func TestHTMLEmpty(t *testing.T) {
 	plan, _ := fixture()
 	page, err := HTML(plan, WithStats(record.Summary{Verdict: record.Inconclusive}), nil)
@@ -131,7 +134,7 @@ func TestHTMLEmpty(t *testing.T) {
 	for _, want := range []string{
 		`<span class="badge inconclusive">INCONCLUSIVE</span>`,
 		"No check was evaluated.", "No migration in the timeline.", "None: every migration and host paused at most 5 s",
-		"No migration with a consumer host.", "None after the settle period.", "No (migration, host) pair to summarise.",
+		"No migration with a consumer host.", "<p>Not evaluated.</p>", "No (migration, host) pair to summarise.",
 		`<h2>Leaked controllers — <span class="other">not evaluated</span></h2>`,
 		`No plot: <a href="plots/pause.png">`,
 	} {

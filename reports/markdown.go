@@ -29,10 +29,13 @@ func MigrationVerdict(plan record.Plan, m record.MigrationSummary) string {
 }
 
 // Markdown renders report.md: a header with the verdict, seed, the command
-// that reproduces the run and the bounds; the checks; one row per migration
+// that reproduces the run, the bounds and whether the record covers the
+// settle period (or is short or truncated); the checks; the volumes with
+// their full NQNs (tables show the part after the last ':'); one row per migration
 // (id, NQN, outcome, longest pause per consumer host, freezes, verdict);
 // the migrations and hosts over the pause bound with the measured seconds;
-// the host-observed cutover instants; unattributed pauses; the leak and
+// the host-observed cutover instants (control-plane times rounded to
+// 0.1 s); unattributed pauses; the leak and
 // completeness verdicts with the leaked controllers and missing endpoints;
 // the pause statistics with the percentile method; the plot. Equal inputs
 // give equal bytes. sum.Stats is used as given (see WithStats).
@@ -44,6 +47,7 @@ func Markdown(plan record.Plan, sum record.Summary) []byte {
 	for _, c := range sum.Checks {
 		verdicts[c.Name] = c
 	}
+	nqns := newNQNLegend(plan, sum)
 
 	fmt.Fprintf(&b, "# fiomig run report — %s\n\n", strings.ToUpper(sum.Verdict))
 	fmt.Fprintf(&b, "- Verdict: **%s**\n", sum.Verdict)
@@ -52,12 +56,26 @@ func Markdown(plan record.Plan, sum record.Summary) []byte {
 	fmt.Fprintf(&b, "- Reproduce: `%s`\n", plan.Command)
 	fmt.Fprintf(&b, "- Bounds: CUTOVER_PAUSE_CRIT_S = %s, CUTOVER_FREEZES_ALLOWED = %d; attribution margin %s; settle %s\n",
 		secs(crit), p.FreezesAllowed, secs(p.AttributionMarginS), secs(p.SettleS))
-	fmt.Fprintf(&b, "- Topology: %d storage node(s), %d host(s), %d volume(s); %d migration(s) in the timeline\n\n",
+	fmt.Fprintf(&b, "- Topology: %d storage node(s), %d host(s), %d volume(s); %d migration(s) in the timeline\n",
 		len(plan.Topology.Nodes), len(plan.Topology.Hosts), len(plan.Topology.Volumes), len(sum.Migrations))
+	for _, c := range coverageItems(sum) {
+		state := c.State
+		if c.Bad {
+			state = "**" + strings.ToUpper(state) + "**"
+		}
+		fmt.Fprintf(&b, "- %s: %s — %s\n", c.Label, state, c.Text)
+	}
 
-	b.WriteString("## Checks\n\n| Check | Verdict | Detail |\n|---|---|---|\n")
+	b.WriteString("\n## Checks\n\n| Check | Verdict | Detail |\n|---|---|---|\n")
 	for _, c := range sum.Checks {
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", c.Name, verdictCell(c.Verdict), cell(c.Detail))
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", c.Name, verdictCell(c.Verdict), cell(nqns.text(c.Detail)))
+	}
+
+	if len(nqns.rows) > 0 {
+		b.WriteString("\n## Volumes\n\n" + legendNote + "\n\n| Volume | Short name | NQN | NSIDs | Consumers |\n|---|---|---|---|---|\n")
+		for _, r := range nqns.rows {
+			fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s |\n", cell(r.Volume), cell(r.Short), cell(r.NQN), r.NSIDs, cell(r.Consumers))
+		}
 	}
 
 	b.WriteString("\n## Migrations\n\n")
@@ -81,7 +99,7 @@ func Markdown(plan record.Plan, sum record.Summary) []byte {
 			if len(hs) == 0 {
 				hs = []string{"no consumer host"}
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s |\n", cell(m.ID), cell(m.NQN), cell(m.Outcome),
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s |\n", cell(m.ID), cell(nqns.name(m.NQN)), cell(m.Outcome),
 				cell(strings.Join(hs, ", ")), m.Freezes, verdictCell(MigrationVerdict(plan, m)))
 		}
 	}
@@ -105,7 +123,7 @@ func Markdown(plan record.Plan, sum record.Summary) []byte {
 				b.WriteString("| Migration | Host | Completed (control plane) | Host-observed cutover | Lag |\n|---|---|---|---|---|\n")
 			}
 			rows++
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(m.ID), cell(h), optSecs(m.CompletedS), optSecs(hp.CutoverS), optSecs(hp.CutoverLagS))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(m.ID), cell(h), optTenths(m.CompletedS), optSecs(hp.CutoverS), lagCell(m, hp))
 		}
 	}
 	if rows == 0 {
@@ -118,27 +136,27 @@ func Markdown(plan record.Plan, sum record.Summary) []byte {
 	} else {
 		b.WriteString("| Host | NQN | Window | Length |\n|---|---|---|---|\n")
 		for _, w := range sum.Unattributed {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(w.Host), cell(w.NQN), windows([][2]float64{w.Window}), secs(w.Window[1]-w.Window[0]))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(w.Host), cell(nqns.name(w.NQN)), windows([][2]float64{w.Window}), secs(w.Window[1]-w.Window[0]))
 		}
 	}
 
 	fmt.Fprintf(&b, "\n## Leaked controllers — %s\n\n", verdictOf(verdicts, checks.CheckLeakedControllers))
 	if len(sum.LeakedControllers) == 0 {
-		b.WriteString("None after the settle period.\n")
+		b.WriteString(noFinding(verdicts, checks.CheckLeakedControllers, "None after the settle period.", nqns) + "\n")
 	} else {
 		b.WriteString("| Host | Controller | NQN | Address | State | Kind |\n|---|---|---|---|---|---|\n")
 		for _, l := range sum.LeakedControllers {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", cell(l.Host), cell(l.Controller), cell(l.NQN), cell(l.Address), cell(l.State), cell(l.Kind))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", cell(l.Host), cell(l.Controller), cell(nqns.name(l.NQN)), cell(l.Address), cell(l.State), cell(l.Kind))
 		}
 	}
 
 	fmt.Fprintf(&b, "\n## Path completeness — %s\n\n", verdictOf(verdicts, checks.CheckPathCompleteness))
 	if len(sum.MissingEndpoints) == 0 {
-		b.WriteString("Every consumer host has a controller for every published ip:port endpoint.\n")
+		b.WriteString(noFinding(verdicts, checks.CheckPathCompleteness, "Every consumer host has a controller for every published ip:port endpoint.", nqns) + "\n")
 	} else {
 		b.WriteString("| Host | NQN | Missing endpoint |\n|---|---|---|\n")
 		for _, m := range sum.MissingEndpoints {
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(m.Host), cell(m.NQN), cell(m.Endpoint))
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(m.Host), cell(nqns.name(m.NQN)), cell(m.Endpoint))
 		}
 	}
 
@@ -161,24 +179,34 @@ func Markdown(plan record.Plan, sum record.Summary) []byte {
 // OverBound lists, in migration order, every (migration, consumer host)
 // whose longest pause exceeds plan.Params.PauseCritS, with the measured
 // seconds and its pause windows, then every migration whose freezes exceed
-// plan.Params.FreezesAllowed: one sentence per entry, nil when none.
-// report.md and report.html show the same list.
+// plan.Params.FreezesAllowed with the windows of the hosts that saw that
+// many: one sentence per entry, nil when none. Subsystems are named by
+// their short NQN (see the report's "Volumes" section). report.md and
+// report.html show the same list.
 func OverBound(plan record.Plan, sum record.Summary) []string {
 	p := plan.Params
 	crit := p.PauseCritS
+	nqns := newNQNLegend(plan, sum)
 	var over []string
 	for _, m := range sum.Migrations {
 		for _, h := range hostNames(m.Hosts) {
 			hp := m.Hosts[h]
 			if hp.LongestPauseS > crit {
 				over = append(over, fmt.Sprintf("%s (%s) on %s: longest pause %s > %s; windows %s",
-					m.ID, m.NQN, h, secs(hp.LongestPauseS), secs(crit), windows(hp.Windows)))
+					m.ID, nqns.name(m.NQN), h, secs(hp.LongestPauseS), secs(crit), windows(hp.Windows)))
 			}
 		}
 	}
 	for _, m := range sum.Migrations {
 		if m.Freezes > p.FreezesAllowed {
-			over = append(over, fmt.Sprintf("%s (%s): %d freezes > %d allowed", m.ID, m.NQN, m.Freezes, p.FreezesAllowed))
+			var hs []string
+			for _, h := range hostNames(m.Hosts) {
+				if hp := m.Hosts[h]; hp.Freezes == m.Freezes {
+					hs = append(hs, h+" "+windows(hp.Windows))
+				}
+			}
+			over = append(over, fmt.Sprintf("%s (%s): %d freezes > %d allowed; windows on %s",
+				m.ID, nqns.name(m.NQN), m.Freezes, p.FreezesAllowed, strings.Join(hs, ", ")))
 		}
 	}
 	return over
@@ -227,6 +255,20 @@ func verdictCell(v string) string {
 		return v
 	}
 	return "**" + v + "**"
+}
+
+// noFinding is the sentence of a findings section without findings: ok
+// when its check passed, else the check's verdict and detail (a short
+// record is not a clean one).
+func noFinding(m map[string]record.CheckResult, name, ok string, nqns *nqnLegend) string {
+	c, found := m[name]
+	if found && c.Verdict == record.Pass {
+		return ok
+	}
+	if !found {
+		return "Not evaluated."
+	}
+	return fmt.Sprintf("Nothing listed; the check is %s: %s.", c.Verdict, strings.TrimSuffix(nqns.text(c.Detail), "."))
 }
 
 func verdictOf(m map[string]record.CheckResult, name string) string {

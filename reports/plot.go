@@ -33,7 +33,10 @@ func LongestPerMigration(sum record.Summary) []float64 {
 
 // PausePlot builds the pause plot: the longest pause per migration (over its
 // consumer hosts) as bars, blue within and red over the bound, and a dashed
-// horizontal line at plan.Params.PauseCritS (CUTOVER_PAUSE_CRIT_S).
+// horizontal line at plan.Params.PauseCritS (CUTOVER_PAUSE_CRIT_S), which
+// also gets a y tick labelled with its value. Migration IDs label the x
+// axis: horizontal when they fit, else rotated, and when even rotated they
+// would overlap only every k-th is labelled (see migrationTicks).
 func PausePlot(plan record.Plan, sum record.Summary) (*plot.Plot, error) {
 	crit := plan.Params.PauseCritS
 	p := plot.New()
@@ -76,16 +79,14 @@ func PausePlot(plan record.Plan, sum record.Summary) (*plot.Plot, error) {
 			p.Legend.Add(s.label, bars)
 		}
 		p.NominalX(names...)
-		if n > 12 {
-			p.X.Tick.Label.Rotation = math.Pi / 2
-			p.X.Tick.Label.XAlign = draw.XRight
-			p.X.Tick.Label.YAlign = draw.YCenter
-		}
+		p.X.Tick.Marker = migrationTicks(p, names, plotWidth)
 		p.X.Min, p.X.Max = -0.5, float64(n)-0.5
 	} else {
 		p.X.Min, p.X.Max = 0, 1
 		p.Title.Text += ": no migration"
 	}
+
+	p.Y.Tick.Marker = boundTicks{bound: crit, label: num(crit)}
 
 	line, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: crit}, {X: p.X.Max, Y: crit}})
 	if err != nil {
@@ -109,7 +110,7 @@ func PausePlotBytes(plan record.Plan, sum record.Summary, format string) ([]byte
 	if err != nil {
 		return nil, err
 	}
-	wt, err := p.WriterTo(8*vg.Inch, 4.5*vg.Inch, format)
+	wt, err := p.WriterTo(plotWidth, plotHeight, format)
 	if err != nil {
 		return nil, fmt.Errorf("pause plot as %s: %w", format, err)
 	}
@@ -127,8 +128,77 @@ func SavePausePlot(path string, plan record.Plan, sum record.Summary) error {
 	if err != nil {
 		return err
 	}
-	if err := p.Save(8*vg.Inch, 4.5*vg.Inch, path); err != nil {
+	if err := p.Save(plotWidth, plotHeight, path); err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
 	return nil
+}
+
+// The pause plot's size.
+const (
+	plotWidth  = 8 * vg.Inch
+	plotHeight = 4.5 * vg.Inch
+)
+
+// migrationTicks labels the x axis of a plot of width w with the migration
+// names, one tick per migration at 0, 1, ...: horizontal labels when the
+// widest fits its slot with a gap; otherwise labels rotated 90° and, when a
+// rotated label's height (plus a gap) exceeds the slot, only every k-th
+// migration labelled (k the smallest that makes labelled ticks that far
+// apart; the others stay unlabelled ticks). The slot is estimated from w
+// less a margin for the y axis; the test measures the real data area.
+func migrationTicks(p *plot.Plot, names []string, w vg.Length) plot.ConstantTicks {
+	n := len(names)
+	style := p.X.Tick.Label
+	slot := (w - 80) / vg.Length(n) // the y axis, its label and padding take < 80 pt
+	widest := vg.Length(0)
+	for _, name := range names {
+		widest = max(widest, style.Width(name))
+	}
+	gap := style.Font.Size / 2
+	k := 1
+	if widest+gap > slot {
+		p.X.Tick.Label.Rotation = math.Pi / 2
+		p.X.Tick.Label.XAlign = draw.XRight
+		p.X.Tick.Label.YAlign = draw.YCenter
+		need := style.Height(names[0]) + gap
+		k = int(math.Ceil(float64(need / slot)))
+	}
+	ticks := make(plot.ConstantTicks, n)
+	for i, name := range names {
+		ticks[i] = plot.Tick{Value: float64(i)}
+		if i%k == 0 {
+			ticks[i].Label = name
+		}
+	}
+	return ticks
+}
+
+// boundTicks is the y axis ticker of the pause plot: gonum's default ticks
+// plus a labelled tick at the bound (CUTOVER_PAUSE_CRIT_S); a default
+// label closer to the bound than 6 % of the axis is dropped (its tick kept)
+// so that the two never overlap.
+type boundTicks struct {
+	bound float64
+	label string
+}
+
+// Ticks implements plot.Ticker.
+func (b boundTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	near := 0.06 * (hi - lo)
+	out := make([]plot.Tick, 0, len(ts)+1)
+	for _, t := range ts {
+		if math.Abs(t.Value-b.bound) < near {
+			if t.Value == b.bound {
+				continue
+			}
+			t.Label = ""
+		}
+		out = append(out, t)
+	}
+	if b.bound >= lo && b.bound <= hi {
+		out = append(out, plot.Tick{Value: b.bound, Label: b.label})
+	}
+	return out
 }

@@ -21,9 +21,11 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden from the curr
 
 func fptr(v float64) *float64 { return &v }
 
-// fixture is a small failing run: m1 within the bound on both hosts, m2
-// over it on host-b (7.25 s) with a second freeze, a leaked controller, a
-// missing endpoint, an unattributed pause.
+// fixture is a small failing run: m1 within the bound on both hosts
+// (Completed at 22.461937 s by the control plane), m2 over it on host-b
+// (7.25 s) with a second freeze, a leaked controller, a missing endpoint
+// (its check detail naming the full NQN), an unattributed pause; the record
+// covers the settle period.
 func fixture() (record.Plan, record.Summary) {
 	plan := record.Plan{
 		Tool: "fiomig", Scenario: "migrations", Backend: "sim", Seed: 42,
@@ -45,17 +47,17 @@ func fixture() (record.Plan, record.Summary) {
 			{Name: "pause-bound", Verdict: record.Fail, Detail: "1 migration/host pair(s) over CUTOVER_PAUSE_CRIT_S: m2 on host-b paused 7.25 s > 5 s"},
 			{Name: "freezes", Verdict: record.Fail, Detail: "m2: 2 freezes"},
 			{Name: "leaked-controllers", Verdict: record.Fail, Detail: "1 leaked controller(s)"},
-			{Name: "path-completeness", Verdict: record.Fail, Detail: "1 published endpoint(s) without a controller"},
+			{Name: "path-completeness", Verdict: record.Fail, Detail: "1 published endpoint(s) without a controller: host-b nqn.2023-02.io.simplyblock:vol2 10.0.0.3:4428"},
 			{Name: "split-brain", Verdict: record.Pass, Detail: "none"},
 			{Name: "served-after-cutover", Verdict: record.Pass, Detail: "ok"},
 			{Name: "unattributed-pauses", Verdict: record.Fail, Detail: "1 pause window | outside"},
 			{Name: "faults-landed", Verdict: record.Pass, Detail: "no fault injected"},
 		},
 		Migrations: []record.MigrationSummary{
-			{ID: "m1", NQN: "nqn.2023-02.io.simplyblock:vol1", Outcome: "Completed", StartS: 10, EndS: 22.5, CompletedS: fptr(22.5), Freezes: 1,
+			{ID: "m1", NQN: "nqn.2023-02.io.simplyblock:vol1", Outcome: "Completed", StartS: 10, EndS: 22.461937, CompletedS: fptr(22.461937), Freezes: 1,
 				Hosts: map[string]record.HostPauses{
-					"host-b": {LongestPauseS: 2.25, Freezes: 1, Windows: [][2]float64{{20, 22.25}}, CutoverS: fptr(22.25), CutoverLagS: fptr(-0.25)},
-					"host-a": {LongestPauseS: 2, Freezes: 1, Windows: [][2]float64{{20, 22}}, CutoverS: fptr(22), CutoverLagS: fptr(-0.5)},
+					"host-b": {LongestPauseS: 2.25, Freezes: 1, Windows: [][2]float64{{20, 22.25}}, CutoverS: fptr(22.25), CutoverLagS: fptr(-0.211937)},
+					"host-a": {LongestPauseS: 2, Freezes: 1, Windows: [][2]float64{{20, 22}}, CutoverS: fptr(22), CutoverLagS: fptr(-0.461937)},
 				}},
 			{ID: "m2", NQN: "nqn.2023-02.io.simplyblock:vol2", Outcome: "Completed", StartS: 60, EndS: 80, CompletedS: fptr(80), Freezes: 2,
 				Hosts: map[string]record.HostPauses{
@@ -66,6 +68,8 @@ func fixture() (record.Plan, record.Summary) {
 		Unattributed:      []record.HostWindow{{Host: "host-a", NQN: "nqn.2023-02.io.simplyblock:vol1", Window: [2]float64{130, 131.5}}},
 		LeakedControllers: []record.Leak{{Host: "host-a", Controller: "nvme4", NQN: "nqn.2023-02.io.simplyblock:vol2", Address: "10.0.0.1:4420", State: "connecting", Kind: "not-live"}},
 		MissingEndpoints:  []record.MissingEndpoint{{Host: "host-b", NQN: "nqn.2023-02.io.simplyblock:vol2", Endpoint: "10.0.0.3:4428"}},
+		Coverage: &record.Coverage{LastSampleS: 140, SettleEndS: 140,
+			Note: "the last sample at 140 s reaches the end of the settle period at 140 s (last terminal phase at 80 s + settle 60 s)"},
 	}
 	return plan, sum
 }
@@ -137,10 +141,11 @@ func TestMarkdownNamesOverBound(t *testing.T) {
 	plan, sum := fixture()
 	md := Markdown(plan, WithStats(sum))
 	for _, want := range []string{
-		"m2 (nqn.2023-02.io.simplyblock:vol2) on host-b: longest pause 7.25 s > 5 s",
-		"m2 (nqn.2023-02.io.simplyblock:vol2): 2 freezes > 1 allowed",
-		"| host-a | nvme4 | nqn.2023-02.io.simplyblock:vol2 | 10.0.0.1:4420 | connecting | not-live |",
-		"| host-b | nqn.2023-02.io.simplyblock:vol2 | 10.0.0.3:4428 |",
+		"m2 (vol2) on host-b: longest pause 7.25 s > 5 s; windows [70, 77.25] [78, 79] s",
+		"m2 (vol2): 2 freezes > 1 allowed; windows on host-b [70, 77.25] [78, 79] s",
+		"| host-a | nvme4 | vol2 | 10.0.0.1:4420 | connecting | not-live |",
+		"| host-b | vol2 | 10.0.0.3:4428 |",
+		"| vol2 | vol2 | `nqn.2023-02.io.simplyblock:vol2` | 1 | host-a, host-b |",
 		"- Seed: 42",
 		"`fiomig run --seed 42 --migrations 2 --cutover-pause 7`",
 		"Hyndman & Fan type 7",
@@ -150,7 +155,7 @@ func TestMarkdownNamesOverBound(t *testing.T) {
 			t.Errorf("report.md lacks %q", want)
 		}
 	}
-	if bytes.Contains(md, []byte("m1 (nqn.2023-02.io.simplyblock:vol1) on host-")) {
+	if bytes.Contains(md, []byte("m1 (vol1) on host-")) {
 		t.Errorf("report.md names m1 over the bound; it is within")
 	}
 }
@@ -246,5 +251,93 @@ func TestLongestPerMigration(t *testing.T) {
 	_, sum := fixture()
 	if d := cmp.Diff([]float64{2.25, 7.25}, LongestPerMigration(sum)); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+// TestMarkdownShortAndTruncatedRecord: report.md says in its header that the
+// record is short (and truncated), not only stderr, and the leak and
+// completeness sections do not claim clean hosts they did not judge.
+func TestMarkdownShortAndTruncatedRecord(t *testing.T) {
+	plan, sum := fixture()
+	sum.LeakedControllers, sum.MissingEndpoints = nil, nil
+	note := "the record is short: it ends with its last sample at 384.1 s, before the end of the settle period at 100080 s (last terminal phase at 80 s + settle 100000 s)"
+	for i, c := range sum.Checks {
+		if c.Name == "leaked-controllers" || c.Name == "path-completeness" {
+			sum.Checks[i].Verdict, sum.Checks[i].Detail = record.Inconclusive, "not judged: "+note
+		}
+	}
+	sum.Coverage = &record.Coverage{LastSampleS: 384.1, SettleEndS: 100080, Short: true, Note: note, TruncatedLine: true}
+	md := string(Markdown(plan, WithStats(sum)))
+	page, err := HTML(plan, WithStats(sum), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"- Record: **SHORT** — " + note + "; leaked-controllers and path-completeness are not judged\n",
+		"- Timeline: **TRUNCATED** — the last line of timeline.jsonl was cut off",
+		"## Leaked controllers — inconclusive\n\nNothing listed; the check is inconclusive: not judged: the record is short",
+		"## Path completeness — inconclusive\n\nNothing listed; the check is inconclusive: not judged: the record is short",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "None after the settle period.") || strings.Contains(md, "Every consumer host has a controller") {
+		t.Errorf("report.md of a short record claims clean hosts:\n%s", md)
+	}
+	for _, want := range []string{
+		`<li><b>Record</b> <span class="inconclusive">short</span> — ` + note,
+		`<li><b>Timeline</b> <span class="inconclusive">truncated</span> — the last line of timeline.jsonl was cut off`,
+		"<p>Nothing listed; the check is inconclusive: not judged: the record is short",
+	} {
+		if !strings.Contains(html.UnescapeString(string(page)), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+}
+
+// TestNQNLegend: tables show the part after the last ':'; NQNs sharing it,
+// or without a ':', stay whole; replacing full NQNs in free text never
+// takes a prefix of a longer NQN for the NQN itself.
+func TestNQNLegend(t *testing.T) {
+	plan := record.Plan{Topology: record.Topology{Volumes: []record.VolumeInfo{
+		{Name: "v1", NQN: "nqn.2023-02.io.simplyblock:c1:lvol:aaaa", NSIDs: []int{1, 2}, Consumers: []string{"w1"}},
+		{Name: "v2", NQN: "nqn.2023-02.io.simplyblock:c1:lvol:aaaa1"},
+		{Name: "v3", NQN: "nqn.2023-02.io.simplyblock:c1:lvol:dup"},
+		{Name: "v4", NQN: "nqn.2023-02.io.simplyblock:c2:lvol:dup"},
+		{Name: "v5", NQN: "nocolon"},
+	}}}
+	sum := record.Summary{LeakedControllers: []record.Leak{{NQN: "nqn.other:zzz"}}}
+	l := newNQNLegend(plan, sum)
+	want := []LegendRow{
+		{Volume: "v1", Short: "aaaa", NQN: "nqn.2023-02.io.simplyblock:c1:lvol:aaaa", NSIDs: "1, 2", Consumers: "w1"},
+		{Volume: "v2", Short: "aaaa1", NQN: "nqn.2023-02.io.simplyblock:c1:lvol:aaaa1", NSIDs: "—", Consumers: "—"},
+		{Volume: "v3", Short: "nqn.2023-02.io.simplyblock:c1:lvol:dup", NQN: "nqn.2023-02.io.simplyblock:c1:lvol:dup", NSIDs: "—", Consumers: "—"},
+		{Volume: "v4", Short: "nqn.2023-02.io.simplyblock:c2:lvol:dup", NQN: "nqn.2023-02.io.simplyblock:c2:lvol:dup", NSIDs: "—", Consumers: "—"},
+		{Volume: "v5", Short: "nocolon", NQN: "nocolon", NSIDs: "—", Consumers: "—"},
+		{Volume: "—", Short: "zzz", NQN: "nqn.other:zzz", NSIDs: "—", Consumers: "—"},
+	}
+	if d := cmp.Diff(want, l.rows); d != "" {
+		t.Errorf("legend (-want +got):\n%s", d)
+	}
+	got := l.text("h1 nqn.2023-02.io.simplyblock:c1:lvol:aaaa1 10.0.0.1:4420; h2 nqn.2023-02.io.simplyblock:c1:lvol:aaaa 10.0.0.2:4420")
+	if w := "h1 aaaa1 10.0.0.1:4420; h2 aaaa 10.0.0.2:4420"; got != w {
+		t.Errorf("text = %q, want %q", got, w)
+	}
+}
+
+// TestCutoverTableRoundsControlPlaneTimes: the control plane's Completed
+// time (microseconds) shows rounded to 0.1 s, and the lag is the host
+// instant minus that shown value.
+func TestCutoverTableRoundsControlPlaneTimes(t *testing.T) {
+	plan, sum := fixture()
+	md := string(Markdown(plan, WithStats(sum)))
+	for _, want := range []string{"| m1 | host-a | 22.5 s | 22 s | -0.5 s |", "| m1 | host-b | 22.5 s | 22.25 s | -0.25 s |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "22.461937") {
+		t.Errorf("report.md shows the control plane's microseconds")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/fiomig/fiomig/checks"
@@ -29,11 +30,16 @@ pauses, faults landed), rewrites summary.json, report.md and
 plots/pause.png in <run-dir>, and prints the verdicts.
 
 A timeline whose last line was cut off (a killed run) is evaluated up to
-the last complete line, with a warning.
+the last complete line, with a warning that report.md repeats. A record
+that stops before the end of the settle period (an interrupted run) leaves
+leaked-controllers and path-completeness inconclusive, and report.md says
+the record is short; a record without migrations is inconclusive too.
 
 Exit codes: 0 pass, 1 a check failed, 2 bad usage or input (missing or
-malformed plan.json / timeline.jsonl, unwritable run directory),
-3 inconclusive (a fault left no evidence, or the record is too thin to judge).
+malformed plan.json / timeline.jsonl: a threshold out of range, no topology
+for a run with migrations, a line going back in time, a sample of a host
+not in the topology, an unwritable run directory), 3 inconclusive (a fault
+left no evidence, or the record is too thin or too short to judge).
 
 Flags:`
 
@@ -68,9 +74,10 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fiomig report: %v\n", err)
 		return exitUsage
 	}
-	lines, err := record.ReadTimeline(filepath.Join(dir, record.TimelineFile))
+	lines, err := readTimeline(filepath.Join(dir, record.TimelineFile), plan)
+	truncated := errors.Is(err, record.ErrTruncated)
 	switch {
-	case errors.Is(err, record.ErrTruncated):
+	case truncated:
 		fmt.Fprintf(stderr, "fiomig report: warning: %v; evaluating the %d complete line(s) before it\n", err, len(lines))
 	case err != nil:
 		fmt.Fprintf(stderr, "fiomig report: %v\n", err)
@@ -78,6 +85,12 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	}
 
 	sum := reports.WithStats(checks.Evaluate(plan, lines))
+	if truncated && sum.Coverage != nil {
+		sum.Coverage.TruncatedLine = true // report.md says so, not only stderr
+	}
+	if sum.Coverage != nil && sum.Coverage.Short {
+		fmt.Fprintf(stderr, "fiomig report: warning: %s\n", sum.Coverage.Note)
+	}
 	if err := reports.Write(dir, plan, sum); err != nil {
 		fmt.Fprintf(stderr, "fiomig report: %v\n", err)
 		return exitUsage
@@ -107,4 +120,28 @@ func reportExitCode(v string) int {
 	default:
 		return exitInconclusive
 	}
+}
+
+// readTimeline reads path with record.ScanTimeline (malformed lines and t
+// going backwards are errors naming file:line) and checks every line
+// against the plan with checks.LineValidator (a sample of a host not in
+// the plan's topology is an error naming file:line). On a truncated last
+// line it returns the lines before it and an error wrapping
+// record.ErrTruncated.
+func readTimeline(path string, plan record.Plan) ([]record.Line, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read timeline: %w", err)
+	}
+	defer f.Close()
+	valid := checks.LineValidator(plan)
+	var lines []record.Line
+	err = record.ScanTimeline(f, path, func(l record.Line) error {
+		if err := valid(l); err != nil {
+			return err
+		}
+		lines = append(lines, l)
+		return nil
+	})
+	return lines, err
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,7 +132,12 @@ func TestReportFailNamesHostOverBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "m1 (" + reportNQN + ") on host-a: longest pause 7 s > 5 s"; !strings.Contains(string(md), want) {
+	// Tables and the over-bound list name the subsystem by the part of its
+	// NQN after the last ':'; the Volumes section gives the full NQN once.
+	if want := "m1 (vol1) on host-a: longest pause 7 s > 5 s"; !strings.Contains(string(md), want) {
+		t.Errorf("report.md lacks %q:\n%s", want, md)
+	}
+	if want := "| vol1 | vol1 | `" + reportNQN + "` |"; !strings.Contains(string(md), want) {
 		t.Errorf("report.md lacks %q:\n%s", want, md)
 	}
 }
@@ -188,5 +194,234 @@ func TestReportTruncatedTimeline(t *testing.T) {
 	code, out, errs := runCLI("report", dir)
 	if code != exitPass || !strings.Contains(errs, "warning") {
 		t.Errorf("truncated: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+// cutTimeline keeps the lines of dir's timeline with t <= at (a run killed
+// at that instant).
+func cutTimeline(t *testing.T, dir string, at float64) {
+	t.Helper()
+	path := filepath.Join(dir, record.TimelineFile)
+	lines, err := record.ReadTimeline(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw, err := record.CreateTimeline(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		if l.T <= at {
+			if err := tw.Append(l); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lastCompleted returns the time of the last Completed phase line of dir.
+func lastCompleted(t *testing.T, dir string) float64 {
+	t.Helper()
+	lines, err := record.ReadTimeline(filepath.Join(dir, record.TimelineFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := -1.0
+	for _, l := range lines {
+		if l.Kind == record.KindPhase && l.Phase == record.PhaseCompleted {
+			last = l.T
+		}
+	}
+	if last < 0 {
+		t.Fatal("no Completed phase line")
+	}
+	return last
+}
+
+// TestReportShortRecordIsInconclusive: a simulated run of 2 migrations
+// settled 60 s passes; the same record cut in the middle of the settle
+// period (an interrupted run) or 0.1 s after the last Completed is
+// inconclusive (exit 3), with leaked-controllers and path-completeness not
+// judged, and report.md says the record is short.
+func TestReportShortRecordIsInconclusive(t *testing.T) {
+	out := t.TempDir()
+	if code, stdout, stderr := runCLI("run", "--out", out, "--migrations", "2", "--settle", "60"); code != exitPass {
+		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	dir := runDirOf(t, out)
+	if code, stdout, _ := runCLI("report", dir); code != exitPass {
+		t.Fatalf("whole record: exit %d, want 0\n%s", code, stdout)
+	}
+	done := lastCompleted(t, dir)
+	for _, cut := range []float64{done + 30, done + 0.1} {
+		cutTimeline(t, dir, cut)
+		code, stdout, stderr := runCLI("report", dir)
+		if code != exitInconclusive {
+			t.Errorf("cut at %v s: exit %d, want 3\n%s", cut, code, stdout)
+		}
+		for _, want := range []string{"leaked-controllers     inconclusive not judged: the record is short",
+			"path-completeness      inconclusive not judged: the record is short"} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("cut at %v s: stdout lacks %q:\n%s", cut, want, stdout)
+			}
+		}
+		if strings.Contains(stdout, "no leaked controller") {
+			t.Errorf("cut at %v s: a short record reports no leaked controller:\n%s", cut, stdout)
+		}
+		md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(md), "- Record: **SHORT** — the record is short") {
+			t.Errorf("cut at %v s: report.md does not say the record is short:\n%s", cut, md)
+		}
+		if !strings.Contains(stderr, "warning: the record is short") {
+			t.Errorf("cut at %v s: stderr %q lacks the warning", cut, stderr)
+		}
+	}
+}
+
+// TestRunZeroMigrationsIsInconclusive: a run with no migration is a record
+// too thin to judge: exit 3 from run and from report.
+func TestRunZeroMigrationsIsInconclusive(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, _ := runCLI("run", "--out", out, "--migrations", "0", "--settle", "5")
+	if code != exitInconclusive || !strings.Contains(stdout, "no migration in the record") {
+		t.Fatalf("run --migrations 0: exit %d, want 3 naming no migration\n%s", code, stdout)
+	}
+	if code, stdout, _ := runCLI("report", runDirOf(t, out)); code != exitInconclusive {
+		t.Errorf("report: exit %d, want 3\n%s", code, stdout)
+	}
+}
+
+// TestRunAttributionMarginZero: with --attribution-margin=0 served after
+// cutover is judged at the first sample after Completed, which the control
+// plane reports between two samples.
+func TestRunAttributionMarginZero(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, _ := runCLI("run", "--out", out, "--migrations", "2", "--settle", "10", "--attribution-margin=0")
+	if code != exitPass || !strings.Contains(stdout, "served-after-cutover   pass") {
+		t.Fatalf("exit %d, want 0 with served-after-cutover pass\n%s", code, stdout)
+	}
+}
+
+// editPlan rewrites dir's plan.json with one string replacement.
+func editPlan(t *testing.T, dir, old, new string) {
+	t.Helper()
+	path := filepath.Join(dir, record.PlanFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(b), old, new, 1)
+	if s == string(b) {
+		t.Fatalf("plan.json has no %q", old)
+	}
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReportRejectsBadThresholds: thresholds and topology the checks would
+// judge wrongly with are bad input (exit 2) naming the field.
+func TestReportRejectsBadThresholds(t *testing.T) {
+	for _, tc := range []struct{ name, old, new, want string }{
+		{"pause_crit_s null", `"pause_crit_s": 5`, `"pause_crit_s": null`, "params.pause_crit_s"},
+		{"pause_crit_s missing", `"pause_crit_s": 5,`, ``, "params.pause_crit_s"},
+		{"pause_crit_s 0", `"pause_crit_s": 5`, `"pause_crit_s": 0`, "params.pause_crit_s"},
+		{"pause_crit_s -1", `"pause_crit_s": 5`, `"pause_crit_s": -1`, "params.pause_crit_s"},
+		{"freezes_allowed -1", `"freezes_allowed": 1`, `"freezes_allowed": -1`, "params.freezes_allowed"},
+		{"settle_s -1", `"settle_s": 30`, `"settle_s": -1`, "params.settle_s"},
+		{"attribution_margin_s -1", `"attribution_margin_s": 30`, `"attribution_margin_s": -1`, "params.attribution_margin_s"},
+		{"topology null", `"topology": {`, `"topology": null, "was": {`, "topology.hosts"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeRunDir(t, 2, true)
+			editPlan(t, dir, tc.old, tc.new)
+			code, _, errs := runCLI("report", dir)
+			if code != exitUsage || !strings.Contains(errs, tc.want) || !strings.Contains(errs, record.PlanFile) {
+				t.Errorf("exit %d, stderr %q; want 2 naming %s in plan.json", code, errs, tc.want)
+			}
+		})
+	}
+}
+
+// insertLine puts line before the n-th line (1-based) of dir's timeline
+// and returns the timeline's path.
+func insertLine(t *testing.T, dir string, n int, line string) string {
+	t.Helper()
+	path := filepath.Join(dir, record.TimelineFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	lines = append(lines[:n-1], append([]string{line + "\n"}, lines[n-1:]...)...)
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// lineAt returns the 1-based number of the first timeline line of dir at
+// or after t.
+func lineAt(t *testing.T, dir string, at float64) int {
+	t.Helper()
+	lines, err := record.ReadTimeline(filepath.Join(dir, record.TimelineFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range lines {
+		if l.T >= at {
+			return i + 1
+		}
+	}
+	t.Fatalf("no line at or after %v s", at)
+	return 0
+}
+
+// TestReportRejectsOutOfOrderAndForeignSamples: a sample with t=1 among
+// lines at 32 s (it would make a freeze) and a sample of a host the plan
+// does not know are bad input, named by file:line.
+func TestReportRejectsOutOfOrderAndForeignSamples(t *testing.T) {
+	dir := writeRunDir(t, 2, true)
+	n := lineAt(t, dir, 32.5)
+	tl := insertLine(t, dir, n, `{"t":1,"kind":"sample","host":"host-a","controllers":[]}`)
+	code, _, errs := runCLI("report", dir)
+	if want := fmt.Sprintf("%s:%d: t went backwards: 1 after 32", tl, n); code != exitUsage || !strings.Contains(errs, want) {
+		t.Errorf("out-of-order sample: exit %d, stderr %q; want 2 and %q", code, errs, want)
+	}
+
+	dir = writeRunDir(t, 2, true)
+	n = lineAt(t, dir, 32.5)
+	tl = insertLine(t, dir, n, `{"t":32.5,"kind":"sample","host":"host-z","controllers":[]}`)
+	code, _, errs = runCLI("report", dir)
+	if want := fmt.Sprintf("%s:%d: sample of host \"host-z\", which is not in plan.json topology.hosts", tl, n); code != exitUsage || !strings.Contains(errs, want) {
+		t.Errorf("foreign host: exit %d, stderr %q; want 2 and %q", code, errs, want)
+	}
+}
+
+// TestReportTruncatedLineInReport: a last line cut off mid-write is said in
+// report.md, not only on stderr.
+func TestReportTruncatedLineInReport(t *testing.T) {
+	dir := writeRunDir(t, 2, true)
+	f, err := os.OpenFile(filepath.Join(dir, record.TimelineFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"t":60,"kind":"sam`); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	runCLI("report", dir)
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "- Timeline: **TRUNCATED** — the last line of timeline.jsonl was cut off") {
+		t.Errorf("report.md does not say the timeline is truncated:\n%s", md)
 	}
 }
