@@ -11,6 +11,7 @@ import (
 	"github.com/fiomig/fiomig/checks"
 	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/reports"
+	"github.com/fiomig/fiomig/scenario"
 )
 
 func init() {
@@ -85,6 +86,12 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	}
 
 	sum := reports.WithStats(checks.Evaluate(plan, lines))
+	if scenario.HasFio(dir) { // a --workload=fio run: fio's own measurements join the checks
+		if sum, err = scenario.FioEvaluate(dir, plan, lines, sum); err != nil {
+			fmt.Fprintf(stderr, "fiomig report: %v\n", err)
+			return exitUsage
+		}
+	}
 	if truncated && sum.Coverage != nil {
 		sum.Coverage.TruncatedLine = true // report.md says so, not only stderr
 	}
