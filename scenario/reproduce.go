@@ -178,4 +178,3 @@ func WriteReproduceReport(r ReproduceResult, all []ReproduceResult) error {
 	}
 	return nil
 }
-
