@@ -522,10 +522,11 @@ func JudgeShape(f IncidentFigures) Shape {
 	if f.ValidationFailed < half {
 		if f.LeakCaused > 0 && f.LeakCausedSameVolume == f.LeakCaused {
 			note("mechanism missing for the cascade: every leak-caused failure (%d) hit a later migration of the volume "+
-				"whose migration leaked the controller — validation asks nvmeof.Inspect about its own subsystem only, and "+
-				"%d migrations over %d volumes migrate each volume only about %.1f times; failing half of the migrations "+
-				"needs a leak to fail other volumes' validations on its host (e.g. a host-wide verify), which the "+
-				"modelled operator does not do", f.LeakCaused, f.Migrations, f.Volumes, float64(f.Migrations)/float64(max(1, f.Volumes)))
+				"whose migration leaked the controller — validation asks nvmeof.Inspect about its own subsystem only, as "+
+				"the real operator's VerifyMigrationPaths does (simplyblock-operator internal/volumemigration), and "+
+				"%d migrations over %d volumes migrate each volume only about %.1f times; a leak cannot fail another "+
+				"volume's validation unless volumes share a subsystem (max_namespace_per_subsys > 1, not this scenario)",
+				f.LeakCaused, f.Migrations, f.Volumes, float64(f.Migrations)/float64(max(1, f.Volumes)))
 		}
 		if f.LeaksHealed > 0 {
 			note("%d leaked controllers reconnected live when a later migration of their volume re-added a listener at "+

@@ -11,24 +11,46 @@ import (
 // listeners. Listener changes reach connected hosts as the target would
 // send them (ANA change notices, disconnects).
 
-// cpCreateMigration is CreateMigration: on a target node that does not hold
-// the subsystem, a subsystem with the same NQN (namespaces attached, the
-// volume's consumers allowed); on an overlap node only a listener at the
-// target lvstore's port; every target listener starts inaccessible. The
-// answer is one connection per target listener with the control plane's
-// connect options (ctrl-loss-tmo 3600, reconnect-delay 2, fast-io-fail 8,
-// keep-alive 4).
+// cpCreateMigration is CreateMigration, after sbcli
+// simplyblock_core/controllers/migration_controller.py create_migration
+// (source of the behaviour). A target node that serves the source lvstore
+// (primary, secondary or tertiary: an "overlap" node) already holds the
+// subsystem from its source role and only gets an inaccessible listener at
+// the target lvstore's port; if that subsystem is gone from the node (an
+// earlier cancel deleted it), the listener cannot be added and the node
+// serves nothing for the volume, though its connect string is still in the
+// answer. Any other target node gets the subsystem (namespaces attached,
+// the volume's consumers allowed) when it has none, and an inaccessible
+// listener. The answer is one connection per target listener position with
+// the control plane's connect options (ctrl-loss-tmo 3600, reconnect-delay
+// 2, fast-io-fail 8, keep-alive 4).
 func (w *World) cpCreateMigration(m *Migration) {
 	nqn := m.Vol.NQN
+	srcRole := map[*Node]bool{}
+	for _, ep := range w.listenerEndpoints(nqn, m.SrcLVS) {
+		srcRole[ep.node] = true
+	}
 	for _, ep := range w.listenerEndpoints(nqn, m.DstLVS) {
-		if _, ok := ep.node.subsystems[nqn]; !ok {
-			m.created = append(m.created, ep.node)
+		ts, ok := ep.node.subsystems[nqn]
+		switch {
+		case srcRole[ep.node] && !ok:
+			// nvmf_subsystem_add_listener on a missing subsystem fails;
+			// create_migration logs it and goes on.
+		case srcRole[ep.node]:
+			if _, had := ts.listener(ep.port); !had {
+				m.added = append(m.added, ep)
+			}
+			ts.addListener(ep.port, nvmeof.ANAInaccessible)
+		default:
+			if !ok {
+				m.created = append(m.created, ep.node)
+			}
+			ts = ep.node.ensureSubsystem(m.Vol)
+			if _, had := ts.listener(ep.port); !had {
+				m.added = append(m.added, ep)
+			}
+			ts.addListener(ep.port, nvmeof.ANAInaccessible)
 		}
-		ts := ep.node.ensureSubsystem(m.Vol)
-		if _, ok := ts.listener(ep.port); !ok {
-			m.added = append(m.added, ep)
-		}
-		ts.addListener(ep.port, nvmeof.ANAInaccessible)
 		o := ControlPlaneConnectOptions
 		if w.cfg.ControlPlaneConnect != nil {
 			o = *w.cfg.ControlPlaneConnect
@@ -102,17 +124,65 @@ func (w *World) cpFinish(m *Migration) {
 	m.cp = cpFinished
 }
 
-// cpCancel deletes what CreateMigration added: the target listeners it
-// added and the subsystems it created. The target then rejects CONNECTs to
-// those listeners ("does not allow host ... to connect at this address").
+// cpCancel is the control plane's cancel. Two code paths, after sbcli
+// (source of the behaviour):
+//
+//   - before continue (the migration is still pre-created, which is the
+//     whole validation): simplyblock_core/controllers/migration_controller.py
+//     cancel_migration → _cleanup_created. It handles only the target
+//     lvstore's primary and secondary node: where that node is the source
+//     lvstore's primary or secondary (its overlap test ignores the source
+//     tertiary) it removes the listener at the target port; anywhere else it
+//     deletes the subsystem by NQN, even when the node held it before as the
+//     source's tertiary, so the volume's own source path there goes too. The
+//     target tertiary node is not touched: its target-port listener stays.
+//   - after continue (data sync running): the task runner's cleanup_target
+//     (simplyblock_core/services/tasks_runner_lvol_migration.py
+//     _handle_cleanup_target → migration_controller.cleanup_subsystem_or_ns)
+//     on the target primary, secondary and tertiary: a subsystem this
+//     migration created is deleted; on a node that held it before, only the
+//     volume's namespace is removed (nvmf_subsystem_remove_ns) and every
+//     listener stays, so connected host controllers stay live and lose the
+//     namespace (namespace-changed notice).
+//
+// Deleted subsystems and removed listeners disconnect their host
+// controllers, whose reconnects are then rejected ("could not find
+// subsystem", "does not allow host ... to connect at this address").
 func (w *World) cpCancel(m *Migration) {
-	for _, ep := range m.added {
-		if ts, ok := ep.node.subsystems[m.Vol.NQN]; ok {
-			ts.removeListener(ep.port)
+	nqn := m.Vol.NQN
+	dst := w.listenerEndpoints(nqn, m.DstLVS)
+	if m.cp == cpCreated {
+		src := w.listenerEndpoints(nqn, m.SrcLVS)
+		overlap := map[*Node]bool{}
+		for k, ep := range src {
+			if k < 2 {
+				overlap[ep.node] = true
+			}
 		}
-	}
-	for _, n := range m.created {
-		n.deleteSubsystem(m.Vol.NQN)
+		for k, ep := range dst {
+			if k >= 2 {
+				break
+			}
+			if overlap[ep.node] {
+				if ts, ok := ep.node.subsystems[nqn]; ok {
+					ts.removeListener(ep.port)
+				}
+			} else {
+				ep.node.deleteSubsystem(nqn)
+			}
+		}
+	} else {
+		created := map[*Node]bool{}
+		for _, n := range m.created {
+			created[n] = true
+		}
+		for _, ep := range dst {
+			if created[ep.node] {
+				ep.node.deleteSubsystem(nqn)
+			} else if ts, ok := ep.node.subsystems[nqn]; ok {
+				ts.removeNamespaces()
+			}
+		}
 	}
 	m.added, m.created = nil, nil
 	m.targetListeners = false

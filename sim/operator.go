@@ -20,22 +20,29 @@ import (
 //   - release on failure (fixed): a failing Job first runs
 //     nvmeof.ReleaseMigrationPaths on its host;
 //   - release the others (fixed): after cancel, release Jobs run on the other
-//     validated hosts.
+//     validated hosts;
+//   - release the sources (fixed): after the cutover, a release Job runs on
+//     every consumer host for the source paths. The pre-fix operator does
+//     nothing on the hosts once the control plane reports the migration done
+//     (simplyblock-operator internal/controller/volumemigration_controller.go
+//     reconcileRunning only patches the status to Completed), so the source
+//     controllers stay; the control plane then removes the source listeners
+//     (see cpFinish) and they reconnect into rejected CONNECTs.
 //
 // A Job runs three rounds, 2 s apart, of ensure (connect every target path;
 // "already connected" counts as success, as nvme-cli's answer did for the
 // pre-fix operator) and verify (every target path present, live and not yet
-// accessible, and nvmeof.Inspect finds no defect against the published
-// endpoints). The first failing round fails the Job; a failed Job makes the
+// accessible, and nvmeof.Inspect, asked per namespace and without a target
+// list as the real operator's diagnose asks it, finds no defect). The first failing round fails the Job; a failed Job makes the
 // operator cancel the migration at the control plane and mark it Failed.
 
 type variant struct {
-	reapFirst, fixedTimeouts, releaseOnFailure, releaseOthers bool
+	reapFirst, fixedTimeouts, releaseOnFailure, releaseOthers, releaseSources bool
 }
 
 func (w *World) variant() variant {
 	if w.cfg.Operator == OperatorFixed {
-		return variant{true, true, true, true}
+		return variant{true, true, true, true, true}
 	}
 	return variant{}
 }
@@ -153,9 +160,12 @@ func (w *World) ensure(j *job, conns []nvmeof.Target, i int, done func(*Validati
 	})
 }
 
-// verify checks the host's kernel state: every target path present, live
-// and not accessible yet, and no Inspect defect against the endpoints the
-// control plane publishes.
+// verify checks the host's kernel state of the migration's subsystem only:
+// every target path present, live and not accessible yet (simplyblock-operator
+// internal/volumemigration VerifyMigrationPaths), and no Inspect defect of
+// the subsystem asked without a target list (its diagnose): a live controller
+// of the subsystem with no leg fails it wherever it points, a connecting one
+// only when it sits at one of this migration's target paths.
 func (w *World) verify(j *job, conns []nvmeof.Target) *ValidationFailure {
 	h, nqn := j.h, j.m.Vol.NQN
 	st, err := h.Read()
@@ -188,9 +198,20 @@ func (w *World) verify(j *job, conns []nvmeof.Target) *ValidationFailure {
 			return fail(*found, fmt.Sprintf("target path %s on %s is already accessible", t.Endpoint(), found.Name))
 		}
 	}
-	targets := nvmeof.EndpointTargets(nqn, w.Endpoints(nqn))
-	for _, ns := range j.m.Vol.NSIDs {
-		for _, d := range nvmeof.Inspect(st, nvmeof.Selector{NQN: nqn, NSID: ns}, targets) {
+	// Inspect as the operator's diagnose asks it: once with the bare NQN,
+	// then once per namespace the host's subsystem exports, and with no
+	// target list, so no stale-endpoint verdict (source of the behaviour:
+	// simplyblock-operator internal/volumemigration, VerifyMigrationPaths →
+	// diagnose, which passes nil targets because pre-cutover the source
+	// paths are absent from the migration's list and must stay attached).
+	sels := []nvmeof.Selector{{NQN: nqn}}
+	for _, s := range st.SubsystemsByNQN(nqn) {
+		for _, ns := range s.NSIDs() {
+			sels = append(sels, nvmeof.Selector{NQN: nqn, NSID: ns})
+		}
+	}
+	for _, sel := range sels {
+		for _, d := range nvmeof.Inspect(st, sel, nil) {
 			var c nvmeof.Controller
 			if len(d.Controllers) > 0 {
 				for _, s := range st.SubsystemsByNQN(nqn) {
@@ -274,10 +295,11 @@ func (w *World) cancelAndEnd(m *Migration, phase, reason string, failed *job) {
 }
 
 // pollCompletion: the operator polls the control plane until the cutover
-// is done, then runs a release Job on every consumer host for the source
-// paths (nvmeof.ReleaseMigrationPaths, which refuses while no path of the
-// subsystem is accessible), has the control plane remove the source
-// listeners, and completes the migration.
+// is done; fixed: it then runs a release Job on every consumer host for the
+// source paths (nvmeof.ReleaseMigrationPaths, which refuses while no path of
+// the subsystem is accessible); then the control plane removes the source
+// listeners (cpFinish) and the migration is Completed. Pre-fix: no release
+// Job (see variant.releaseSources).
 func (w *World) pollCompletion(m *Migration) {
 	w.after(operatorPollS, func() {
 		if m.Terminal() {
@@ -285,6 +307,18 @@ func (w *World) pollCompletion(m *Migration) {
 		}
 		if m.cp != cpCutDone {
 			w.pollCompletion(m)
+			return
+		}
+		if !w.variant().releaseSources {
+			// Pre-fix: the control plane cleans the source up and reports
+			// the migration done; the operator marks it Completed and
+			// touches no host.
+			w.after(w.reconcileDelay(), func() {
+				if !m.Terminal() {
+					w.cpFinish(m)
+					w.setPhase(m, PhaseCompleted, "")
+				}
+			})
 			return
 		}
 		src := w.sourceTargets(m)

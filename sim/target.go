@@ -267,6 +267,20 @@ func (ts *TargetSubsystem) removeListener(port int) {
 	}
 }
 
+// removeNamespaces detaches the volume's namespaces from the subsystem
+// (SPDK nvmf_subsystem_remove_ns): listeners and connections stay, and each
+// connected host controller gets a namespace-changed notice, after which
+// the kernel drops the namespaces and the controller is live with none.
+func (ts *TargetSubsystem) removeNamespaces() {
+	if len(ts.NSIDs) == 0 {
+		return
+	}
+	ts.NSIDs = nil
+	for _, c := range append([]*Ctrl(nil), ts.ctrls...) {
+		c.namespaceChangeNotice()
+	}
+}
+
 func (ts *TargetSubsystem) allows(hostNQN string) bool { return ts.AllowAny || ts.Allowed[hostNQN] }
 
 func (ts *TargetSubsystem) attach(c *Ctrl) { ts.ctrls = append(ts.ctrls, c) }
