@@ -9,6 +9,9 @@ import "github.com/fiomig/fiomig/record"
 // controllers, the missing endpoints and the record's coverage of the
 // settle period (Coverage.TruncatedLine is the reader's to set). Stats are left zero: package
 // reports computes them. Slices are never nil, so summary.json shows [].
+//
+// Evaluate reads only the lines whose kind Judges accepts; a caller may
+// hand it just those.
 func Evaluate(plan record.Plan, timeline []record.Line) record.Summary {
 	r := newIndex(plan, timeline)
 	pr := r.pauses()
@@ -56,4 +59,15 @@ func Overall(results []record.CheckResult) string {
 		}
 	}
 	return v
+}
+
+// Judges reports whether Evaluate reads timeline lines of kind: samples,
+// phases, endpoints and faults. The other kinds (io, kernel, target) are
+// for people and for the fio comparison, which reads them from disk.
+func Judges(kind string) bool {
+	switch kind {
+	case record.KindSample, record.KindPhase, record.KindEndpoints, record.KindFault:
+		return true
+	}
+	return false
 }

@@ -166,9 +166,9 @@ func (p Plan) validate(present map[string]bool) error {
 // of one complete line to the file, unbuffered, so a killed run keeps every
 // line appended before it died. Times are rounded to the microsecond.
 type TimelineWriter struct {
-	// Keep makes the writer also keep every appended line, exactly as
-	// encoded (times rounded), for Kept.
-	Keep bool
+	// Keep, when set, makes the writer also keep each appended line whose
+	// kind it accepts, exactly as encoded (times rounded), for Kept.
+	Keep func(kind string) bool
 	kept []Line
 
 	w    io.Writer
@@ -214,13 +214,13 @@ func (tw *TimelineWriter) Append(l Line) error {
 	if _, err := tw.w.Write(tw.buf.Bytes()); err != nil {
 		return fmt.Errorf("%s: append: %w", tw.path, err)
 	}
-	if tw.Keep {
+	if tw.Keep != nil && tw.Keep(l.Kind) {
 		tw.kept = append(tw.kept, l)
 	}
 	return nil
 }
 
-// Kept returns the lines appended while Keep was set, in order.
+// Kept returns the lines Keep accepted, in order.
 func (tw *TimelineWriter) Kept() []Line { return tw.kept }
 
 // Close closes the underlying file, if the writer opened one.
