@@ -96,7 +96,7 @@ func CompareFio(plan record.Plan, migs []record.MigrationSummary, vols []record.
 				g.Volume = v.Volume
 				c.FioGapS, c.FioGap = g.LengthS, &g
 			}
-			c.DiffS = roundS(c.FioGapS - c.PauseS)
+			c.DiffS = record.RoundT(c.FioGapS - c.PauseS)
 			c.Agree = math.Abs(c.DiffS) <= tol+1e-9
 			out = append(out, c)
 		}
@@ -141,7 +141,7 @@ func fioAgreement(plan record.Plan, fs record.FioSummary) record.CheckResult {
 			}
 		}
 		note = fmt.Sprintf("; not judged: %d fio stall(s) of at least %s outside every migration, longest %s on %s at [%s, %s] s",
-			n, fmtS(tol), fmtS(longest.LengthS), longest.Volume, fmtNum(longest.StartS), fmtNum(longest.EndS))
+			n, fmtS(tol), fmtS(longest.LengthS), longest.Volume, record.FormatT(longest.StartS), record.FormatT(longest.EndS))
 	}
 	var blind []string
 	for _, v := range fs.Volumes {

@@ -5,7 +5,6 @@ import (
 	"math"
 	"net/netip"
 	"sort"
-	"strconv"
 
 	"github.com/fiomig/fiomig/record"
 )
@@ -187,7 +186,7 @@ func (r *runIndex) computeCoverage() (record.Coverage, float64) {
 			start, what = end, w+fmtS(end)
 		}
 	}
-	c := record.Coverage{SettleEndS: roundS(start + p.SettleS)}
+	c := record.Coverage{SettleEndS: record.RoundT(start + p.SettleS)}
 	hasSample := false
 	for _, h := range r.hosts {
 		if s, ok := r.lastSample(h); ok {
@@ -196,7 +195,7 @@ func (r *runIndex) computeCoverage() (record.Coverage, float64) {
 		}
 	}
 	tol := r.settleSampleInterval()
-	required := roundS(c.SettleEndS-tol) - 1e-9
+	required := record.RoundT(c.SettleEndS-tol) - 1e-9
 	end := fmt.Sprintf("the end of the settle period at %s (%s + settle %s)", fmtS(c.SettleEndS), what, fmtS(p.SettleS))
 	last := "has no sample"
 	if hasSample {
@@ -339,12 +338,5 @@ func endpointSet(eps []string) map[string]bool {
 	return s
 }
 
-// roundS rounds seconds to the microsecond, the timeline's resolution, so
-// that differences of rounded times print as the values a person expects.
-func roundS(s float64) float64 { return math.Round(s*1e6) / 1e6 }
-
-// fmtS formats seconds exactly (shortest representation) with a unit.
-func fmtS(s float64) string { return fmtNum(s) + " s" }
-
-// fmtNum formats seconds exactly (shortest representation), no unit.
-func fmtNum(s float64) string { return strconv.FormatFloat(roundS(s), 'f', -1, 64) }
+// fmtS formats seconds as record.FormatT does, with a unit.
+func fmtS(s float64) string { return record.FormatT(s) + " s" }

@@ -171,7 +171,7 @@ func (r *runIndex) nextStart(i int) float64 {
 // judgeSample returns the sample of host h at which migration i (Completed
 // at completed) is judged served, or nil; see ServedAfterCutover.
 func (r *runIndex) judgeSample(i int, h string, completed float64) *record.Line {
-	at := roundS(completed+r.plan.Params.AttributionMarginS) - 1e-9
+	at := record.RoundT(completed+r.plan.Params.AttributionMarginS) - 1e-9
 	next := r.nextStart(i)
 	var before *record.Line
 	for k := range r.samples[h] {

@@ -150,7 +150,7 @@ func (r *runIndex) pauses() pauseResult {
 				}
 				hp := migs[i].Hosts[h]
 				hp.Windows = append(hp.Windows, [2]float64{w.start, w.end})
-				if d := roundS(w.end - w.start); d > hp.LongestPauseS {
+				if d := record.RoundT(w.end - w.start); d > hp.LongestPauseS {
 					hp.LongestPauseS = d
 				}
 				hp.OpenWindow = hp.OpenWindow || w.open
@@ -166,7 +166,7 @@ func (r *runIndex) pauses() pauseResult {
 		for h, hp := range migs[i].Hosts {
 			hp.CutoverS = r.cutoverInstant(m, h)
 			if hp.CutoverS != nil && m.completed != nil {
-				lag := roundS(*hp.CutoverS - *m.completed)
+				lag := record.RoundT(*hp.CutoverS - *m.completed)
 				hp.CutoverLagS = &lag
 			}
 			migs[i].Hosts[h] = hp
@@ -325,7 +325,7 @@ func sortedHosts(m map[string]record.HostPauses) []string {
 func fmtWindows(ws [][2]float64) string {
 	parts := make([]string, len(ws))
 	for i, w := range ws {
-		parts[i] = fmt.Sprintf("[%s, %s]", fmtNum(w[0]), fmtNum(w[1]))
+		parts[i] = fmt.Sprintf("[%s, %s]", record.FormatT(w[0]), record.FormatT(w[1]))
 	}
 	return strings.Join(parts, " ") + " s"
 }

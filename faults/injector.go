@@ -320,10 +320,10 @@ func (in *Injector) Executed() []record.FaultSpec {
 			s.Migration = it.migration
 		}
 		if it.state == active || it.recovered {
-			p["injected_at_s"] = fmtS(it.injectedS)
+			p["injected_at_s"] = record.FormatT(it.injectedS)
 		}
 		if it.recovered {
-			p["recovered_at_s"] = fmtS(it.recoverS)
+			p["recovered_at_s"] = record.FormatT(it.recoverS)
 		}
 		if len(p) > 0 {
 			s.Params = p
@@ -332,5 +332,3 @@ func (in *Injector) Executed() []record.FaultSpec {
 	}
 	return out
 }
-
-func fmtS(s float64) string { return strconv.FormatFloat(record.RoundT(s), 'f', -1, 64) }

@@ -201,6 +201,11 @@ func NewTimelineWriter(w io.Writer, name string) *TimelineWriter {
 // RoundT rounds a time in seconds to the microsecond, the timeline's resolution.
 func RoundT(t float64) float64 { return math.Round(t*1e6) / 1e6 }
 
+// FormatT formats seconds t rounded by RoundT in the shortest decimal form,
+// no exponent and no unit ("2.5", "0.000001"): how checks' details,
+// reports and fault evidence print times and durations.
+func FormatT(t float64) string { return strconv.FormatFloat(RoundT(t), 'f', -1, 64) }
+
 // Append writes one line. It rejects a line without kind.
 func (tw *TimelineWriter) Append(l Line) error {
 	if l.Kind == "" {

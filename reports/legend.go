@@ -161,7 +161,7 @@ func tenths(s float64) string {
 	if v == 0 {
 		v = 0 // no "-0"
 	}
-	return num(v) + " s"
+	return record.FormatT(v) + " s"
 }
 
 func optTenths(s *float64) string {
@@ -178,9 +178,9 @@ func lagCell(m record.MigrationSummary, hp record.HostPauses) string {
 	if hp.CutoverLagS == nil || hp.CutoverS == nil || m.CompletedS == nil {
 		return "—"
 	}
-	v := round(*hp.CutoverS - math.Round(*m.CompletedS*10)/10)
+	v := record.RoundT(*hp.CutoverS - math.Round(*m.CompletedS*10)/10)
 	if v == 0 {
 		v = 0
 	}
-	return num(v) + " s"
+	return record.FormatT(v) + " s"
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/fiomig/fiomig/checks"
@@ -231,9 +230,7 @@ func hostNames(m map[string]record.HostPauses) []string {
 }
 
 // secs formats seconds exactly (shortest form, microsecond resolution).
-func secs(s float64) string { return num(s) + " s" }
-
-func num(s float64) string { return strconv.FormatFloat(round(s), 'f', -1, 64) }
+func secs(s float64) string { return record.FormatT(s) + " s" }
 
 func optSecs(s *float64) string {
 	if s == nil {
@@ -245,7 +242,7 @@ func optSecs(s *float64) string {
 func windows(ws [][2]float64) string {
 	parts := make([]string, len(ws))
 	for i, w := range ws {
-		parts[i] = "[" + num(w[0]) + ", " + num(w[1]) + "]"
+		parts[i] = "[" + record.FormatT(w[0]) + ", " + record.FormatT(w[1]) + "]"
 	}
 	return strings.Join(parts, " ") + " s"
 }

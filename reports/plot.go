@@ -86,7 +86,7 @@ func PausePlot(plan record.Plan, sum record.Summary) (*plot.Plot, error) {
 		p.Title.Text += ": no migration"
 	}
 
-	p.Y.Tick.Marker = boundTicks{bound: crit, label: num(crit)}
+	p.Y.Tick.Marker = boundTicks{bound: crit, label: record.FormatT(crit)}
 
 	line, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: crit}, {X: p.X.Max, Y: crit}})
 	if err != nil {

@@ -96,12 +96,12 @@ func TestPausePlotYTickAtBound(t *testing.T) {
 		ts, at := labelled(p, &p.Y, false)
 		found := 0
 		for _, tk := range ts {
-			if tk.Value == crit && tk.Label == num(crit) {
+			if tk.Value == crit && tk.Label == record.FormatT(crit) {
 				found++
 			}
 		}
 		if found != 1 {
-			t.Errorf("crit %v: y ticks %v, want exactly one labelled %q at the bound", crit, ts, num(crit))
+			t.Errorf("crit %v: y ticks %v, want exactly one labelled %q at the bound", crit, ts, record.FormatT(crit))
 		}
 		for i := range ts {
 			for j := i + 1; j < len(ts); j++ {

@@ -1,8 +1,6 @@
 package reports
 
 import (
-	"math"
-
 	"github.com/montanaflynn/stats"
 
 	"github.com/fiomig/fiomig/record"
@@ -33,7 +31,7 @@ func Stats(sum record.Summary) record.Stats {
 	p50, _ := stats.Percentile(data, 50)
 	p95, _ := stats.Percentile(data, 95)
 	mx, _ := stats.Max(data)
-	st.P50PauseS, st.P95PauseS, st.MaxPauseS = round(p50), round(p95), round(mx)
+	st.P50PauseS, st.P95PauseS, st.MaxPauseS = record.RoundT(p50), record.RoundT(p95), record.RoundT(mx)
 	return st
 }
 
@@ -42,5 +40,3 @@ func WithStats(sum record.Summary) record.Summary {
 	sum.Stats = Stats(sum)
 	return sum
 }
-
-func round(s float64) float64 { return math.Round(s*1e6) / 1e6 }
