@@ -3,9 +3,9 @@ package checks
 import (
 	"fmt"
 	"math"
-	"net/netip"
 	"sort"
 
+	"github.com/fiomig/fiomig/nvmeof"
 	"github.com/fiomig/fiomig/record"
 )
 
@@ -305,15 +305,15 @@ func (r *runIndex) attribute(nqn string, t float64) int {
 	return best
 }
 
-// canonical returns the canonical ip:port form of an endpoint (IPv6 in
-// brackets, net/netip.AddrPort.String); a string that does not parse is
-// returned unchanged so that it still compares equal to itself.
+// canonical returns the canonical ip:port form of an endpoint
+// (nvmeof.CanonicalizeEndpoint, the form nvmeof.MissingEndpoints and Inspect
+// compare); a string that does not parse is returned unchanged so that it
+// still compares equal to itself.
 func canonical(ep string) string {
-	ap, err := netip.ParseAddrPort(ep)
-	if err != nil {
-		return ep
+	if c, err := nvmeof.CanonicalizeEndpoint(ep); err == nil {
+		return c
 	}
-	return ap.String()
+	return ep
 }
 
 func canonicalList(eps []string) []string {

@@ -104,18 +104,6 @@ func splitEndpoint(ep string) nvmeof.Address {
 	return nvmeof.Address{Traddr: ep}
 }
 
-// targets turns published endpoints of nqn into Inspect targets. The
-// transport is left empty: endpoints lines carry ip:port only, and
-// nvmeof.Target.Matches then matches by NQN and ip:port alone.
-func targets(nqn string, eps []string) []nvmeof.Target {
-	out := make([]nvmeof.Target, 0, len(eps))
-	for _, e := range eps {
-		a := splitEndpoint(e)
-		out = append(out, nvmeof.Target{Traddr: a.Traddr, Trsvcid: a.Trsvcid, NQN: nqn})
-	}
-	return out
-}
-
 // inspect asks nvmeof.Inspect about nqn on hs once for the whole subsystem
 // (stale-endpoint, no-namespace) and once per namespace the host shows
 // (controller-not-contributing, which stands down for a bare NQN on a
@@ -219,7 +207,7 @@ func (r *runIndex) leakedControllers() ([]record.Leak, record.CheckResult) {
 				}
 				continue
 			}
-			for _, d := range inspect(hs, nqn, targets(nqn, eps)) {
+			for _, d := range inspect(hs, nqn, nvmeof.EndpointTargets(nqn, eps)) {
 				if !leakKinds[d.Kind] {
 					continue
 				}
