@@ -2,7 +2,8 @@ package checks
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/fiomig/fiomig/record"
@@ -36,12 +37,7 @@ func (r *runIndex) faultsLanded() record.CheckResult {
 	for _, f := range r.plan.Faults {
 		planned[f.Fault+"\x00"+f.Target]++
 	}
-	keys := make([]string, 0, len(planned))
-	for k := range planned {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(planned)) {
 		if injected[k] < planned[k] {
 			f, t, _ := strings.Cut(k, "\x00")
 			problems = append(problems, fmt.Sprintf("%s on %s planned %d time(s), injected %d", f, t, planned[k], injected[k]))

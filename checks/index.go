@@ -2,7 +2,9 @@ package checks
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/fiomig/fiomig/nvmeof"
@@ -149,10 +151,7 @@ func newIndex(plan record.Plan, timeline []record.Line) *runIndex {
 		}
 		return a.id < b.id
 	})
-	for h := range hostSet {
-		r.hosts = append(r.hosts, h)
-	}
-	sort.Strings(r.hosts)
+	r.hosts = slices.Sorted(maps.Keys(hostSet))
 	r.coverage, r.requiredEnd = r.computeCoverage()
 	return r
 }
@@ -276,12 +275,7 @@ func (r *runIndex) nqns() []string {
 	for _, m := range r.migrations {
 		set[m.nqn] = true
 	}
-	out := make([]string, 0, len(set))
-	for n := range set {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(set))
 }
 
 // attribute returns the index of the migration a pause window (or sample)

@@ -2,8 +2,10 @@ package checks
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -119,12 +121,7 @@ func inspect(hs nvmeof.HostState, nqn string, tg []nvmeof.Target) []nvmeof.Defec
 			nsids[n.NSID] = true
 		}
 	}
-	ids := make([]int, 0, len(nsids))
-	for n := range nsids {
-		ids = append(ids, n)
-	}
-	sort.Ints(ids)
-	for _, n := range ids {
+	for _, n := range slices.Sorted(maps.Keys(nsids)) {
 		out = append(out, nvmeof.Inspect(hs, nvmeof.Selector{NQN: nqn, NSID: n}, tg)...)
 	}
 	return out
@@ -189,7 +186,7 @@ func (r *runIndex) leakedControllers() ([]record.Leak, record.CheckResult) {
 			}
 		}
 		named := map[string]bool{}
-		for _, nqn := range sortedKeys(nqnSet) {
+		for _, nqn := range slices.Sorted(maps.Keys(nqnSet)) {
 			eps, published := r.endpoints[nqn]
 			if !published {
 				unknown = append(unknown, fmt.Sprintf("%s has controllers of %s, whose endpoints were never published", h, nqn))
@@ -334,15 +331,6 @@ func (r *runIndex) pathCompleteness() ([]record.MissingEndpoint, record.CheckRes
 	}
 	return missing, record.CheckResult{Name: CheckPathCompleteness, Verdict: record.Pass,
 		Detail: fmt.Sprintf("every published ip:port endpoint has a controller (%d volume/host pairs)", pairs)}
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // ctrlLess orders controller names by instance (nvme2 before nvme10).

@@ -2,7 +2,9 @@ package checks
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -213,7 +215,7 @@ func pauseBound(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResul
 	over, open := 0, 0
 	longest, where, pairs := 0.0, "", 0
 	for _, m := range pr.migrations {
-		for _, h := range sortedHosts(m.Hosts) {
+		for _, h := range slices.Sorted(maps.Keys(m.Hosts)) {
 			hp := m.Hosts[h]
 			pairs++
 			if where == "" || hp.LongestPauseS > longest {
@@ -271,7 +273,7 @@ func freezes(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResult {
 		if m.Freezes > most {
 			most = m.Freezes
 			var hs []string
-			for _, h := range sortedHosts(m.Hosts) {
+			for _, h := range slices.Sorted(maps.Keys(m.Hosts)) {
 				if hp := m.Hosts[h]; hp.Freezes == m.Freezes {
 					hs = append(hs, h+" "+fmtWindows(hp.Windows))
 				}
@@ -311,15 +313,6 @@ func unattributedPauses(pr pauseResult) record.CheckResult {
 	}
 	return record.CheckResult{Name: CheckUnattributedPauses, Verdict: record.Fail,
 		Detail: fmt.Sprintf("%d pause window(s) outside every migration: %s", len(ws), strings.Join(ws, "; "))}
-}
-
-func sortedHosts(m map[string]record.HostPauses) []string {
-	hs := make([]string, 0, len(m))
-	for h := range m {
-		hs = append(hs, h)
-	}
-	sort.Strings(hs)
-	return hs
 }
 
 func fmtWindows(ws [][2]float64) string {

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -64,13 +66,8 @@ func LoadCapture(r io.Reader, name string) (fs.FS, error) {
 // for tests and simulators that render a tree. Errors name the offending path:
 // not a valid fs path, or both a file and a directory.
 func FSFromFiles(files map[string]string) (fs.FS, error) {
-	keys := make([]string, 0, len(files))
-	for k := range files {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	b := newTreeBuilder()
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(files)) {
 		if !fs.ValidPath(k) || k == "." {
 			return nil, fmt.Errorf("path %q is not a valid fs path", k)
 		}

@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"fmt"
 	"html/template"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/fiomig/fiomig/checks"
@@ -124,7 +126,7 @@ func HTML(plan record.Plan, sum record.Summary, plotSVG []byte) ([]byte, error) 
 	for _, m := range sum.Migrations {
 		hm := htmlMigration{ID: m.ID, NQN: nqns.name(m.NQN), Outcome: m.Outcome, Freezes: m.Freezes, Verdict: MigrationVerdict(plan, m)}
 		hm.Class = verdictClass(hm.Verdict)
-		for _, h := range hostNames(m.Hosts) {
+		for _, h := range slices.Sorted(maps.Keys(m.Hosts)) {
 			hp := m.Hosts[h]
 			hm.Hosts = append(hm.Hosts, htmlHostPause{Host: h, Pause: secs(hp.LongestPauseS), Over: hp.LongestPauseS > crit, Open: hp.OpenWindow})
 			v.Cutovers = append(v.Cutovers, htmlCutover{ID: m.ID, Host: h, Completed: optTenths(m.CompletedS), Cutover: optSecs(hp.CutoverS), Lag: lagCell(m, hp)})

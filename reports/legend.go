@@ -2,7 +2,9 @@ package reports
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -64,12 +66,7 @@ func newNQNLegend(plan record.Plan, sum record.Summary) *nqnLegend {
 	for _, e := range sum.MissingEndpoints {
 		note(e.NQN)
 	}
-	more := make([]string, 0, len(extra))
-	for n := range extra {
-		more = append(more, n)
-	}
-	sort.Strings(more)
-	order = append(order, more...)
+	order = append(order, slices.Sorted(maps.Keys(extra))...)
 
 	count := map[string]int{}
 	for _, n := range order {

@@ -3,7 +3,8 @@ package reports
 import (
 	"bytes"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/fiomig/fiomig/checks"
@@ -84,7 +85,7 @@ func Markdown(plan record.Plan, sum record.Summary) []byte {
 		b.WriteString("| Migration | NQN | Outcome | Longest pause per host | Freezes | Verdict |\n|---|---|---|---|---|---|\n")
 		for _, m := range sum.Migrations {
 			var hs []string
-			for _, h := range hostNames(m.Hosts) {
+			for _, h := range slices.Sorted(maps.Keys(m.Hosts)) {
 				hp := m.Hosts[h]
 				v := secs(hp.LongestPauseS)
 				if hp.LongestPauseS > crit {
@@ -116,7 +117,7 @@ func Markdown(plan record.Plan, sum record.Summary) []byte {
 	b.WriteString(cutoverNote + "\n\n")
 	rows := 0
 	for _, m := range sum.Migrations {
-		for _, h := range hostNames(m.Hosts) {
+		for _, h := range slices.Sorted(maps.Keys(m.Hosts)) {
 			hp := m.Hosts[h]
 			if rows == 0 {
 				b.WriteString("| Migration | Host | Completed (control plane) | Host-observed cutover | Lag |\n|---|---|---|---|---|\n")
@@ -188,7 +189,7 @@ func OverBound(plan record.Plan, sum record.Summary) []string {
 	nqns := newNQNLegend(plan, sum)
 	var over []string
 	for _, m := range sum.Migrations {
-		for _, h := range hostNames(m.Hosts) {
+		for _, h := range slices.Sorted(maps.Keys(m.Hosts)) {
 			hp := m.Hosts[h]
 			if hp.LongestPauseS > crit {
 				over = append(over, fmt.Sprintf("%s (%s) on %s: longest pause %s > %s; windows %s",
@@ -199,7 +200,7 @@ func OverBound(plan record.Plan, sum record.Summary) []string {
 	for _, m := range sum.Migrations {
 		if m.Freezes > p.FreezesAllowed {
 			var hs []string
-			for _, h := range hostNames(m.Hosts) {
+			for _, h := range slices.Sorted(maps.Keys(m.Hosts)) {
 				if hp := m.Hosts[h]; hp.Freezes == m.Freezes {
 					hs = append(hs, h+" "+windows(hp.Windows))
 				}
@@ -219,15 +220,6 @@ func withinBound(plan record.Plan) string {
 
 // cutoverNote explains the cutover table in report.md and report.html.
 const cutoverNote = "Host-observed cutover: the first sample with a target path optimized and no source path optimized. Lag = host-observed minus the control plane's Completed time."
-
-func hostNames(m map[string]record.HostPauses) []string {
-	hs := make([]string, 0, len(m))
-	for h := range m {
-		hs = append(hs, h)
-	}
-	sort.Strings(hs)
-	return hs
-}
 
 // secs formats seconds exactly (shortest form, microsecond resolution).
 func secs(s float64) string { return record.FormatT(s) + " s" }

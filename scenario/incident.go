@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -563,7 +565,7 @@ func WriteIncidentTable(w io.Writer, figs []IncidentFigures, shapes []Shape) {
 	})
 	add("  per host", func(f IncidentFigures) string {
 		var parts []string
-		for _, h := range sortedKeys(f.ControllersPerHost) {
+		for _, h := range slices.Sorted(maps.Keys(f.ControllersPerHost)) {
 			parts = append(parts, fmt.Sprintf("%s %d/%d", h, f.ControllersPerHost[h], f.ExpectedPerHost[h]))
 		}
 		return strings.Join(parts, ", ")
@@ -655,13 +657,4 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
-}
-
-func sortedKeys(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

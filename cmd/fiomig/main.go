@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 )
 
 // Exit codes of fiomig (DESIGN.md "The run record").
@@ -56,12 +57,7 @@ func printUsage(w io.Writer) {
 Usage: fiomig <command> [flags]
 
 Commands:`)
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(commands)) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w, `
