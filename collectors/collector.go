@@ -22,8 +22,6 @@ type Sampler struct {
 	Hosts      []backend.Host
 	Collectors []Collector
 	Timeline   *record.TimelineWriter
-	// Samples counts sample rounds taken.
-	Samples int
 }
 
 // NewSampler samples hosts with the default collectors (NVMe).
@@ -33,7 +31,6 @@ func NewSampler(hosts []backend.Host, tl *record.TimelineWriter) *Sampler {
 
 // SampleAll takes one sample of every host at time t, in host order.
 func (s *Sampler) SampleAll(t float64) error {
-	s.Samples++
 	for _, h := range s.Hosts {
 		for _, c := range s.Collectors {
 			lines, err := c.Collect(t, h)
