@@ -3,6 +3,7 @@ package faults
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -147,7 +148,7 @@ func (f fakeStepper) NextEventTime() (float64, bool) {
 
 func (f *fakeCluster) StopTarget(node string) (map[string]string, error) {
 	f.stops++
-	if !contains(f.nodeNames, node) {
+	if !slices.Contains(f.nodeNames, node) {
 		return nil, fmt.Errorf("fake: no node %q", node)
 	}
 	if f.down[node] {
@@ -170,7 +171,7 @@ func (f *fakeCluster) StartTarget(node string) (map[string]string, error) {
 }
 
 func (f *fakeCluster) DropConnects(target string) (map[string]string, error) {
-	if !contains(f.nodeNames, target) {
+	if !slices.Contains(f.nodeNames, target) {
 		return nil, fmt.Errorf("fake: no node %q", target)
 	}
 	for _, d := range f.drops {

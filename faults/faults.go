@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -151,7 +152,7 @@ func (f *TargetRestart) Inject(env Env) (map[string]string, error) {
 	}
 	var lost []string
 	for _, c := range before {
-		if !contains(after, c) {
+		if !slices.Contains(after, c) {
 			lost = append(lost, c)
 		}
 	}
@@ -366,15 +367,6 @@ func firstConsumer(t record.Topology, nqn string) string {
 		}
 	}
 	return ""
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 func copyMap(m map[string]string) map[string]string {

@@ -2,6 +2,7 @@ package nvmeof
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -172,7 +173,7 @@ func inspectNQN(subs []Subsystem, nqn string, nsid int, targets []Target) []Defe
 			if live > 0 {
 				subsystemDefect(DefectNoNamespace, fmt.Sprintf("%d live controller(s), no namespace", live))
 			}
-		case nsid != 0 && !containsInt(ids, nsid):
+		case nsid != 0 && !slices.Contains(ids, nsid):
 			subsystemDefect(DefectNamespaceMissing, fmt.Sprintf("namespace %d is not among the subsystem's namespaces %v", nsid, ids))
 		case nsid != 0 || len(ids) == 1:
 			want := nsid
@@ -294,7 +295,7 @@ func countPaths(subs []Subsystem) pathCount {
 func accessibleNSIDs(c Controller) []int {
 	var out []int
 	for _, l := range c.Legs {
-		if c.Accessible(l) && !containsInt(out, l.NSID) {
+		if c.Accessible(l) && !slices.Contains(out, l.NSID) {
 			out = append(out, l.NSID)
 		}
 	}
@@ -374,15 +375,6 @@ func legNSIDs(c Controller) []int {
 		out = append(out, l.NSID)
 	}
 	return out
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // endpointOrAddress is the controller's ip:port, or its raw address when it

@@ -3,6 +3,7 @@ package nvmeof
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -155,7 +156,7 @@ func PlanReap(h HostState, nqn string) (Plan, error) {
 			if len(c.Legs) > 0 || c.State != StateLive {
 				continue
 			}
-			if !containsInt(flagged[c.Name], d.NSID) {
+			if !slices.Contains(flagged[c.Name], d.NSID) {
 				flagged[c.Name] = append(flagged[c.Name], d.NSID)
 			}
 		}
