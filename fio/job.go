@@ -126,7 +126,16 @@ type Job struct {
 	TimeBased bool
 	// Runtime (runtime=) bounds the job's running time.
 	Runtime time.Duration
-	// RateIOPS (rate_iops=) caps the job's IOPS (0: uncapped).
+	// RateIOPS (rate_iops=) caps the job's I/Os per second over reads and
+	// writes together (0: uncapped). fio applies rate_iops per data
+	// direction: its value is "reads[,writes[,trims]]" and a single value
+	// caps reads and writes apart (fio HOWTO "rate", "rate_iops"), so a bare
+	// rate_iops=100 on randrw lets 100 reads and 100 writes through each
+	// second, 200 in all at 50/50 whatever rwmixread says. Render therefore
+	// writes a mixed pattern's cap as its read,write split by RWMixRead (fio
+	// default 50), reads rounded to the nearest I/O: 100 at rwmixread=70
+	// renders rate_iops=70,30. Other patterns render the value alone. See
+	// RateSplit.
 	RateIOPS int
 	// Thread (thread=1) runs the job as a thread of the fio process instead
 	// of a forked process.
@@ -216,6 +225,8 @@ func (j Job) Validate() error {
 	}
 	if j.RWMixRead < 0 || j.RWMixRead > 100 {
 		bad("rwmixread %d outside 0..100", j.RWMixRead)
+	} else if r, w, mixed := j.RateSplit(); mixed && j.RateIOPS > 0 && ((r == 0 && j.readMix() > 0) || (w == 0 && j.readMix() < 100)) {
+		bad("rate_iops %d split %d,%d by rwmixread %d: fio reads a 0 cap as uncapped", j.RateIOPS, r, w, j.readMix())
 	}
 	if j.VerifyOnly && j.TimeBased {
 		bad("verify_only does not support time_based (fio HOWTO)")
@@ -230,6 +241,37 @@ func (j Job) Validate() error {
 		bad("log_unix_epoch and log_alternate_epoch are exclusive")
 	}
 	return errors.Join(errs...)
+}
+
+// mixedRW reports whether rw= is a pattern mixing reads and writes
+// (rwmixread applies).
+func mixedRW(rw string) bool {
+	switch rw {
+	case "rw", "readwrite", "randrw":
+		return true
+	}
+	return false
+}
+
+// readMix is the percentage of reads of a mixed pattern: RWMixRead, or
+// fio's default 50 when unset.
+func (j Job) readMix() int {
+	if j.RWMixRead == 0 {
+		return 50
+	}
+	return j.RWMixRead
+}
+
+// RateSplit returns the per-direction caps Render writes for RateIOPS:
+// for a mixed pattern (rw, readwrite, randrw) reads = RateIOPS × rwmixread
+// / 100 rounded to the nearest integer and writes = RateIOPS − reads, with
+// mixed true; otherwise (0, 0, false) and RateIOPS is rendered alone.
+func (j Job) RateSplit() (reads, writes int, mixed bool) {
+	if !mixedRW(j.RW) {
+		return 0, 0, false
+	}
+	reads = (j.RateIOPS*j.readMix() + 50) / 100
+	return reads, j.RateIOPS - reads, true
 }
 
 func boolOpt(b bool) string {
@@ -281,7 +323,11 @@ func (j Job) options() []Option {
 		add("runtime", fioDuration(j.Runtime), "how long the job runs")
 	}
 	if j.RateIOPS != 0 {
-		add("rate_iops", strconv.Itoa(j.RateIOPS), "cap on I/Os per second")
+		if r, w, mixed := j.RateSplit(); mixed {
+			add("rate_iops", strconv.Itoa(r)+","+strconv.Itoa(w), fmt.Sprintf("cap on reads,writes per second: %d in all split %d/%d (fio caps each direction apart)", j.RateIOPS, j.readMix(), 100-j.readMix()))
+		} else {
+			add("rate_iops", strconv.Itoa(j.RateIOPS), "cap on I/Os per second")
+		}
 	}
 	if j.Thread {
 		add("thread", "1", "run the job as a thread of the fio process, not a forked process")

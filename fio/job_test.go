@@ -190,3 +190,42 @@ func TestLatLogName(t *testing.T) {
 		t.Error(diff)
 	}
 }
+
+// fio caps each data direction apart (rate_iops=reads,writes; a single
+// value caps both): a total of 100 at rwmixread=70 must reach fio as 70,30,
+// never as a bare 100 (100 reads + 100 writes per second).
+func TestRateIOPSRendersTheReadWriteSplit(t *testing.T) {
+	line := func(j Job) string {
+		var b bytes.Buffer
+		if err := (JobFile{Jobs: []Job{j}}).Render(&b); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(b.String(), "\n") {
+			if strings.HasPrefix(l, "rate_iops=") {
+				return l
+			}
+		}
+		return ""
+	}
+	mig := MigrationWorkload("v", "/f", "p", time.Hour)
+	mig.RateIOPS = 100
+	half := Job{Name: "h", Filename: "/f", RW: "rw", RateIOPS: 9}
+	write := Job{Name: "w", Filename: "/f", RW: "randwrite", RateIOPS: 100}
+	for _, tc := range []struct {
+		job  Job
+		want string
+	}{
+		{mig, "rate_iops=70,30"},
+		{half, "rate_iops=5,4"}, // fio's default rwmixread 50; reads rounded
+		{write, "rate_iops=100"},
+	} {
+		if got := line(tc.job); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.job.Name, got, tc.want)
+		}
+	}
+	tiny := mig
+	tiny.RateIOPS = 1 // 1,0: fio would leave writes uncapped
+	if err := tiny.Validate(); err == nil || !strings.Contains(err.Error(), "uncapped") {
+		t.Errorf("rate_iops 1 at 70/30: Validate() = %v, want an error naming the uncapped direction", err)
+	}
+}

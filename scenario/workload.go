@@ -35,8 +35,9 @@ const FioMinGapMs = 50
 
 // FioOptions are the knobs of the real-fio workload.
 type FioOptions struct {
-	// RateIOPS caps each volume's fio job (default
-	// workload.DefaultRateIOPS).
+	// RateIOPS caps each volume's fio job, reads and writes together
+	// (default workload.DefaultRateIOPS; rendered as fio's read,write split,
+	// see fio.Job.RateIOPS).
 	RateIOPS int
 	// FioBinary is the fio executable (default "fio" from PATH).
 	FioBinary string

@@ -24,10 +24,11 @@ const (
 	LogPrefix = "lat"
 )
 
-// DefaultRateIOPS caps each fio job (rate_iops; fio applies a single value
-// to each data direction, so reads and writes are capped apart): about 200
-// I/Os per second per volume in all keeps several volumes honest on 2 cores
-// and still resolves a gap to a few ms.
+// DefaultRateIOPS caps each fio job at this many I/Os per second, reads and
+// writes together (fio.Job.RateIOPS renders it as the read,write split of
+// the 70 % read mix, rate_iops=70,30, since fio caps each direction apart):
+// 100 I/Os per second per volume keeps several volumes honest on 2 cores
+// and still resolves a gap to about 10 ms.
 const DefaultRateIOPS = 100
 
 // DefaultRuntime bounds a time-based job that is never stopped: fio is
@@ -47,8 +48,8 @@ type FioSpec struct {
 	// Size is the region of the file the job covers (default 1 GiB, the
 	// migration workload's); it must fit in the file.
 	Size int64
-	// RateIOPS caps the job's I/Os per second (default DefaultRateIOPS;
-	// negative = uncapped).
+	// RateIOPS caps the job's I/Os per second, reads and writes together
+	// (default DefaultRateIOPS; negative = uncapped; see fio.Job.RateIOPS).
 	RateIOPS int
 	// Runtime bounds the job (default DefaultRuntime).
 	Runtime time.Duration

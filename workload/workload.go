@@ -28,7 +28,8 @@ type Config struct {
 	// MountDir and BackingDir default to fresh temporary directories, which
 	// Stop removes.
 	MountDir, BackingDir string
-	// RateIOPS caps each fio job (default DefaultRateIOPS; negative =
+	// RateIOPS caps each fio job, reads and writes together (default
+	// DefaultRateIOPS; see FioSpec.RateIOPS; negative =
 	// uncapped); Runtime bounds it (default DefaultRuntime).
 	RateIOPS int
 	Runtime  time.Duration
