@@ -28,12 +28,7 @@ func requireRealFio(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping: real fio through FUSE runs in wall time (-short)")
 	}
-	if err := workload.Available(); err != nil {
-		if workload.ToolsRequired() {
-			t.Fatalf("%s=1 but real fio through FUSE cannot run: %v", workload.RequireToolsEnv, err)
-		}
-		t.Skipf("skipping: real fio through FUSE cannot run here: %v", err)
-	}
+	workload.RequireAvailable(t)
 }
 
 // fioParams: few volumes, short gaps, settle and attribution margin (the

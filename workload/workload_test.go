@@ -13,18 +13,6 @@ import (
 	"github.com/fiomig/fiomig/fio"
 )
 
-// requireFUSEAndFio skips the test with a printed reason when fio or FUSE
-// (or root) is missing, and fails it under FIOMIG_REQUIRE_TOOLS=1.
-func requireFUSEAndFio(t *testing.T) {
-	t.Helper()
-	if err := Available(); err != nil {
-		if ToolsRequired() {
-			t.Fatalf("%s=1 but real fio through FUSE cannot run: %v", RequireToolsEnv, err)
-		}
-		t.Skipf("skipping: real fio through FUSE cannot run here: %v", err)
-	}
-}
-
 // gate is a Paths whose state the test sets.
 type gate struct {
 	mu      sync.Mutex
@@ -51,7 +39,7 @@ func (g *gate) set(s IOState) {
 // startSmall starts a workload of one 64 MiB volume at 200 IOPS.
 func startSmall(t *testing.T, paths Paths) (*Workload, string) {
 	t.Helper()
-	requireFUSEAndFio(t)
+	RequireAvailable(t)
 	out := t.TempDir()
 	w, err := Start(Config{
 		Volumes: []Volume{{Name: "vol-a", Size: 64 << 20}}, Paths: paths, OutDir: out, RateIOPS: 100,

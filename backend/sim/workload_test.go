@@ -20,12 +20,7 @@ func TestFioClusterHoldsIOThroughTheCutover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping: real fio through FUSE runs in wall time (-short)")
 	}
-	if err := workload.Available(); err != nil {
-		if workload.ToolsRequired() {
-			t.Fatalf("%s=1 but real fio through FUSE cannot run: %v", workload.RequireToolsEnv, err)
-		}
-		t.Skipf("skipping: real fio through FUSE cannot run here: %v", err)
-	}
+	workload.RequireAvailable(t)
 	mnt := filepath.Join(t.TempDir(), "mnt")
 	c, err := NewFio(context.Background(), Config{Seed: 4, Volumes: 1, CutoverPauseS: 1.5},
 		FioConfig{OutDir: t.TempDir(), MountDir: mnt, RateIOPS: 50})
