@@ -52,6 +52,10 @@ func trialMount() error {
 	return nil
 }
 
+// ToolsRequired reports whether FIOMIG_REQUIRE_TOOLS=1 asks missing tools
+// to fail tests instead of skipping them.
+func ToolsRequired() bool { return os.Getenv(RequireToolsEnv) == "1" }
+
 // RequireAvailable is the tool check of every test that runs real fio
 // through FUSE: when Available reports an error it skips tb with that
 // reason printed, or fails tb when FIOMIG_REQUIRE_TOOLS=1 (CI), so a
@@ -59,7 +63,7 @@ func trialMount() error {
 func RequireAvailable(tb testing.TB) {
 	tb.Helper()
 	if err := Available(); err != nil {
-		if os.Getenv(RequireToolsEnv) == "1" {
+		if ToolsRequired() {
 			tb.Fatalf("%s=1 but real fio through FUSE cannot run: %v", RequireToolsEnv, err)
 		}
 		tb.Skipf("skipping: real fio through FUSE cannot run here: %v", err)
