@@ -36,13 +36,39 @@ func FioToleranceS(plan record.Plan) float64 {
 	return math.Max(2*plan.Params.SampleIntervalS, FioMinToleranceS)
 }
 
+// FioMissingEvidence returns why volume v's fio cannot be judged, or "":
+// fio logged no completion within the run (its directory or per-I/O log
+// is gone, or fio never ran), with v.Problems naming what could not be
+// read. Every fio check treats such a volume the same way: not judged,
+// named in the detail, and the check is inconclusive unless another volume
+// fails it.
+func FioMissingEvidence(v record.FioVolume) string {
+	if v.Completions > 0 {
+		return ""
+	}
+	return "fio logged no completion" + problems(v)
+}
+
+// FioGone returns the three fio checks of a --workload=fio run whose fio
+// evidence is gone altogether (no fio/ directory or no fio/workload.json):
+// each inconclusive with detail.
+func FioGone(detail string) []record.CheckResult {
+	var out []record.CheckResult
+	for _, n := range []string{CheckFioPauseAgreement, CheckFioDataIntegrity, CheckFioIOErrors} {
+		out = append(out, record.CheckResult{Name: n, Verdict: record.Inconclusive, Detail: detail})
+	}
+	return out
+}
+
 // CompareFio puts each volume's fio gaps beside the ANA pauses: every gap
 // in v.Gaps is attributed, by its start, to the migration of the volume's
 // NQN whose span holds it — the rule pause windows follow (first phase line
 // to terminal phase plus plan.Params.AttributionMarginS; a migration whose
 // phase lines span the start wins over one whose margin does, then the one
 // that started last). It returns one comparison per migration and volume,
-// in migration then volume order, and the gaps of at least FioToleranceS
+// in migration then volume order — a pair whose migration reached no
+// terminal phase or whose volume has no fio evidence (FioMissingEvidence)
+// has NotJudged set and Agree false — and the gaps of at least FioToleranceS
 // outside every migration, in time order. migs are the summary's
 // migrations (checks.Evaluate).
 func CompareFio(plan record.Plan, migs []record.MigrationSummary, vols []record.FioVolume) ([]record.FioComparison, []record.FioGap) {
@@ -97,7 +123,14 @@ func CompareFio(plan record.Plan, migs []record.MigrationSummary, vols []record.
 				c.FioGapS, c.FioGap = g.LengthS, &g
 			}
 			c.DiffS = record.RoundT(c.FioGapS - c.PauseS)
-			c.Agree = math.Abs(c.DiffS) <= tol+1e-9
+			switch {
+			case !record.IsTerminal(m.Outcome):
+				c.NotJudged = fmt.Sprintf("%s reached no terminal phase (last phase %s)", m.ID, m.Outcome)
+			case FioMissingEvidence(v) != "":
+				c.NotJudged = v.Volume + ": " + FioMissingEvidence(v)
+			default:
+				c.Agree = math.Abs(c.DiffS) <= tol+1e-9
+			}
 			out = append(out, c)
 		}
 	}
@@ -116,9 +149,22 @@ func FioChecks(plan record.Plan, fs record.FioSummary) []record.CheckResult {
 func fioAgreement(plan record.Plan, fs record.FioSummary) record.CheckResult {
 	res := record.CheckResult{Name: CheckFioPauseAgreement}
 	tol := fs.ToleranceS
-	var bad []string
-	worst, where := -1.0, ""
+	var bad, blind, unfinished []string
+	worst, where, judged := -1.0, "", 0
+	missing := map[string]string{}
+	for _, v := range fs.Volumes {
+		missing[v.Volume] = FioMissingEvidence(v)
+	}
 	for _, c := range fs.Comparisons {
+		switch {
+		case missing[c.Volume] != "":
+			blind = append(blind, c.Migration+" "+c.Volume+": "+missing[c.Volume])
+			continue
+		case c.NotJudged != "":
+			unfinished = append(unfinished, c.Migration+" "+c.Volume)
+			continue
+		}
+		judged++
 		d := math.Abs(c.DiffS)
 		if d > worst {
 			worst, where = d, c.Migration+" "+c.Volume
@@ -133,6 +179,9 @@ func fioAgreement(plan record.Plan, fs record.FioSummary) record.CheckResult {
 	// are the harness machine's own hiccups (CPU starvation of fio or of
 	// the FUSE daemon) rather than the cluster's.
 	note := ""
+	if len(unfinished) > 0 {
+		note += fmt.Sprintf("; not judged: %d pair(s) of a migration with no terminal phase (%s)", len(unfinished), strings.Join(unfinished, ", "))
+	}
 	if n := len(fs.Unattributed); n > 0 {
 		longest := fs.Unattributed[0]
 		for _, g := range fs.Unattributed {
@@ -140,40 +189,55 @@ func fioAgreement(plan record.Plan, fs record.FioSummary) record.CheckResult {
 				longest = g
 			}
 		}
-		note = fmt.Sprintf("; not judged: %d fio stall(s) of at least %s outside every migration, longest %s on %s at [%s, %s] s",
+		note += fmt.Sprintf("; not judged: %d fio stall(s) of at least %s outside every migration, longest %s on %s at [%s, %s] s",
 			n, fmtS(tol), fmtS(longest.LengthS), longest.Volume, record.FormatT(longest.StartS), record.FormatT(longest.EndS))
 	}
-	var blind []string
-	for _, v := range fs.Volumes {
-		if v.Completions == 0 {
-			blind = append(blind, v.Volume+": fio logged no completion"+problems(v))
-		}
-	}
+	total := len(fs.Comparisons)
 	switch {
 	case len(bad) > 0:
 		res.Verdict = record.Fail
-		res.Detail = fmt.Sprintf("fio and the ANA samples disagree (tolerance %s): %s", fmtS(tol), strings.Join(bad, "; "))
+		res.Detail = fmt.Sprintf("fio and the ANA samples disagree (tolerance %s) on %d of %d judged migration/volume pair(s): %s",
+			fmtS(tol), len(bad), judged, strings.Join(bad, "; "))
+		if len(blind) > 0 {
+			res.Detail += fmt.Sprintf("; not judged, fio evidence missing: %s", strings.Join(blind, "; "))
+		}
 	case len(blind) > 0:
 		res.Verdict = record.Inconclusive
-		res.Detail = strings.Join(blind, "; ")
-	case len(fs.Comparisons) == 0 && plan.Params.Migrations > 0:
+		res.Detail = fmt.Sprintf("%d of %d migration/volume pair(s) not judged, fio evidence missing: %s", len(blind), total, strings.Join(blind, "; "))
+		if judged > 0 {
+			res.Detail += fmt.Sprintf("; the other %d agree within %s", judged, fmtS(tol))
+		}
+	case judged == 0 && plan.Params.Migrations > 0:
 		res.Verdict = record.Inconclusive
-		res.Detail = "no migration of a volume that fio ran on"
-	case len(fs.Comparisons) == 0:
+		res.Detail = "no finished migration of a volume that fio ran on"
+	case judged == 0:
 		res.Verdict = record.Pass
 		res.Detail = "no migration to compare"
 	default:
 		res.Verdict = record.Pass
 		res.Detail = fmt.Sprintf("fio's longest gap and the ANA pause agree within %s for %d migration/volume pair(s); largest difference %s (%s)",
-			fmtS(tol), len(fs.Comparisons), fmtS(worst), where)
+			fmtS(tol), judged, fmtS(worst), where)
 	}
 	res.Detail += note
 	return res
 }
 
+// fioBlind lists the volumes of fs without fio evidence
+// (FioMissingEvidence) as "volume: why", and counts the others.
+func fioBlind(fs record.FioSummary) (blind []string, judged int) {
+	for _, v := range fs.Volumes {
+		if why := FioMissingEvidence(v); why != "" {
+			blind = append(blind, v.Volume+": "+why)
+		} else {
+			judged++
+		}
+	}
+	return blind, judged
+}
+
 func fioIntegrity(fs record.FioSummary) record.CheckResult {
 	res := record.CheckResult{Name: CheckFioDataIntegrity}
-	var bad, blind []string
+	var bad []string
 	for _, v := range fs.Volumes {
 		for _, f := range v.VerifyFailures {
 			s := fmt.Sprintf("%s: %s verify failure at offset %d (%d bytes)", v.Volume, f.Kind, f.Offset, f.Length)
@@ -182,20 +246,22 @@ func fioIntegrity(fs record.FioSummary) record.CheckResult {
 			}
 			bad = append(bad, s)
 		}
-		if v.Completions == 0 {
-			blind = append(blind, v.Volume+": fio logged no completion"+problems(v))
-		}
 	}
+	blind, judged := fioBlind(fs)
 	switch {
 	case len(bad) > 0:
 		res.Verdict = record.Fail
 		res.Detail = fmt.Sprintf("data integrity failure: %d corrupted block(s): %s", len(bad), strings.Join(bad, "; "))
+		if len(blind) > 0 {
+			res.Detail += "; not judged, fio evidence missing: " + strings.Join(blind, "; ")
+		}
 	case len(blind) > 0:
 		res.Verdict = record.Inconclusive
-		res.Detail = strings.Join(blind, "; ")
+		res.Detail = fmt.Sprintf("%d of %d volume(s) not judged, fio evidence missing: %s; no corrupted block on the other %d",
+			len(blind), len(fs.Volumes), strings.Join(blind, "; "), judged)
 	default:
 		res.Verdict = record.Pass
-		res.Detail = fmt.Sprintf("fio's verify found no corrupted block on %d volume(s)", len(fs.Volumes))
+		res.Detail = fmt.Sprintf("fio's verify found no corrupted block on %d volume(s)", judged)
 	}
 	return res
 }
@@ -220,13 +286,22 @@ func fioIOErrors(fs record.FioSummary) record.CheckResult {
 			bad = append(bad, v.Volume+": "+strings.Join(parts, ", "))
 		}
 	}
-	if len(bad) > 0 {
+	blind, judged := fioBlind(fs)
+	switch {
+	case len(bad) > 0:
 		res.Verdict = record.Fail
 		res.Detail = "fio saw I/O errors: " + strings.Join(bad, "; ")
-		return res
+		if len(blind) > 0 {
+			res.Detail += "; not judged, fio evidence missing: " + strings.Join(blind, "; ")
+		}
+	case len(blind) > 0:
+		res.Verdict = record.Inconclusive
+		res.Detail = fmt.Sprintf("%d of %d volume(s) not judged, fio evidence missing: %s; no I/O error on the other %d",
+			len(blind), len(fs.Volumes), strings.Join(blind, "; "), judged)
+	default:
+		res.Verdict = record.Pass
+		res.Detail = fmt.Sprintf("no I/O error on %d volume(s)", judged)
 	}
-	res.Verdict = record.Pass
-	res.Detail = fmt.Sprintf("no I/O error on %d volume(s)", len(fs.Volumes))
 	return res
 }
 

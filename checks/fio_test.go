@@ -44,7 +44,7 @@ func TestCompareFioAttribution(t *testing.T) {
 			Hosts: map[string]record.HostPauses{"h1": {LongestPauseS: 0}}},
 	}
 	vols := []record.FioVolume{
-		{Volume: "A", NQN: "nqnA", Host: "h1", Gaps: []record.FioGap{
+		{Volume: "A", NQN: "nqnA", Host: "h1", Completions: 900, Gaps: []record.FioGap{
 			gapAt(1, 0.06),   // m1, short
 			gapAt(7, 2.05),   // m1: the cutover
 			gapAt(13, 0.3),   // m3's core wins over m1's margin
@@ -52,7 +52,7 @@ func TestCompareFioAttribution(t *testing.T) {
 			gapAt(45, 0.9),   // outside, reported
 			gapAt(-1, 0.07)}, // before everything, short
 		},
-		{Volume: "B", NQN: "nqnB", Host: "h2", Gaps: []record.FioGap{gapAt(15, 3.4)}},
+		{Volume: "B", NQN: "nqnB", Host: "h2", Completions: 900, Gaps: []record.FioGap{gapAt(15, 3.4)}},
 	}
 	comps, un := CompareFio(plan, migs, vols)
 	want := []record.FioComparison{
@@ -77,22 +77,92 @@ func TestCompareFioNoGap(t *testing.T) {
 		{ID: "m1", NQN: "n", Outcome: record.PhaseFailed, StartS: 0, EndS: 5, Hosts: map[string]record.HostPauses{"h": {}}},
 		{ID: "m2", NQN: "n", Outcome: record.PhaseCompleted, StartS: 100, EndS: 110, Hosts: map[string]record.HostPauses{"h": {LongestPauseS: 2.1}}},
 	}
-	vols := []record.FioVolume{{Volume: "v", NQN: "n", Host: "h"}}
+	vols := []record.FioVolume{{Volume: "v", NQN: "n", Host: "h", Completions: 900}}
 	comps, _ := CompareFio(plan, migs, vols)
 	if len(comps) != 2 || !comps[0].Agree || comps[0].FioGap != nil || comps[1].Agree || comps[1].DiffS != -2.1 {
 		t.Errorf("comparisons %+v: want m1 agreeing at 0 s, m2 off by -2.1 s", comps)
 	}
 }
 
-// A migration that never reached a terminal phase spans to the end.
+// A migration that never reached a terminal phase spans to the end (the
+// open gap is its, not unattributed) but is not judged: an interrupted run
+// must not count it as an agreeing pair.
 func TestCompareFioOpenMigration(t *testing.T) {
 	plan := fioPlan(0.1, 1, 1)
 	migs := []record.MigrationSummary{{ID: "m1", NQN: "n", Outcome: record.PhaseRunning, StartS: 0, EndS: 3,
 		Hosts: map[string]record.HostPauses{"h": {LongestPauseS: 9}}}}
-	vols := []record.FioVolume{{Volume: "v", NQN: "n", Host: "h", Gaps: []record.FioGap{{StartS: 20, EndS: 29, LengthS: 9, Open: true}}}}
+	vols := []record.FioVolume{{Volume: "v", NQN: "n", Host: "h", Completions: 900, Gaps: []record.FioGap{{StartS: 20, EndS: 29, LengthS: 9, Open: true}}}}
 	comps, un := CompareFio(plan, migs, vols)
-	if len(un) != 0 || len(comps) != 1 || comps[0].FioGapS != 9 || !comps[0].Agree {
-		t.Errorf("comparisons %+v, unattributed %+v: want the open gap in m1", comps, un)
+	if len(un) != 0 || len(comps) != 1 || comps[0].FioGapS != 9 || comps[0].Agree ||
+		comps[0].NotJudged != "m1 reached no terminal phase (last phase Running)" {
+		t.Errorf("comparisons %+v, unattributed %+v: want the open gap in m1, not judged", comps, un)
+	}
+}
+
+// The tester's interrupted run: mig-0002 stopped in Validating with no
+// pause and no fio gap. It must not count as an agreeing pair.
+func TestFioAgreementLeavesOutUnfinishedMigrations(t *testing.T) {
+	plan := fioPlan(0.1, 10, 2)
+	migs := []record.MigrationSummary{
+		{ID: "mig-0001", NQN: "n10", Outcome: record.PhaseCompleted, StartS: 1, EndS: 17, Hosts: map[string]record.HostPauses{"h": {LongestPauseS: 1.6}}},
+		{ID: "mig-0002", NQN: "n7", Outcome: record.PhaseValidating, StartS: 22, EndS: 25, Hosts: map[string]record.HostPauses{"h": {}}},
+	}
+	vols := []record.FioVolume{{Volume: "vol-010", NQN: "n10", Host: "h", Completions: 900, Gaps: []record.FioGap{gapAt(13.7, 1.6)}},
+		{Volume: "vol-007", NQN: "n7", Host: "h", Completions: 900}}
+	fs := record.FioSummary{ToleranceS: FioToleranceS(plan), Volumes: vols}
+	fs.Comparisons, fs.Unattributed = CompareFio(plan, migs, vols)
+	got := FioChecks(plan, fs)[0]
+	want := "fio's longest gap and the ANA pause agree within 0.25 s for 1 migration/volume pair(s); largest difference 0 s (mig-0001 vol-010); not judged: 1 pair(s) of a migration with no terminal phase (mig-0002 vol-007)"
+	if got.Verdict != record.Pass || got.Detail != want {
+		t.Errorf("agreement %s %q,\nwant pass %q", got.Verdict, got.Detail, want)
+	}
+}
+
+// One volume's fio directory deleted (the tester removed fio/vol-007, a
+// migrated volume, then fio/vol-001, an unmigrated one): every fio check
+// is inconclusive for that volume alone, names it, and counts only the
+// volumes it judged — never a "fio gap 0 s" disagreement, never "no I/O
+// error on 10 volume(s)".
+func TestFioChecksMissingVolumeEvidence(t *testing.T) {
+	plan := fioPlan(0.1, 10, 2)
+	migs := []record.MigrationSummary{
+		{ID: "mig-0001", NQN: "n10", Outcome: record.PhaseCompleted, StartS: 1, EndS: 17, Hosts: map[string]record.HostPauses{"h": {LongestPauseS: 1.6}}},
+		{ID: "mig-0002", NQN: "n7", Outcome: record.PhaseCompleted, StartS: 22, EndS: 40, Hosts: map[string]record.HostPauses{"h": {LongestPauseS: 1.9}}},
+	}
+	for _, miss := range []string{"vol-007", "vol-001"} {
+		var vols []record.FioVolume
+		for _, v := range []record.FioVolume{{Volume: "vol-001", NQN: "n1"}, {Volume: "vol-007", NQN: "n7"}, {Volume: "vol-010", NQN: "n10", Gaps: []record.FioGap{gapAt(13.7, 1.6)}}} {
+			v.Host = "h"
+			if v.Volume == miss {
+				v.Problems = []string{"fio/" + miss + " missing"}
+			} else {
+				v.Completions = 900
+				if v.Volume == "vol-007" {
+					v.Gaps = []record.FioGap{gapAt(30, 1.9)}
+				}
+			}
+			vols = append(vols, v)
+		}
+		fs := record.FioSummary{ToleranceS: FioToleranceS(plan), Volumes: vols}
+		fs.Comparisons, fs.Unattributed = CompareFio(plan, migs, vols)
+		got := FioChecks(plan, fs)
+		why := miss + ": fio logged no completion (fio/" + miss + " missing)"
+		for i, want := range []string{
+			map[string]string{
+				"vol-007": "1 of 2 migration/volume pair(s) not judged, fio evidence missing: mig-0002 " + why + "; the other 1 agree within 0.25 s",
+				"vol-001": "fio's longest gap and the ANA pause agree within 0.25 s for 2 migration/volume pair(s); largest difference 0 s (mig-0001 vol-010)",
+			}[miss],
+			"1 of 3 volume(s) not judged, fio evidence missing: " + why + "; no corrupted block on the other 2",
+			"1 of 3 volume(s) not judged, fio evidence missing: " + why + "; no I/O error on the other 2",
+		} {
+			wantV := record.Inconclusive
+			if i == 0 && miss == "vol-001" { // vol-001 took part in no migration
+				wantV = record.Pass
+			}
+			if got[i].Verdict != wantV || got[i].Detail != want {
+				t.Errorf("%s missing: %s = %s %q,\nwant %s %q", miss, got[i].Name, got[i].Verdict, got[i].Detail, wantV, want)
+			}
+		}
 	}
 }
 
@@ -118,14 +188,14 @@ func TestFioChecks(t *testing.T) {
 			[]string{record.Pass, record.Pass, record.Pass}, []string{"not judged: 2 fio stall(s) of at least 0.25 s outside every migration, longest 1 s on v1 at [60, 61] s", "", ""}},
 		{"verify failure", record.FioSummary{ToleranceS: 0.25, Volumes: []record.FioVolume{{Volume: "v1", Completions: 9,
 			VerifyFailures: []record.FioVerifyFailure{{Offset: 40960, Length: 4096, Kind: "md5"}}}}},
-			[]string{record.Inconclusive, record.Fail, record.Pass}, []string{"no migration of a volume", "data integrity failure: 1 corrupted block(s): v1: md5 verify failure at offset 40960 (4096 bytes)", ""}},
+			[]string{record.Inconclusive, record.Fail, record.Pass}, []string{"no finished migration of a volume", "data integrity failure: 1 corrupted block(s): v1: md5 verify failure at offset 40960 (4096 bytes)", ""}},
 		{"errors, drain excepted", record.FioSummary{ToleranceS: 0.25, Volumes: []record.FioVolume{
 			{Volume: "v1", Completions: 9, DrainErrors: 3, Errors: []record.FioErrno{{Errno: 107, Name: "ENOTCONN", Class: "path-loss", Count: 3}}},
 			{Volume: "v2", Completions: 9, DrainErrors: 1, Errors: []record.FioErrno{{Errno: 5, Name: "EIO", Class: "io-error", Count: 4}, {Errno: 107, Name: "ENOTCONN", Class: "path-loss", Count: 2}}}}},
 			[]string{record.Inconclusive, record.Pass, record.Fail}, []string{"", "", "v2: 4 × EIO (io-error), 1 × ENOTCONN (path-loss)"}},
 		{"fio never ran", record.FioSummary{ToleranceS: 0.25, Volumes: []record.FioVolume{{Volume: "v1", Problems: []string{"fio's per-I/O log: missing"}}},
 			Comparisons: []record.FioComparison{{Migration: "m1", Volume: "v1", Agree: true}}},
-			[]string{record.Inconclusive, record.Inconclusive, record.Pass}, []string{"v1: fio logged no completion (fio's per-I/O log: missing)", "v1: fio logged no completion", ""}},
+			[]string{record.Inconclusive, record.Inconclusive, record.Inconclusive}, []string{"m1 v1: fio logged no completion (fio's per-I/O log: missing)", "v1: fio logged no completion", "v1: fio logged no completion"}},
 	}
 	for _, c := range cases {
 		got := FioChecks(plan, c.fs)

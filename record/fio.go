@@ -147,7 +147,12 @@ type FioComparison struct {
 	// none was at least MinGapS); FioGap is that gap.
 	FioGapS float64 `json:"fio_gap_s"`
 	FioGap  *FioGap `json:"fio_gap,omitempty"`
-	// DiffS is FioGapS - PauseS; Agree is |DiffS| <= ToleranceS.
+	// DiffS is FioGapS - PauseS; Agree is |DiffS| <= ToleranceS (false
+	// when NotJudged).
 	DiffS float64 `json:"diff_s"`
 	Agree bool    `json:"agree"`
+	// NotJudged, when set, says why the pair is left out of the agreement
+	// check: the migration reached no terminal phase, or the volume's fio
+	// evidence is missing (checks.FioMissingEvidence). Added field.
+	NotJudged string `json:"not_judged,omitempty"`
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -174,10 +175,18 @@ func RunFio(ctx context.Context, seed int64, cfg Config, fo FioOptions) (Result,
 }
 
 // HasFio reports whether run directory dir holds a real-fio workload
-// (<dir>/fio/workload.json).
+// (<dir>/fio/workload.json). Whether a run was a --workload=fio run is
+// IsFioRun's to say (the plan), not the directory's.
 func HasFio(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, record.FioDir, record.FioWorkloadFile))
 	return err == nil
+}
+
+// IsFioRun reports whether plan records a --workload=fio run
+// (plan.params.extra.workload = WorkloadFio, as RunFio writes it): its
+// report must carry the fio checks, whatever is left of fio/.
+func IsFioRun(plan record.Plan) bool {
+	return plan.Params.Extra["workload"] == WorkloadFio
 }
 
 // FioEvaluate adds to sum (checks.Evaluate of plan and lines) what the fio
@@ -186,11 +195,21 @@ func HasFio(dir string) bool {
 // to last sample, placed with workload.json's epoch), puts fio's gaps beside
 // the ANA pauses (checks.CompareFio) and appends the fio checks
 // (checks.FioChecks), replacing earlier fio checks; the verdict is
-// recomputed. A volume whose files are missing or truncated is reported in
-// its Problems, not as an error; the error is for workload.json itself.
+// recomputed. A volume whose directory or files are missing or truncated
+// is reported in its Problems, not as an error, and the fio checks leave it
+// not judged (checks.FioMissingEvidence). Without fio/ or fio/workload.json
+// the fio checks are all inconclusive (checks.FioGone) and sum.Fio is nil.
+// The error is for a workload.json that cannot be read or parsed.
 func FioEvaluate(dir string, plan record.Plan, lines []record.Line, sum record.Summary) (record.Summary, error) {
 	wpath := filepath.Join(dir, record.FioDir, record.FioWorkloadFile)
 	b, err := os.ReadFile(wpath)
+	if errors.Is(err, fs.ErrNotExist) {
+		what := record.FioDir + "/" + record.FioWorkloadFile
+		if _, derr := os.Stat(filepath.Join(dir, record.FioDir)); errors.Is(derr, fs.ErrNotExist) {
+			what = record.FioDir + "/"
+		}
+		return withFioChecks(sum, nil, checks.FioGone(what+" missing: the fio evidence of this --workload=fio run is gone")), nil
+	}
 	if err != nil {
 		return sum, fmt.Errorf("scenario: %w", err)
 	}
@@ -212,11 +231,16 @@ func FioEvaluate(dir string, plan record.Plan, lines []record.Line, sum record.S
 	gap := func(volume string, g fio.Gap) record.FioGap {
 		return record.FioGap{Volume: volume, StartS: toS(g.StartMs), EndS: toS(g.EndMs), LengthS: g.Seconds(), Open: g.Open}
 	}
-	fs := record.FioSummary{ToleranceS: checks.FioToleranceS(plan), MinGapS: FioMinGapMs / 1000.0,
+	fsum := record.FioSummary{ToleranceS: checks.FioToleranceS(plan), MinGapS: FioMinGapMs / 1000.0,
 		Volumes: []record.FioVolume{}, Unattributed: []record.FioGap{}}
 	for _, wv := range wl.Volumes {
-		vr := workload.ReadResult(wv.Volume, workload.FilesIn(filepath.Join(dir, filepath.FromSlash(wv.Dir))),
+		vdir := filepath.Join(dir, filepath.FromSlash(wv.Dir))
+		vr := workload.ReadResult(wv.Volume, workload.FilesIn(vdir),
 			fio.GapOptions{Window: true, StartMs: toMs(first), EndMs: toMs(last), MinGapMs: FioMinGapMs})
+		if _, err := os.Stat(vdir); errors.Is(err, fs.ErrNotExist) {
+			// one problem, not one per file of a directory that is gone
+			vr.Problems = []string{wv.Dir + " missing: this volume's fio evidence is gone"}
+		}
 		a := vr.Analysis
 		v := record.FioVolume{Volume: wv.Volume, NQN: wv.NQN, Host: wv.Host, Dir: wv.Dir, ExitCode: wv.ExitCode,
 			Completions: a.Gaps.Completions, ZeroSeconds: a.Gaps.ZeroSeconds, DrainErrors: wv.FUSEDrainErrors,
@@ -234,20 +258,26 @@ func FioEvaluate(dir string, plan record.Plan, lines []record.Line, sum record.S
 		for _, f := range a.VerifyFailures {
 			v.VerifyFailures = append(v.VerifyFailures, record.FioVerifyFailure{Offset: f.Offset, Length: f.Length, Kind: f.Kind, Reason: f.Reason})
 		}
-		fs.Volumes = append(fs.Volumes, v)
+		fsum.Volumes = append(fsum.Volumes, v)
 	}
-	fs.Comparisons, fs.Unattributed = checks.CompareFio(plan, sum.Migrations, fs.Volumes)
-	if fs.Comparisons == nil {
-		fs.Comparisons = []record.FioComparison{}
+	fsum.Comparisons, fsum.Unattributed = checks.CompareFio(plan, sum.Migrations, fsum.Volumes)
+	if fsum.Comparisons == nil {
+		fsum.Comparisons = []record.FioComparison{}
 	}
-	sum.Fio = &fs
+	return withFioChecks(sum, &fsum, checks.FioChecks(plan, fsum)), nil
+}
+
+// withFioChecks sets sum.Fio to fsum, replaces sum's fio checks by fc and
+// recomputes the verdict.
+func withFioChecks(sum record.Summary, fsum *record.FioSummary, fc []record.CheckResult) record.Summary {
+	sum.Fio = fsum
 	kept := sum.Checks[:0:0]
 	for _, c := range sum.Checks {
 		if !strings.HasPrefix(c.Name, "fio-") {
 			kept = append(kept, c)
 		}
 	}
-	sum.Checks = append(kept, checks.FioChecks(plan, fs)...)
+	sum.Checks = append(kept, fc...)
 	sum.Verdict = checks.Overall(sum.Checks)
-	return sum, nil
+	return sum
 }

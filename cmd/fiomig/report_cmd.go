@@ -36,6 +36,11 @@ that stops before the end of the settle period (an interrupted run) leaves
 leaked-controllers and path-completeness inconclusive, and report.md says
 the record is short; a record without migrations is inconclusive too.
 
+A --workload=fio run (as plan.json records it) also gets the fio checks
+(fio-pause-agreement, fio-data-integrity, fio-io-errors) from <run-dir>/fio/;
+evidence that is gone (fio/, fio/workload.json or one volume's directory)
+leaves them inconclusive for what it covered.
+
 Exit codes: 0 pass, 1 a check failed, 2 bad usage or input (missing or
 malformed plan.json / timeline.jsonl: a threshold out of range, no topology
 for a run with migrations, a line going back in time, a sample of a host
@@ -86,7 +91,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	}
 
 	sum := reports.WithStats(checks.Evaluate(plan, lines))
-	if scenario.HasFio(dir) { // a --workload=fio run: fio's own measurements join the checks
+	if scenario.IsFioRun(plan) { // plan.json says --workload=fio: fio's checks join, inconclusive if fio/ is gone
 		if sum, err = scenario.FioEvaluate(dir, plan, lines, sum); err != nil {
 			fmt.Fprintf(stderr, "fiomig report: %v\n", err)
 			return exitUsage

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -423,5 +424,69 @@ func TestReportTruncatedLineInReport(t *testing.T) {
 	}
 	if !strings.Contains(string(md), "- Timeline: **TRUNCATED** — the last line of timeline.jsonl was cut off") {
 		t.Errorf("report.md does not say the timeline is truncated:\n%s", md)
+	}
+}
+
+// markFioRun makes dir's plan.json say --workload=fio, as RunFio writes it.
+func markFioRun(t *testing.T, dir string) {
+	t.Helper()
+	plan, err := record.ReadPlan(filepath.Join(dir, record.PlanFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan.Params.Extra = map[string]string{"workload": "fio", "fio_rate_iops": "100"}
+	if err := record.WriteJSON(filepath.Join(dir, record.PlanFile), plan); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A --workload=fio run whose fio/ is gone (or whose fio/vol1 is) is not a
+// pass with the fio checks dropped: plan.json says fio ran, so the three
+// fio checks stay, inconclusive, naming what is missing; exit 3.
+func TestReportFioRunWithoutFioEvidence(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		layout func(t *testing.T, dir string)
+		detail string
+	}{
+		{"fio/ deleted", func(*testing.T, string) {}, "fio/ missing: the fio evidence of this --workload=fio run is gone"},
+		{"fio/vol1 deleted", func(t *testing.T, dir string) {
+			wl := record.FioWorkload{EpochMs: 1, RateIOPS: 100, Volumes: []record.FioWorkloadVolume{
+				{Volume: "vol1", NQN: reportNQN, NSID: 1, Host: "host-a", Dir: "fio/vol1", ExitCode: 128}}}
+			if err := os.MkdirAll(filepath.Join(dir, record.FioDir), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := record.WriteJSON(filepath.Join(dir, record.FioDir, record.FioWorkloadFile), wl); err != nil {
+				t.Fatal(err)
+			}
+		}, "vol1: fio logged no completion (fio/vol1 missing: this volume's fio evidence is gone)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeRunDir(t, 2, true)
+			markFioRun(t, dir)
+			tc.layout(t, dir)
+			code, out, errs := runCLI("report", dir)
+			if code != exitInconclusive {
+				t.Errorf("exit %d, want %d (inconclusive)\nstdout:\n%s\nstderr:\n%s", code, exitInconclusive, out, errs)
+			}
+			var sum record.Summary
+			if b, err := os.ReadFile(filepath.Join(dir, record.SummaryFile)); err != nil {
+				t.Fatal(err)
+			} else if err := json.Unmarshal(b, &sum); err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, c := range sum.Checks {
+				if strings.HasPrefix(c.Name, "fio-") {
+					n++
+					if c.Verdict != record.Inconclusive || !strings.Contains(c.Detail, tc.detail) {
+						t.Errorf("%s = %s %q; want inconclusive containing %q", c.Name, c.Verdict, c.Detail, tc.detail)
+					}
+				}
+			}
+			if n != 3 || sum.Verdict != record.Inconclusive {
+				t.Errorf("%d fio checks, verdict %s; want 3, inconclusive", n, sum.Verdict)
+			}
+		})
 	}
 }
