@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fiomig/fiomig/checks"
 	"github.com/fiomig/fiomig/record"
 )
 
@@ -57,6 +58,36 @@ type IncidentFigures struct {
 	// kinds: connecting, or live with no namespace.
 	LeakedConnecting      int `json:"leaked_connecting"`
 	LeakedLiveNoNamespace int `json:"leaked_live_no_namespace"`
+	// LeakedKinds counts every leak once, so that the parts sum to Leaked:
+	// "connecting" (any leak kind), "live no namespace", and otherwise
+	// "<state> <leak kind>" from summary.json (e.g. "live stale-endpoint").
+	LeakedKinds map[string]int `json:"leaked_kinds"`
+	// LeakOrigins counts the leaks by where their controller came from:
+	// "validation of a failed migration", "path of a completed migration",
+	// "volume path (csi)".
+	LeakOrigins map[string]int `json:"leak_origins"`
+	// Healthy are the Controllers the leak check does not name;
+	// MissingEndpoints the published endpoints with no controller on a
+	// consumer host (summary.json missing_endpoints).
+	Healthy          int                      `json:"healthy"`
+	MissingEndpoints []record.MissingEndpoint `json:"missing_endpoints"`
+	// LeakCheck and CompletenessCheck are the run's own verdicts of the
+	// leaked-controllers and path-completeness checks (summary.json).
+	LeakCheck         record.CheckResult `json:"leak_check"`
+	CompletenessCheck record.CheckResult `json:"completeness_check"`
+	// FailureCauses counts the validation failures by ValidationFailure.Cause.
+	FailureCauses map[string]int `json:"failure_causes"`
+	// FailuresAfterOwnFailure counts the validation failures whose volume
+	// had an earlier migration that failed or was aborted (the only
+	// migrations whose leak validation can see: it inspects its own
+	// subsystem).
+	FailuresAfterOwnFailure int `json:"failures_after_own_failure"`
+	// CancelLosses are controllers and paths of a volume lost at an
+	// endpoint of its source that a migration of the same volume, cancelled
+	// before continue (Failed or Aborted without Running), listed — what
+	// sbcli's cancel path does when it deletes the subsystem on a target
+	// node that was the source's tertiary.
+	CancelLosses []CancelLoss `json:"cancel_losses,omitempty"`
 	// LeaksRemovedByKernel counts controllers the kernel removed after
 	// max_reconnects ("Removing controller" kernel lines) — leaks that
 	// expired before the end.
@@ -102,8 +133,35 @@ type ValidationFailure struct {
 	// controller dated into a migration's span).
 	OriginSource string `json:"origin_source,omitempty"`
 	// LeakCaused: Origin is an earlier migration or a leftover.
-	LeakCaused bool   `json:"leak_caused"`
-	Detail     string `json:"detail"`
+	LeakCaused bool `json:"leak_caused"`
+	// Cause is the failure's class: "leak" (a controller an earlier
+	// migration left), "own controller" (one this validation created),
+	// "volume path" (a CSI controller), "no-answer" (CONNECT unanswered:
+	// dropped CONNECTs), "refused" (TCP refused: nothing listens at that
+	// ip:port), "rejected" (the target listens but does not expose the
+	// subsystem there to the host), "other".
+	Cause string `json:"cause"`
+	// CancelledBy is, for a "rejected" failure, the earlier migration of
+	// the same volume cancelled before continue whose source listed the
+	// rejecting node (its cancel deleted the subsystem there), if any.
+	CancelledBy string `json:"cancelled_by,omitempty"`
+	Detail      string `json:"detail"`
+}
+
+// CancelLoss is one controller or path a volume lost to a cancel (see
+// IncidentFigures.CancelLosses).
+type CancelLoss struct {
+	// What is "leaked" (a connecting controller left at a published
+	// endpoint) or "missing" (the kernel removed it: the endpoint has no
+	// controller).
+	What       string `json:"what"`
+	Host       string `json:"host"`
+	Controller string `json:"controller,omitempty"`
+	NQN        string `json:"nqn"`
+	Endpoint   string `json:"endpoint"`
+	// Migration is the cancelled migration, AtS when it ended.
+	Migration string  `json:"migration"`
+	AtS       float64 `json:"at_s"`
 }
 
 // RejectionWindowS is the stretch at the end of the run over which CONNECT
@@ -225,7 +283,8 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 	f := IncidentFigures{Operator: plan.Params.Extra["operator"], Seed: plan.Seed,
 		ReconnectReset: plan.Params.Extra["reconnect_reset"], Outcomes: map[string]int{},
 		ControllersPerHost: map[string]int{}, ExpectedPerHost: map[string]int{}, LeakedByState: map[string]int{},
-		RejectionWindowS: RejectionWindowS, Failures: []ValidationFailure{}}
+		RejectionWindowS: RejectionWindowS, Failures: []ValidationFailure{}, LeakedKinds: map[string]int{},
+		LeakOrigins: map[string]int{}, FailureCauses: map[string]int{}, MissingEndpoints: []record.MissingEndpoint{}}
 
 	// Migration spans, by NQN, for attributing controllers to migrations.
 	type span struct {
@@ -234,6 +293,8 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 		from, to float64
 		ended    bool
 		outcome  string
+		running  bool     // entered Running (the control plane's continue)
+		src      []string // source endpoints (Pending line)
 	}
 	var spans []*span
 	byID := map[string]*span{}
@@ -242,9 +303,15 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 	published := map[string][]string{}
 	// newCtrl: host/ctrl -> times of "new ctrl" lines (controller names are reused).
 	type birth struct {
-		t   float64
-		nqn string
+		t    float64
+		nqn  string
+		addr string
 	}
+	type removal struct {
+		t          float64
+		host, ctrl string
+	}
+	var removals []removal
 	births := map[string][]birth{}
 	rejected := map[string][]record.Line{}
 	killed := map[string]bool{}
@@ -260,6 +327,12 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 				spans = append(spans, s)
 			}
 			s.outcome = l.Phase
+			if l.Phase == record.PhaseRunning {
+				s.running = true
+			}
+			if len(l.SourceEndpoints) > 0 {
+				s.src = l.SourceEndpoints
+			}
 			if record.IsTerminal(l.Phase) && !s.ended {
 				s.to, s.ended = l.T, true
 			}
@@ -279,11 +352,16 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 						nqn = rest[:j]
 					}
 				}
+				addr := ""
+				if i := strings.Index(l.Message, "addr "); i >= 0 {
+					addr, _, _ = strings.Cut(l.Message[i+5:], ",")
+				}
 				k := l.Host + "/" + l.Controller
-				births[k] = append(births[k], birth{l.T, nqn})
+				births[k] = append(births[k], birth{l.T, nqn, addr})
 			}
 			if strings.HasPrefix(l.Message, "Removing controller") {
 				f.LeaksRemovedByKernel++
+				removals = append(removals, removal{l.T, l.Host, l.Controller})
 			}
 			if strings.HasPrefix(l.Message, "Successfully reconnected") {
 				reconnected[l.Host+"/"+l.Controller] = append(reconnected[l.Host+"/"+l.Controller], l.T)
@@ -305,6 +383,28 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 	f.Volumes = len(plan.Topology.Volumes)
 	for _, s := range spans {
 		f.Outcomes[s.outcome]++
+	}
+	// cancelledBefore is the last migration of nqn cancelled before
+	// continue (Failed or Aborted, never Running) that ended before t and
+	// satisfies ok (nil: any).
+	cancelledBefore := func(nqn string, t float64, ok func(*span) bool) *span {
+		var best *span
+		for _, s := range spans {
+			if s.nqn == nqn && s.ended && s.to < t && !s.running &&
+				(s.outcome == record.PhaseFailed || s.outcome == record.PhaseAborted) && (ok == nil || ok(s)) {
+				best = s
+			}
+		}
+		return best
+	}
+	// earlierEnded: a migration of nqn failed or was aborted before t.
+	earlierEnded := func(nqn string, t float64) bool {
+		for _, s := range spans {
+			if s.nqn == nqn && s.ended && s.to < t && (s.outcome == record.PhaseFailed || s.outcome == record.PhaseAborted) {
+				return true
+			}
+		}
+		return false
 	}
 	// Attribute each failure's controller.
 	for i := range f.Failures {
@@ -339,6 +439,16 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 			if o, ok := byID[v.Origin]; ok && o.nqn == v.NQN {
 				f.LeakCausedSameVolume++
 			}
+		}
+		v.Cause = failureCause(*v)
+		if v.Cause == "rejected" {
+			if c := cancelledBefore(v.NQN, v.AtS, func(s *span) bool { return slices.Contains(endpointNodes(s.src), endpointNode(v.Endpoint)) }); c != nil {
+				v.CancelledBy = c.id
+			}
+		}
+		f.FailureCauses[v.Cause]++
+		if cancelledBefore(v.NQN, v.AtS, nil) != nil || earlierEnded(v.NQN, v.AtS) {
+			f.FailuresAfterOwnFailure++
 		}
 	}
 	// Leaks that healed: born during a migration that failed or was
@@ -380,7 +490,9 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 	for _, h := range plan.Topology.Hosts {
 		n := 0
 		for _, c := range last[h.Name].Controllers {
-			if runNQN[c.NQN] {
+			// What the leak check inspects: the run's subsystems, every
+			// state but those on their way out.
+			if runNQN[c.NQN] && !goingAway(c.State) {
 				n++
 			}
 		}
@@ -402,13 +514,85 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 		}
 	}
 	f.Leaked = len(sum.LeakedControllers)
+	lastBirth := func(host, ctrl string) (birth, bool) {
+		bs := births[host+"/"+ctrl]
+		if len(bs) == 0 {
+			return birth{}, false
+		}
+		return bs[len(bs)-1], true
+	}
+	leakedCounted := 0
 	for _, l := range sum.LeakedControllers {
 		f.LeakedByState[l.State]++
 		switch {
 		case l.State == "connecting":
 			f.LeakedConnecting++
-		case noNS[l.Host+"/"+l.Controller]:
+			f.LeakedKinds["connecting"]++
+		case l.State == "live" && (noNS[l.Host+"/"+l.Controller] || l.Kind == "no-namespace"):
 			f.LeakedLiveNoNamespace++
+			f.LeakedKinds["live no namespace"]++
+		default:
+			f.LeakedKinds[l.State+" "+l.Kind]++
+		}
+		if !goingAway(l.State) {
+			leakedCounted++
+		}
+		origin := "volume path (csi)"
+		b, ok := lastBirth(l.Host, l.Controller)
+		if ok {
+			for _, s := range spans {
+				if s.nqn == b.nqn && b.t >= s.from && (!s.ended || b.t <= s.to) {
+					if s.outcome == record.PhaseCompleted {
+						origin = "path of a completed migration"
+					} else {
+						origin = "validation of a failed migration"
+					}
+				}
+			}
+		}
+		f.LeakOrigins[origin]++
+		// A volume path left connecting at a published endpoint after a
+		// cancel of its volume's migration listed that endpoint as source.
+		if l.State == "connecting" && slices.Contains(published[l.NQN], l.Address) {
+			if c := cancelledBefore(l.NQN, lastT, func(s *span) bool { return slices.Contains(s.src, l.Address) && (!ok || b.t <= s.to) }); c != nil {
+				f.CancelLosses = append(f.CancelLosses, CancelLoss{What: "leaked", Host: l.Host, Controller: l.Controller,
+					NQN: l.NQN, Endpoint: l.Address, Migration: c.id, AtS: c.to})
+			}
+		}
+	}
+	f.Healthy = f.Controllers - leakedCounted
+	lastBirthBefore := func(bs []birth, t float64) (birth, bool) {
+		var b birth
+		ok := false
+		for _, x := range bs {
+			if x.t <= t {
+				b, ok = x, true
+			}
+		}
+		return b, ok
+	}
+	f.MissingEndpoints = append(f.MissingEndpoints, sum.MissingEndpoints...)
+	for _, m := range sum.MissingEndpoints {
+		// The kernel removed the controller at that endpoint after a
+		// cancel listed it as a source endpoint.
+		for _, r := range removals {
+			b, ok := lastBirthBefore(births[r.host+"/"+r.ctrl], r.t)
+			if r.host != m.Host || !ok || b.nqn != m.NQN || b.addr != m.Endpoint {
+				continue
+			}
+			if c := cancelledBefore(m.NQN, r.t, func(s *span) bool { return slices.Contains(s.src, m.Endpoint) && b.t <= s.to }); c != nil {
+				f.CancelLosses = append(f.CancelLosses, CancelLoss{What: "missing", Host: m.Host, Controller: r.ctrl,
+					NQN: m.NQN, Endpoint: m.Endpoint, Migration: c.id, AtS: c.to})
+				break
+			}
+		}
+	}
+	for _, c := range sum.Checks {
+		switch c.Name {
+		case checks.CheckLeakedControllers:
+			f.LeakCheck = c
+		case checks.CheckPathCompleteness:
+			f.CompletenessCheck = c
 		}
 	}
 	// CONNECT rejections per minute over the last window.
@@ -437,6 +621,48 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 		f.LongestPauseS = math.Max(f.LongestPauseS, w.Window[1]-w.Window[0])
 	}
 	return f
+}
+
+// failureCause is a validation failure's class (ValidationFailure.Cause),
+// from its origin and the connect error the operator reported.
+func failureCause(v ValidationFailure) string {
+	switch {
+	case v.LeakCaused:
+		return "leak"
+	case v.Origin != "" && v.Origin == v.Migration:
+		return "own controller"
+	case v.Origin == "csi":
+		return "volume path"
+	case strings.Contains(v.Detail, "no-answer"):
+		return "no-answer"
+	case strings.Contains(v.Detail, "refused"):
+		return "refused"
+	case strings.Contains(v.Detail, "rejected"):
+		return "rejected"
+	}
+	return "other"
+}
+
+// endpointNode is the ip of an "ip:port" endpoint.
+func endpointNode(ep string) string {
+	if i := strings.LastIndexByte(ep, ':'); i >= 0 {
+		return ep[:i]
+	}
+	return ep
+}
+
+func endpointNodes(eps []string) []string {
+	out := make([]string, len(eps))
+	for i, ep := range eps {
+		out[i] = endpointNode(ep)
+	}
+	return out
+}
+
+// goingAway: a controller state the leak check does not judge (deleting,
+// deleting (no IO), dead).
+func goingAway(state string) bool {
+	return strings.HasPrefix(state, "deleting") || state == "dead"
 }
 
 // failureOf reads a Failed phase line: details when the backend recorded
@@ -481,19 +707,50 @@ const (
 // migrations fail path validation, most of them (more than half) because
 // of controllers leaked by earlier migrations, 10 to 30 leaked controllers
 // at the end, 50 to 400 CONNECT rejections per minute; fixed must show zero
-// leaked controllers and no leak-caused validation failure. Notes name the
-// kernel switch or the mechanism a missing shape needs, from what the
-// record shows.
+// leaked controllers and no leak-caused validation failure, judged with
+// the run's own leaked-controllers and path-completeness checks: a fixed
+// run with a leak, a published endpoint without a controller, or either
+// check not passing does not show its shape. Every criterion missed gets a
+// note naming the mechanism behind it, derived from the record (failure
+// causes, leak origins, cancels, the reconnect rate), or the kernel switch
+// it needs.
 func JudgeShape(f IncidentFigures) Shape {
 	var s Shape
 	miss := func(format string, a ...any) { s.Missing = append(s.Missing, fmt.Sprintf(format, a...)) }
 	note := func(format string, a ...any) { s.Notes = append(s.Notes, fmt.Sprintf(format, a...)) }
+	causesNoted := false
+	causes := func() {
+		if !causesNoted {
+			causesNoted = true
+			note("%s", causesNote(f))
+		}
+	}
+	leaksNoted := false
+	leaks := func() {
+		if !leaksNoted {
+			leaksNoted = true
+			note("%s", leaksNote(f))
+		}
+	}
 	if f.Operator == "fixed" {
-		if f.Leaked != 0 {
-			miss("%d leaked controllers at the end, want 0", f.Leaked)
+		switch {
+		case f.Leaked != 0:
+			miss("%d leaked controllers at the end (%s), want 0", f.Leaked, leakedKindsText(f))
+			leaks()
+		case f.LeakCheck.Verdict != "" && f.LeakCheck.Verdict != record.Pass:
+			miss("leaked-controllers check %s (%s), want pass", f.LeakCheck.Verdict, f.LeakCheck.Detail)
+		}
+		switch {
+		case len(f.MissingEndpoints) > 0:
+			miss("%d published endpoints without a controller (path-completeness %s), want 0",
+				len(f.MissingEndpoints), orDefault(f.CompletenessCheck.Verdict, "not judged"))
+			note("%s", missingNote(f))
+		case f.CompletenessCheck.Verdict != "" && f.CompletenessCheck.Verdict != record.Pass:
+			miss("path-completeness check %s (%s), want pass", f.CompletenessCheck.Verdict, f.CompletenessCheck.Detail)
 		}
 		if f.LeakCaused != 0 {
 			miss("%d validation failures caused by leaked controllers, want 0", f.LeakCaused)
+			causes()
 		}
 		s.OK = len(s.Missing) == 0
 		return s
@@ -501,15 +758,30 @@ func JudgeShape(f IncidentFigures) Shape {
 	half := (f.Migrations + 1) / 2
 	if f.ValidationFailed < half {
 		miss("%d of %d migrations failed path validation, want at least %d", f.ValidationFailed, f.Migrations, half)
+		causes()
 	}
 	if f.ValidationFailed == 0 || 2*f.LeakCaused <= f.ValidationFailed {
 		miss("%d of %d validation failures caused by earlier migrations' leaks, want most", f.LeakCaused, f.ValidationFailed)
+		causes()
+		note("a leak can fail only a later validation of its own volume: validation asks nvmeof.Inspect about its own "+
+			"subsystem only, as the real operator's VerifyMigrationPaths does (simplyblock-operator internal/volumemigration), "+
+			"so a leak cannot fail another volume's validation unless volumes share a subsystem (max_namespace_per_subsys > 1, "+
+			"not this scenario); %d migrations over %d volumes migrate each volume about %.1f times, and %d of the %d "+
+			"failed validations were of a volume with an earlier failed or aborted migration (the only possible source of "+
+			"such a leak)%s", f.Migrations, f.Volumes, float64(f.Migrations)/float64(max(1, f.Volumes)),
+			f.FailuresAfterOwnFailure, f.ValidationFailed, sameVolumeText(f))
+		if f.LeaksHealed > 0 {
+			note("%d leaked controllers reconnected live when a later migration of their volume re-added a listener at "+
+				"their endpoint (the endpoint came back), which ends those leaks", f.LeaksHealed)
+		}
 	}
 	if f.Leaked < ShapeMinLeaked || f.Leaked > ShapeMaxLeaked {
 		miss("%d leaked controllers at the end, want %d to %d", f.Leaked, ShapeMinLeaked, ShapeMaxLeaked)
+		leaks()
 	}
 	if f.RejectionsPerMin < ShapeMinRejectionsPM || f.RejectionsPerMin > ShapeMaxRejectionsPM {
 		miss("%.0f CONNECT rejections/min at the end, want %d to %d", f.RejectionsPerMin, ShapeMinRejectionsPM, ShapeMaxRejectionsPM)
+		note("%s", rejectionsNote(f))
 	}
 	s.OK = len(s.Missing) == 0
 	if f.ReconnectReset != "partial" && f.LeakedConnecting == 0 && f.LeaksRemovedByKernel > 0 {
@@ -521,25 +793,161 @@ func JudgeShape(f IncidentFigures) Shape {
 		note("the %d connecting leaks outlive the 1 h upstream reconnect budget only because of --reconnect-reset=partial "+
 			"(the counter resets on every rejected CONNECT)", f.LeakedConnecting)
 	}
-	if f.ValidationFailed < half {
-		if f.LeakCaused > 0 && f.LeakCausedSameVolume == f.LeakCaused {
-			note("mechanism missing for the cascade: every leak-caused failure (%d) hit a later migration of the volume "+
-				"whose migration leaked the controller — validation asks nvmeof.Inspect about its own subsystem only, as "+
-				"the real operator's VerifyMigrationPaths does (simplyblock-operator internal/volumemigration), and "+
-				"%d migrations over %d volumes migrate each volume only about %.1f times; a leak cannot fail another "+
-				"volume's validation unless volumes share a subsystem (max_namespace_per_subsys > 1, not this scenario)",
-				f.LeakCaused, f.Migrations, f.Volumes, float64(f.Migrations)/float64(max(1, f.Volumes)))
-		}
-		if f.LeaksHealed > 0 {
-			note("%d leaked controllers reconnected live when a later migration of their volume re-added a listener at "+
-				"their endpoint (the endpoint came back), which ends those leaks", f.LeaksHealed)
-		}
-	}
 	if f.PodsKilled == 0 {
 		note("no fio pod died: no pause exceeded the pods' 5 s tolerance (the incident's 6 s and 8 s pauses that " +
 			"killed 8 of 10 pods are a separate finding: retried cutovers, not modelled by this schedule)")
 	}
 	return s
+}
+
+func sameVolumeText(f IncidentFigures) string {
+	if f.LeakCaused == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d of the %d leak-caused failures hit the leaking migration's own volume", f.LeakCausedSameVolume, f.LeakCaused)
+}
+
+// causeText explains each ValidationFailure.Cause.
+var causeText = map[string]string{
+	"leak":           "caused by a controller an earlier migration left",
+	"own controller": "a controller this validation created was not live or not usable",
+	"volume path":    "a volume path (CSI controller) was not usable",
+	"no-answer":      "CONNECT unanswered (dropped CONNECTs)",
+	"refused":        "TCP refused: nothing listened at the target ip:port (a target restart window)",
+	"rejected":       "CONNECT rejected: the target listens at that port but does not expose the subsystem there to the host",
+	"other":          "another reason (see the detail)",
+}
+
+// causesNote breaks the validation failures down by cause, in the order of
+// causeText's classes, naming the cancels behind "rejected" ones.
+func causesNote(f IncidentFigures) string {
+	if f.ValidationFailed == 0 {
+		return "no migration failed path validation: no fault, leak or cancel disturbed a validation while it ran"
+	}
+	var parts []string
+	for _, c := range []string{"leak", "own controller", "volume path", "no-answer", "refused", "rejected", "other"} {
+		n := f.FailureCauses[c]
+		if n == 0 {
+			continue
+		}
+		p := fmt.Sprintf("%d %s — %s", n, c, causeText[c])
+		if c == "rejected" {
+			var by []string
+			k := 0
+			for _, v := range f.Failures {
+				if v.Cause == c && v.CancelledBy != "" {
+					k++
+					if !slices.Contains(by, v.CancelledBy) {
+						by = append(by, v.CancelledBy)
+					}
+				}
+			}
+			if k > 0 {
+				p += fmt.Sprintf("; %d of them after an earlier migration of the same volume (%s) was cancelled before "+
+					"continue with that node in its source: sbcli's cancel path (migration_controller.py _cleanup_created) "+
+					"deletes the subsystem on a target primary/secondary node that was the source's tertiary, and a later "+
+					"CreateMigration only adds a listener on a node it believes holds the subsystem", k, strings.Join(by, ", "))
+			}
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("the %d validation failures have no cause recorded", f.ValidationFailed)
+	}
+	return fmt.Sprintf("the %d validation failures by cause: %s", f.ValidationFailed, strings.Join(parts, "; "))
+}
+
+// leakedKindsText is the leak breakdown, every kind, summing to Leaked.
+func leakedKindsText(f IncidentFigures) string {
+	parts := []string{
+		fmt.Sprintf("%d connecting", f.LeakedKinds["connecting"]),
+		fmt.Sprintf("%d live no namespace", f.LeakedKinds["live no namespace"]),
+	}
+	for _, k := range slices.Sorted(maps.Keys(f.LeakedKinds)) {
+		if k != "connecting" && k != "live no namespace" {
+			parts = append(parts, fmt.Sprintf("%d %s", f.LeakedKinds[k], k))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// leaksNote explains the leaked controllers' count from where they came from.
+func leaksNote(f IncidentFigures) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(f.LeakOrigins)) {
+		parts = append(parts, fmt.Sprintf("%d from a %s", f.LeakOrigins[k], k))
+	}
+	b := fmt.Sprintf("the %d leaked controllers (%s)", f.Leaked, leakedKindsText(f))
+	if len(parts) > 0 {
+		b += " came: " + strings.Join(parts, ", ")
+	}
+	b += fmt.Sprintf("; %d of %d migrations failed or were aborted (each failed validation can leave the target "+
+		"paths it connected)", f.Outcomes[record.PhaseFailed]+f.Outcomes[record.PhaseAborted], f.Migrations)
+	if f.LeaksRemovedByKernel > 0 {
+		b += fmt.Sprintf("; the kernel removed %d controllers after max_reconnects", f.LeaksRemovedByKernel)
+	}
+	if f.LeaksHealed > 0 {
+		b += fmt.Sprintf("; %d leaks reconnected live when their endpoint came back", f.LeaksHealed)
+	}
+	if n, migs := cancelLosses(f, "leaked"); n > 0 {
+		b += fmt.Sprintf("; %d are volume paths left connecting at a published endpoint after the cancel of %s (before "+
+			"continue) deleted the volume's subsystem on that node — sbcli's cancel path (migration_controller.py "+
+			"_cleanup_created) deletes the subsystem on a target primary/secondary that was the source's tertiary, the "+
+			"volume's own path there included; the control plane still publishes the endpoint and the target rejects "+
+			"every reconnect", n, strings.Join(migs, ", "))
+	}
+	return b
+}
+
+// missingNote explains published endpoints without a controller.
+func missingNote(f IncidentFigures) string {
+	n, migs := cancelLosses(f, "missing")
+	b := fmt.Sprintf("%d published endpoints have no controller on a consumer host", len(f.MissingEndpoints))
+	if n > 0 {
+		b += fmt.Sprintf("; at %d of them the kernel removed the volume path after max_reconnects of rejected "+
+			"reconnects, because the cancel of %s (before continue) deleted the volume's subsystem on that node — "+
+			"sbcli's cancel path (migration_controller.py _cleanup_created) deletes it on a target primary/secondary "+
+			"that was the source's tertiary, while the control plane still publishes the endpoint: a control-plane "+
+			"defect the operator fix does not touch", n, strings.Join(migs, ", "))
+	}
+	if r := len(f.MissingEndpoints) - n; r > 0 {
+		b += fmt.Sprintf("; %d not explained by the record (no removal after a cancel found)", r)
+	}
+	return b
+}
+
+// cancelLosses counts f.CancelLosses of a kind and names their migrations.
+func cancelLosses(f IncidentFigures, what string) (int, []string) {
+	n := 0
+	var migs []string
+	for _, c := range f.CancelLosses {
+		if c.What == what {
+			n++
+			if !slices.Contains(migs, c.Migration) {
+				migs = append(migs, c.Migration)
+			}
+		}
+	}
+	slices.Sort(migs)
+	return n, migs
+}
+
+// rejectionsNote explains the CONNECT rejection rate: every connecting
+// controller whose target listens at its ip:port but no longer exposes
+// its subsystem there sends one CONNECT per reconnect_delay (2 s in the
+// control plane's connect strings: 30 per minute), each rejected.
+func rejectionsNote(f IncidentFigures) string {
+	if f.LeakedConnecting == 0 {
+		return fmt.Sprintf("%.0f rejections/min: no connecting controller was left at the end, so nothing reconnects "+
+			"(each connecting leak at a port that listens adds 30/min, one CONNECT every reconnect_delay 2 s)", f.RejectionsPerMin)
+	}
+	want := float64(f.LeakedConnecting) * 30
+	b := fmt.Sprintf("rejections/min = connecting leaks × 30/min per controller (one CONNECT every reconnect_delay 2 s, "+
+		"each rejected): %d × 30 = %.0f, measured %.0f", f.LeakedConnecting, want, f.RejectionsPerMin)
+	if d := want - f.RejectionsPerMin; d >= 30 {
+		b += fmt.Sprintf(" (about %.0f connecting leaks send no CONNECT: nothing listens at their ip:port, TCP is refused)", d/30)
+	}
+	return b
 }
 
 // WriteIncidentTable prints the figures of several runs side by side.
@@ -563,6 +971,9 @@ func WriteIncidentTable(w io.Writer, figs []IncidentFigures, shapes []Shape) {
 	add("controllers at the end / expected", func(f IncidentFigures) string {
 		return fmt.Sprintf("%d / %d", f.Controllers, f.Expected)
 	})
+	add("  healthy + leaked; endpoints missing", func(f IncidentFigures) string {
+		return fmt.Sprintf("%d + %d; %d", f.Healthy, f.Controllers-f.Healthy, len(f.MissingEndpoints))
+	})
 	add("  per host", func(f IncidentFigures) string {
 		var parts []string
 		for _, h := range slices.Sorted(maps.Keys(f.ControllersPerHost)) {
@@ -571,7 +982,7 @@ func WriteIncidentTable(w io.Writer, figs []IncidentFigures, shapes []Shape) {
 		return strings.Join(parts, ", ")
 	})
 	add("leaked controllers", func(f IncidentFigures) string {
-		return fmt.Sprintf("%d (%d connecting, %d live no namespace)", f.Leaked, f.LeakedConnecting, f.LeakedLiveNoNamespace)
+		return fmt.Sprintf("%d (%s)", f.Leaked, leakedKindsText(f))
 	})
 	add("CONNECT rejections/min at the end", func(f IncidentFigures) string { return fmt.Sprintf("%.0f", f.RejectionsPerMin) })
 	add("pods killed", func(f IncidentFigures) string { return strconv.Itoa(f.PodsKilled) })
@@ -603,6 +1014,9 @@ func WriteIncidentTable(w io.Writer, figs []IncidentFigures, shapes []Shape) {
 		}
 		fmt.Fprintln(w)
 	}
+	fmt.Fprintf(w, "(controllers: of the run's subsystems in each host's last sample, every state but deleting/dead — what the "+
+		"leak check inspects; expected: one per published ip:port endpoint of each volume the host consumes; healthy: not named by "+
+		"the leak check; endpoints missing: published endpoints with no controller, path-completeness)\n")
 	fmt.Fprintf(w, "(incident fio-mig-1787159565: 16 of 23 failed validation; 32 controllers where ~18 were expected, 18 leaked; ~146 rejections/min; 8 of 10 pods killed)\n")
 }
 
@@ -634,14 +1048,18 @@ func IncidentMarkdown(f IncidentFigures, s Shape, all []IncidentFigures, shapes 
 	if len(f.Failures) == 0 {
 		b.WriteString("None.\n")
 	} else {
-		b.WriteString("| migration | at | host | controller | endpoint | state | leaked by | detail |\n|---|---|---|---|---|---|---|---|\n")
+		b.WriteString("| migration | at | host | controller | endpoint | state | leaked by | cause | detail |\n|---|---|---|---|---|---|---|---|---|\n")
 		for _, v := range f.Failures {
 			origin := orDefault(v.Origin, "—")
 			if v.LeakCaused {
 				origin = "**" + origin + "**"
 			}
-			fmt.Fprintf(&b, "| %s | %.1f s | %s | %s | %s | %s | %s | %s |\n", v.Migration, v.AtS, orDefault(v.Host, "—"),
-				orDefault(v.Controller, "—"), orDefault(v.Endpoint, "—"), orDefault(v.State, "—"), origin, strings.ReplaceAll(v.Detail, "|", "\\|"))
+			cause := v.Cause
+			if v.CancelledBy != "" {
+				cause += " (after " + v.CancelledBy + "'s cancel)"
+			}
+			fmt.Fprintf(&b, "| %s | %.1f s | %s | %s | %s | %s | %s | %s | %s |\n", v.Migration, v.AtS, orDefault(v.Host, "—"),
+				orDefault(v.Controller, "—"), orDefault(v.Endpoint, "—"), orDefault(v.State, "—"), origin, cause, strings.ReplaceAll(v.Detail, "|", "\\|"))
 		}
 		b.WriteString("\n\"leaked by\" is the migration whose validation created that controller (bold: an earlier migration, i.e. a leak); " +
 			"\"csi\" is a volume path of the CSI driver.\n")

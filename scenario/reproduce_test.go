@@ -172,16 +172,25 @@ func TestComputeIncidentFigures(t *testing.T) {
 		Outcomes:         map[string]int{record.PhaseFailed: 3, record.PhaseCompleted: 1},
 		ValidationFailed: 3, LeakCaused: 2,
 		Failures: []ValidationFailure{
-			{Migration: "mig-0001", NQN: nqnA, AtS: 14, Host: "h1", Detail: "NVMe path validation failed on h1: connect 10.0.0.3:4430: refused"},
+			{Migration: "mig-0001", NQN: nqnA, AtS: 14, Host: "h1", Cause: "refused", Detail: "NVMe path validation failed on h1: connect 10.0.0.3:4430: refused"},
 			{Migration: "mig-0002", NQN: nqnA, AtS: 35, Host: "h1", Controller: "nvme3", Endpoint: "10.0.0.3:4430", State: "connecting",
-				Origin: "mig-0001", OriginSource: "record", LeakCaused: true, Detail: "stale-endpoint nvme3"},
+				Origin: "mig-0001", OriginSource: "record", LeakCaused: true, Cause: "leak", Detail: "stale-endpoint nvme3"},
 			{Migration: "mig-0003", NQN: nqnA, AtS: 45, Host: "h1", Controller: "nvme3", Origin: "mig-0001", OriginSource: "timeline",
-				LeakCaused: true, Detail: "NVMe path validation failed on h1: target path 10.0.0.3:4430 on nvme3 is connecting"},
+				LeakCaused: true, Cause: "leak", Detail: "NVMe path validation failed on h1: target path 10.0.0.3:4430 on nvme3 is connecting"},
 		},
 		ControllersPerHost: map[string]int{"h1": 3, "h2": 1}, ExpectedPerHost: map[string]int{"h1": 2, "h2": 1},
 		Controllers: 4, Expected: 3,
 		Leaked: 2, LeakedByState: map[string]int{"connecting": 1, "live": 1}, LeakedConnecting: 1, LeakedLiveNoNamespace: 1,
 		LeaksRemovedByKernel: 1, LeakCausedSameVolume: 2, LeaksHealed: 1,
+		// Every kind once, summing to Leaked; nvme3 was born inside the
+		// failed mig-0001, nvme4 has no "new ctrl" line (a volume path).
+		LeakedKinds: map[string]int{"connecting": 1, "live no namespace": 1},
+		LeakOrigins: map[string]int{"validation of a failed migration": 1, "volume path (csi)": 1},
+		// h1 nvme0/nvme3/nvme4 + h2 nvme1 (the foreign nvme5 not counted), 2 leaked.
+		Healthy: 2, MissingEndpoints: []record.MissingEndpoint{},
+		FailureCauses: map[string]int{"leak": 2, "refused": 1},
+		// mig-0002 and mig-0003 come after mig-0001 (same volume) failed.
+		FailuresAfterOwnFailure: 2,
 		// (400+100) - (10+0) rejections over the last 600 s (600..1200): the
 		// counters at 600 s are those reported at 100 s.
 		RejectionsPerMin: 49, RejectionWindowS: 600,
@@ -254,13 +263,33 @@ func TestJudgeShape(t *testing.T) {
 		}, false, "0 leaked controllers", "need --reconnect-reset=partial"},
 		{"cascade confined to the leaking volumes", func(f *IncidentFigures) {
 			f.ValidationFailed, f.LeakCaused, f.LeakCausedSameVolume, f.LeaksHealed = 7, 3, 3, 2
-		}, false, "7 of 23 migrations failed", "every leak-caused failure (3) hit a later migration of the volume"},
+		}, false, "7 of 23 migrations failed", "3 of the 3 leak-caused failures hit the leaking migration's own volume"},
+		{"failure causes are named", func(f *IncidentFigures) {
+			f.ValidationFailed, f.LeakCaused, f.FailureCauses = 20, 0, map[string]int{"refused": 9, "rejected": 11}
+		}, false, "0 of 20 validation failures", "9 refused — TCP refused"},
+		{"rejections explained by the connecting leaks", func(f *IncidentFigures) { f.LeakedConnecting, f.RejectionsPerMin = 28, 840 },
+			false, "840 CONNECT rejections/min", "28 × 30 = 840, measured 840"},
 		{"healed leaks are named", func(f *IncidentFigures) { f.ValidationFailed, f.LeakCaused, f.LeaksHealed = 5, 1, 4 },
 			false, "5 of 23", "4 leaked controllers reconnected live"},
 		{"no pod died", func(f *IncidentFigures) { f.PodsKilled = 0 }, true, "", "no fio pod died"},
 		{"fixed, clean", func(f *IncidentFigures) { *f = IncidentFigures{Operator: "fixed", Migrations: 23, ValidationFailed: 6} }, true, "", ""},
 		{"fixed, one leak", func(f *IncidentFigures) { *f = IncidentFigures{Operator: "fixed", Migrations: 23, Leaked: 1} }, false, "1 leaked controllers", ""},
 		{"fixed, leak-caused failure", func(f *IncidentFigures) { *f = IncidentFigures{Operator: "fixed", Migrations: 23, LeakCaused: 1} }, false, "1 validation failures caused", ""},
+		{"fixed, published endpoints without a controller after a cancel", func(f *IncidentFigures) {
+			*f = IncidentFigures{Operator: "fixed", Migrations: 23,
+				LeakCheck:         record.CheckResult{Verdict: record.Pass},
+				CompletenessCheck: record.CheckResult{Verdict: record.Fail},
+				MissingEndpoints:  []record.MissingEndpoint{{Host: "h1", NQN: "nqn.a", Endpoint: "10.0.0.3:4426"}},
+				CancelLosses:      []CancelLoss{{What: "missing", Host: "h1", NQN: "nqn.a", Endpoint: "10.0.0.3:4426", Migration: "mig-0001"}}}
+		}, false, "1 published endpoints without a controller (path-completeness fail)", "the cancel of mig-0001 (before continue) deleted"},
+		{"fixed, leak check inconclusive", func(f *IncidentFigures) {
+			*f = IncidentFigures{Operator: "fixed", Migrations: 23, LeakCheck: record.CheckResult{Verdict: record.Inconclusive, Detail: "short"},
+				CompletenessCheck: record.CheckResult{Verdict: record.Pass}}
+		}, false, "leaked-controllers check inconclusive", ""},
+		{"fixed, both checks pass", func(f *IncidentFigures) {
+			*f = IncidentFigures{Operator: "fixed", Migrations: 23, ValidationFailed: 6, LeakCheck: record.CheckResult{Verdict: record.Pass},
+				CompletenessCheck: record.CheckResult{Verdict: record.Pass}}
+		}, true, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := cascade
