@@ -15,9 +15,14 @@ import (
 
 // File names inside one fio process's directory.
 const (
-	JobFileName    = "job.fio"
-	OutputFileName = "result.json" // --output-format=json+
-	StderrFileName = "stderr.txt"  // io_u error lines, verify reports
+	JobFileName = "job.fio"
+	// OutputFileName is fio's --output in --output-format=json+, kept as
+	// fio wrote it: stopped by fiomig's SIGINT, fio puts the line "fio:
+	// terminating on signal 2" before the JSON document, so the file is
+	// not pure JSON; fio.ParseResult skips that text preamble (its
+	// Preamble field keeps it).
+	OutputFileName = "result.json"
+	StderrFileName = "stderr.txt" // io_u error lines, verify reports
 	StdoutFileName = "stdout.txt"
 	// LogPrefix is write_lat_log's prefix: the per-I/O total-latency log
 	// is fio.LatLogName(LogPrefix, 1) = "lat_lat.1.log".
