@@ -10,7 +10,9 @@ import (
 )
 
 // FaultsLanded is the check "faults-landed": every fault line with action
-// "inject" carries evidence that the fault landed, and every fault of the
+// "inject" carries evidence that the fault landed — itself, or, for a fault
+// whose effect comes later (dropped CONNECTs), the first "landed" line of
+// the same fault and target after it, before its next injection — and every fault of the
 // plan's schedule (plan.Faults, matched by fault and target) has an inject
 // line. A fault without evidence cannot support a pass — the run proved
 // nothing about it — so the check is inconclusive then, never pass; it
@@ -23,13 +25,13 @@ func (r *runIndex) faultsLanded() record.CheckResult {
 	var problems []string
 	injected := map[string]int{}
 	n := 0
-	for _, l := range r.faults {
+	for i, l := range r.faults {
 		if l.Action != "inject" {
 			continue
 		}
 		n++
 		injected[l.Fault+"\x00"+l.Target]++
-		if len(l.Evidence) == 0 {
+		if len(l.Evidence) == 0 && !landedLater(l, r.faults[i+1:]) {
 			problems = append(problems, fmt.Sprintf("%s on %s injected at %s left no evidence", l.Fault, l.Target, fmtS(l.T)))
 		}
 	}
@@ -51,4 +53,23 @@ func (r *runIndex) faultsLanded() record.CheckResult {
 	}
 	return record.CheckResult{Name: CheckFaultsLanded, Verdict: record.Pass,
 		Detail: fmt.Sprintf("all %d injected fault(s) left evidence", n)}
+}
+
+// landedLater reports whether a "landed" line with evidence of inj's fault
+// and target follows it, before that fault's next inject line.
+func landedLater(inj record.Line, rest []record.Line) bool {
+	for _, l := range rest {
+		if l.Fault != inj.Fault || l.Target != inj.Target {
+			continue
+		}
+		switch l.Action {
+		case "inject":
+			return false
+		case "landed":
+			if len(l.Evidence) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -25,6 +25,10 @@ const (
 const (
 	ActionInject  = "inject"
 	ActionRecover = "recover"
+	// ActionLanded is the line of a Lagging fault's first effect, with its
+	// evidence, after its evidence-less inject line (checks.FaultsLanded
+	// accepts an inject line's evidence from the landed line that follows).
+	ActionLanded = "landed"
 )
 
 // Modes of aborted-validation (FaultSpec.Params["mode"]).
@@ -61,9 +65,12 @@ type Fault interface {
 
 // Lagging is a fault whose evidence appears only after injection (dropped
 // CONNECTs are evidence only once a CONNECT arrives). The Injector writes
-// its inject line when Landed first reports evidence, at the time the
-// fault first took effect — or, if it never did, at recovery, with no
-// evidence.
+// its inject line at the injection instant with the evidence known then
+// (none), and a "landed" line with the evidence when Landed first reports
+// it, at the time the fault first took effect; if it never did, the
+// recover line says so (its reason) and no landed line exists, which
+// leaves checks.FaultsLanded inconclusive. The timeline stays in time
+// order and append-only.
 type Lagging interface {
 	Fault
 	// Landed returns the evidence so far, the cluster time at which the

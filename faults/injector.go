@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -18,7 +19,8 @@ import (
 // A fault with a phase trigger fires when its migration enters the phase
 // (plus params after_s); on a cluster that implements EventStepper that is
 // the exact instant, otherwise the end of the AdvanceTo that reported the
-// phase line. Likewise a lagging fault's first effect is dated to its event
+// phase line. Every inject line is stamped at the injection instant; a
+// lagging fault's first effect (its "landed" line) is dated to its event
 // on an EventStepper, to the end of the AdvanceTo otherwise. A fault with a time trigger fires at at_s. Every injected
 // fault's recovery is registered at injection (before Inject runs, so even
 // a failed injection is recovered) and runs for_s seconds later, or at
@@ -49,7 +51,7 @@ type item struct {
 	recoverS  float64
 	injectedS float64
 	migration string // the migration whose phase fired the trigger
-	landed    bool   // the inject line has been written
+	landed    bool   // the fault has taken effect (or was no lagging one)
 	recovered bool
 }
 
@@ -215,15 +217,14 @@ func (in *Injector) inject(out *[]record.Line, it *item) {
 	// Register the recovery first: a half-done injection is recovered too.
 	it.state, it.injectedS, it.recoverS = active, now, now+it.spec.ForS
 	ev, err := it.fault.Inject(in.env)
-	if _, lag := it.fault.(Lagging); lag && err == nil {
-		return // the inject line comes with the first evidence (poll)
-	}
-	it.landed = true
+	_, lag := it.fault.(Lagging)
+	// A lagging fault's evidence comes later, with its landed line (poll).
+	it.landed = !lag || err != nil
 	in.line(out, now, it, ActionInject, ev, err)
 }
 
-// poll writes the inject line of a lagging fault that has just landed, at
-// the time it first took effect (within the lines of this AdvanceTo).
+// poll writes the landed line of a lagging fault that has just taken
+// effect, at the time it first did (within the lines of this AdvanceTo).
 func (in *Injector) poll(out *[]record.Line) {
 	for _, it := range in.items {
 		if it.state != active || it.landed {
@@ -238,7 +239,7 @@ func (in *Injector) poll(out *[]record.Line) {
 			continue
 		}
 		it.landed = true
-		l := in.faultLine(at, it, ActionInject, ev, nil)
+		l := in.faultLine(at, it, ActionLanded, ev, nil)
 		// Insert before the first line at or after the landing time, so the
 		// cause comes before the kernel's report of it.
 		k := sort.Search(len(*out), func(i int) bool { return (*out)[i].T >= at })
@@ -253,12 +254,15 @@ func (in *Injector) recover(out *[]record.Line, it *item) {
 	if !it.landed {
 		in.poll(out)
 	}
+	var noEffect error
 	if !it.landed {
+		// The inject line (at the injection instant, no evidence) stays
+		// without a landed line: the recover line says why.
 		it.landed = true
-		in.line(out, now, it, ActionInject, nil,
-			fmt.Errorf("no effect observed in the %g s window", it.spec.ForS))
+		noEffect = fmt.Errorf("no effect observed in the %g s window from %s s", now-it.injectedS, record.FormatT(it.injectedS))
 	}
 	ev, err := it.fault.Recover(in.env)
+	err = errors.Join(noEffect, err)
 	it.state, it.recovered = done, true
 	it.recoverS = now
 	in.line(out, now, it, ActionRecover, ev, err)
@@ -282,8 +286,8 @@ func (in *Injector) faultLine(t float64, it *item, action string, ev map[string]
 }
 
 // RecoverAll recovers every fault still active, now, and returns the fault
-// lines (including the inject line, without evidence, of a lagging fault
-// that never landed). Faults waiting for a trigger are dropped: they will
+// lines (a lagging fault that never landed gets no landed line; its
+// recover line says so). Faults waiting for a trigger are dropped: they will
 // not be injected any more.
 func (in *Injector) RecoverAll() []record.Line {
 	var out []record.Line

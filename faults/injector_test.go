@@ -168,7 +168,9 @@ func TestDroppedConnectsLandWithTheFirstDrop(t *testing.T) {
 			assertOrdered(t, lines)
 			got := faultLines(lines)
 			want := []record.Line{
-				{T: tc.landAt, Kind: record.KindFault, Fault: KindDroppedConnects, Action: ActionInject, Target: "storage-2",
+				// Stamped at the injection instant, with the evidence known then (none).
+				{T: 1, Kind: record.KindFault, Fault: KindDroppedConnects, Action: ActionInject, Target: "storage-2"},
+				{T: tc.landAt, Kind: record.KindFault, Fault: KindDroppedConnects, Action: ActionLanded, Target: "storage-2",
 					Evidence: map[string]string{"connects_dropped": "1"}},
 				{T: 5, Kind: record.KindFault, Fault: KindDroppedConnects, Action: ActionRecover, Target: "storage-2",
 					Evidence: map[string]string{"connects_dropped": "2"}},
@@ -177,10 +179,10 @@ func TestDroppedConnectsLandWithTheFirstDrop(t *testing.T) {
 				t.Errorf("fault lines (-want +got):\n%s", d)
 			}
 			if tc.stepper {
-				// The inject line precedes the kernel's report of the dropped CONNECT.
+				// The landed line precedes the kernel's report of the dropped CONNECT.
 				for i, l := range lines {
 					if l.Kind == record.KindKernel && l.T == 2.25 && (i == 0 || lines[i-1].Kind != record.KindFault) {
-						t.Errorf("kernel line of the first drop is not preceded by the inject line")
+						t.Errorf("kernel line of the first drop is not preceded by the landed line")
 					}
 				}
 			}
@@ -208,9 +210,9 @@ func TestFaultWithoutEffectMakesTheVerdictInconclusive(t *testing.T) {
 	in, _ := NewInjector(f, sched)
 	lines := drive(t, in, 1, 4)
 	got := faultLines(lines)
-	if len(got) != 2 || got[0].Action != ActionInject || len(got[0].Evidence) != 0 || got[0].T != 3 ||
-		!strings.Contains(got[0].Reason, "no effect observed") {
-		t.Fatalf("fault lines %+v; want an evidence-less inject line at the window's end saying why", got)
+	if len(got) != 2 || got[0].Action != ActionInject || len(got[0].Evidence) != 0 || got[0].T != 1 ||
+		got[1].Action != ActionRecover || got[1].T != 3 || !strings.Contains(got[1].Reason, "no effect observed") {
+		t.Fatalf("fault lines %+v; want an evidence-less inject line at the injection (1 s) and the recover line at the window's end saying why", got)
 	}
 	res := checks.FaultsLanded(record.Plan{Faults: in.Executed()}, lines)
 	if res.Verdict != record.Inconclusive {
@@ -305,7 +307,6 @@ func TestRecoveryIsRegisteredBeforeInjectionAndRunsAtTheEnd(t *testing.T) {
 	}
 	want := []string{
 		"target-restart recover storage-1",
-		"dropped-connects inject storage-3", // never landed: evidence-less inject line
 		"dropped-connects recover storage-3",
 	}
 	if d := cmp.Diff(want, actions); d != "" {

@@ -2,6 +2,7 @@ package faults_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -186,14 +187,15 @@ func TestTargetRestartEvidenceAndEffect(t *testing.T) {
 // TestDroppedConnectsFailValidation: CONNECTs to one node dropped from the
 // start of a migration's validation get no answer; the validation Job's
 // connect to that node's target listener times out and the migration fails
-// its path validation. The evidence counts the dropped CONNECTs.
+// its path validation. The inject line is stamped at the injection instant
+// (the phase trigger), the landed line at the first drop carries the count.
 func TestDroppedConnectsFailValidation(t *testing.T) {
 	sched := []record.FaultSpec{{Fault: faults.KindDroppedConnects, Target: "storage-3", Phase: record.PhaseValidating,
 		Migration: "mig-0001", ForS: 30}}
 	r := runWithFaults(t, simbackend.Config{Seed: 5}, params(1, 60, 1), sched)
 	fl := faultLinesOf(r.lines, faults.KindDroppedConnects)
-	if len(fl) != 2 {
-		t.Fatalf("fault lines %+v; want inject and recover", fl)
+	if len(fl) != 3 || fl[0].Action != faults.ActionInject || fl[1].Action != faults.ActionLanded || fl[2].Action != faults.ActionRecover {
+		t.Fatalf("fault lines %+v; want inject, landed and recover", fl)
 	}
 	var validating, failed record.Line
 	for _, l := range r.lines {
@@ -206,9 +208,15 @@ func TestDroppedConnectsFailValidation(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("dropped: %+v / %+v; failed %q", fl[0], fl[1], failed.Reason)
-	if fl[0].Evidence["connects_dropped"] == "" || fl[0].T < validating.T || fl[0].T > validating.T+5 {
-		t.Errorf("inject line %+v; want connects_dropped evidence within the first seconds of Validating (%v)", fl[0], validating.T)
+	t.Logf("dropped: %+v / %+v / %+v; failed %q", fl[0], fl[1], fl[2], failed.Reason)
+	if fl[0].T != validating.T || len(fl[0].Evidence) != 0 {
+		t.Errorf("inject line %+v; want it at the Validating phase (%v), without evidence yet", fl[0], validating.T)
+	}
+	if fl[1].Evidence["connects_dropped"] == "" || fl[1].T < validating.T || fl[1].T > validating.T+5 {
+		t.Errorf("landed line %+v; want connects_dropped evidence within the first seconds of Validating (%v)", fl[1], validating.T)
+	}
+	if want, _ := strconv.ParseFloat(r.inj.Executed()[0].Params["injected_at_s"], 64); fl[0].T != want {
+		t.Errorf("inject line at %v, plan.json injected_at_s %v: want the same instant", fl[0].T, want)
 	}
 	if failed.Kind == "" || !strings.Contains(failed.Reason, "path validation failed") || !strings.Contains(failed.Reason, "10.0.0.3") {
 		t.Errorf("mig-0001 did not fail validation on the dropped node: %+v", failed)
