@@ -51,10 +51,7 @@ func FioSection(plan record.Plan, sum record.Summary) *FioView {
 	if fs == nil {
 		return nil
 	}
-	verdicts := map[string]record.CheckResult{}
-	for _, c := range sum.Checks {
-		verdicts[c.Name] = c
-	}
+	verdicts := checksByName(sum)
 	crit := plan.Params.PauseCritS
 	v := &FioView{
 		Note: fmt.Sprintf("Two independent measurements of each migration's stall: the longest pause window from the hosts' ANA samples (every %s) and the longest gap between completions in fio's own per-I/O log (real fio on the volume's FUSE file, which follows that host's multipath head). They agree when they differ by at most max(2 × sample interval, 0.25 s) = %s; fio gaps under %s are not listed (shown as 0).",

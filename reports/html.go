@@ -92,10 +92,7 @@ type htmlWindow struct{ Host, NQN, Window, Length string }
 func HTML(plan record.Plan, sum record.Summary, plotSVG []byte) ([]byte, error) {
 	p := plan.Params
 	crit := p.PauseCritS
-	verdicts := map[string]record.CheckResult{}
-	for _, c := range sum.Checks {
-		verdicts[c.Name] = c
-	}
+	verdicts := checksByName(sum)
 	nqns := newNQNLegend(plan, sum)
 	leak := verdictOf(verdicts, checks.CheckLeakedControllers)
 	complete := verdictOf(verdicts, checks.CheckPathCompleteness)

@@ -43,10 +43,7 @@ func Markdown(plan record.Plan, sum record.Summary) []byte {
 	var b bytes.Buffer
 	p := plan.Params
 	crit := p.PauseCritS
-	verdicts := map[string]record.CheckResult{}
-	for _, c := range sum.Checks {
-		verdicts[c.Name] = c
-	}
+	verdicts := checksByName(sum)
 	nqns := newNQNLegend(plan, sum)
 
 	fmt.Fprintf(&b, "# fiomig run report — %s\n\n", strings.ToUpper(sum.Verdict))
@@ -258,6 +255,15 @@ func noFinding(m map[string]record.CheckResult, name, ok string, nqns *nqnLegend
 		return "Not evaluated."
 	}
 	return fmt.Sprintf("Nothing listed; the check is %s: %s.", c.Verdict, strings.TrimSuffix(nqns.text(c.Detail), "."))
+}
+
+// checksByName indexes sum.Checks by check name.
+func checksByName(sum record.Summary) map[string]record.CheckResult {
+	m := make(map[string]record.CheckResult, len(sum.Checks))
+	for _, c := range sum.Checks {
+		m[c.Name] = c
+	}
+	return m
 }
 
 func verdictOf(m map[string]record.CheckResult, name string) string {
