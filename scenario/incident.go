@@ -110,8 +110,12 @@ type IncidentFigures struct {
 	PodsKilledList []string `json:"pods_killed_list,omitempty"`
 	// LongestPauseS is the longest pause window of the run, attributed or not.
 	LongestPauseS float64 `json:"longest_pause_s"`
-	// FaultsInjected counts fault inject lines with evidence.
+	// FaultsInjected counts faults that left evidence (inject lines with
+	// evidence, and landed lines of faults whose effect came later).
 	FaultsInjected int `json:"faults_injected"`
+	// FaultsCheck is the run's faults-landed check (summary.json):
+	// inconclusive when a fault left no evidence.
+	FaultsCheck record.CheckResult `json:"faults_check"`
 }
 
 // ValidationFailure is one migration that failed path validation: the
@@ -374,7 +378,7 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 				f.PodsKilledList = append(f.PodsKilledList, l.Pod)
 			}
 		case record.KindFault:
-			if l.Action == "inject" && len(l.Evidence) > 0 {
+			if (l.Action == "inject" || l.Action == "landed") && len(l.Evidence) > 0 {
 				f.FaultsInjected++
 			}
 		}
@@ -593,6 +597,8 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 			f.LeakCheck = c
 		case checks.CheckPathCompleteness:
 			f.CompletenessCheck = c
+		case checks.CheckFaultsLanded:
+			f.FaultsCheck = c
 		}
 	}
 	// CONNECT rejections per minute over the last window.
@@ -890,11 +896,11 @@ func leaksNote(f IncidentFigures) string {
 		b += fmt.Sprintf("; %d leaks reconnected live when their endpoint came back", f.LeaksHealed)
 	}
 	if n, migs := cancelLosses(f, "leaked"); n > 0 {
-		b += fmt.Sprintf("; %d are volume paths left connecting at a published endpoint after the cancel of %s (before "+
-			"continue) deleted the volume's subsystem on that node — sbcli's cancel path (migration_controller.py "+
-			"_cleanup_created) deletes the subsystem on a target primary/secondary that was the source's tertiary, the "+
-			"volume's own path there included; the control plane still publishes the endpoint and the target rejects "+
-			"every reconnect", n, strings.Join(migs, ", "))
+		b += fmt.Sprintf("; %d of them sit connecting at a published endpoint of their volume, created before the cancel of "+
+			"%s (before continue), whose source listed that endpoint: the cancel deleted the volume's subsystem on that "+
+			"node — sbcli's cancel path (migration_controller.py _cleanup_created) deletes the subsystem on a target "+
+			"primary/secondary that was the source's tertiary, the volume's own path there included; the control plane "+
+			"still publishes the endpoint and the target rejects every reconnect", n, strings.Join(migs, ", "))
 	}
 	return b
 }
@@ -1038,6 +1044,12 @@ func IncidentMarkdown(f IncidentFigures, s Shape, all []IncidentFigures, shapes 
 	}
 	for _, n := range s.Notes {
 		fmt.Fprintf(&b, "Note: %s\n\n", n)
+	}
+	if f.FaultsCheck.Verdict == record.Inconclusive {
+		fmt.Fprintf(&b, "**Faults: inconclusive** — %s. A fault that left no evidence proves nothing about its effect: "+
+			"this run's shape cannot be trusted either way.\n\n", f.FaultsCheck.Detail)
+	} else if f.FaultsCheck.Verdict != "" {
+		fmt.Fprintf(&b, "Faults: %s — %s.\n\n", f.FaultsCheck.Verdict, f.FaultsCheck.Detail)
 	}
 	b.WriteString("## Side by side\n\n```\n")
 	if len(all) == 0 {

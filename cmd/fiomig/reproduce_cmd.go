@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fiomig/fiomig/checks"
 	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/scenario"
 )
@@ -32,7 +31,7 @@ type reproduceFlags struct {
 
 func (f *reproduceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.operator, "operator", "both", "operator variant: `prefix`, fixed or both (same seed, side by side)")
-	fs.Int64Var(&f.seed, "seed", 1, "`seed` of the simulated world and of the fault schedule; the same seed gives a byte-identical run record")
+	fs.Int64Var(&f.seed, "seed", 1, "`seed` (any int64, negative included) of the simulated world and of the fault schedule; the same seed gives a byte-identical run record")
 	fs.StringVar(&f.out, "out", "out", "`directory` under which each operator's run directory fio-mig-<unix seconds>[-N] is created")
 	fs.StringVar(&f.reconnectReset, "reconnect-reset", "full", "kernel reconnect counter reset: `full` (upstream: after a successful reconnect) or partial (also after a rejected CONNECT, as field reports say some kernels do)")
 	fs.StringVar(&f.kernelDNR, "kernel-dnr", "honor", "kernel handling of a CONNECT rejected with DNR: `honor` (stop reconnecting) or ignore")
@@ -88,9 +87,18 @@ leaked controllers at the end, 50 to 400 CONNECT rejections/min; fixed shows
 no leaked controller and no leak-caused failure. A missing shape is explained
 (which kernel switch or mechanism it needs); parameters are never fitted.
 
-Exit codes: 0 every operator shows its expected shape, 1 one does not,
-3 one does not and a scheduled fault left no evidence (inconclusive),
-2 bad usage, 130 interrupted.
+Exit codes: 0 every operator shows its expected shape and every scheduled
+fault left evidence; 1 an operator whose faults all left evidence does not
+show its shape (a real failure outranks an inconclusive run of the other
+operator); 3 no such failure, but in some operator's run a scheduled fault
+left no evidence (faults-landed inconclusive: that run proves nothing, its
+shape "yes" or "NO" either way); 2 bad usage; 130 interrupted.
+
+--seed is any int64, negative and zero included: the simulated world
+(math/rand.NewSource) and the fault schedule (math/rand/v2 PCG) are seeded
+with it, both well defined for every int64, and the same seed gives a
+byte-identical run record. math/rand reduces the world's seed modulo
+2^31-1, so seeds congruent modulo 2^31-1 share a world (not a schedule).
 
 Flags:
 `, scenario.IncidentID)
@@ -197,8 +205,9 @@ func printReproduction(w io.Writer, results []scenario.ReproduceResult) int {
 	}
 	fmt.Fprintf(w, "\n== %s, seed %d, side by side\n", scenario.IncidentID, results[0].Figures.Seed)
 	scenario.WriteIncidentTable(w, figs, shapes)
-	allOK, inconclusive := true, false
+	failed, inconclusive := false, false
 	for _, r := range results {
+		runInconclusive := r.Figures.FaultsCheck.Verdict == record.Inconclusive
 		f := r.Figures
 		fmt.Fprintf(w, "\n== %s: validation failures (%d)\n", f.Operator, len(f.Failures))
 		for _, v := range f.Failures {
@@ -222,7 +231,9 @@ func printReproduction(w io.Writer, results []scenario.ReproduceResult) int {
 		if r.Shape.OK {
 			fmt.Fprintf(w, "  expected shape: yes\n")
 		} else {
-			allOK = false
+			if !runInconclusive {
+				failed = true
+			}
 			fmt.Fprintf(w, "  expected shape: NO\n")
 			for _, m := range r.Shape.Missing {
 				fmt.Fprintf(w, "    - %s\n", m)
@@ -231,21 +242,19 @@ func printReproduction(w io.Writer, results []scenario.ReproduceResult) int {
 		for _, n := range r.Shape.Notes {
 			fmt.Fprintf(w, "  note: %s\n", n)
 		}
-		for _, c := range r.Summary.Checks {
-			if c.Name == checks.CheckFaultsLanded && c.Verdict == record.Inconclusive {
-				inconclusive = true
-				fmt.Fprintf(w, "  faults: %s\n", c.Detail)
-			}
+		if runInconclusive {
+			inconclusive = true
+			fmt.Fprintf(w, "  faults: inconclusive: %s\n", r.Figures.FaultsCheck.Detail)
 		}
 		fmt.Fprintf(w, "  report: %s/%s\n", r.Dir, scenario.ReproduceReportFile)
 	}
 	switch {
-	case allOK:
-		return exitPass
+	case failed:
+		return exitCheckFailed
 	case inconclusive:
 		return exitInconclusive
 	}
-	return exitCheckFailed
+	return exitPass
 }
 
 func clip(s string, n int) string {

@@ -39,28 +39,47 @@ func TestReproduceUsage(t *testing.T) {
 }
 
 // TestReproduceFixed runs the whole incident with the fixed operator (flags
-// after and before the incident name): exit 0 when it shows its expected
-// shape — no leaked controller, no leak-caused failure — with a normal run
-// directory plus reproduce.md, and the side-by-side table on stdout.
+// after and before the incident name): the side-by-side table on stdout, a
+// normal run directory plus reproduce.md, and an exit code that follows the
+// shape printed — 0 only with "expected shape: yes"; with "NO" each missed
+// criterion is listed and explained by at least one note, and the exit is
+// 1, or 3 when the run's faults left no evidence.
 func TestReproduceFixed(t *testing.T) {
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	code := dispatch([]string{"reproduce", "--seed", "2", scenario.IncidentID, "--operator", "fixed", "--out", out}, &stdout, &stderr)
-	if code != exitPass {
-		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
-	}
 	s := stdout.String()
 	for _, want := range []string{
-		"migrations failed on path validation", "controllers at the end / expected", "leaked controllers",
-		"CONNECT rejections/min at the end", "pods killed", "longest pause", "expected shape: yes",
+		"migrations failed on path validation", "controllers at the end / expected", "healthy + leaked; endpoints missing",
+		"leaked controllers", "CONNECT rejections/min at the end", "pods killed", "longest pause", "expected shape: ",
 		"--operator=fixed --seed=2",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, s)
 		}
 	}
-	if !regexp.MustCompile(`leaked controllers\s+0 \(`).MatchString(s) {
-		t.Errorf("fixed leaked controllers is not 0:\n%s", s)
+	inconclusive := strings.Contains(s, "faults: inconclusive")
+	switch {
+	case strings.Contains(s, "expected shape: yes"):
+		if code != exitPass && !(inconclusive && code == exitInconclusive) {
+			t.Errorf("shape yes: exit %d, want 0 (3 if a fault left no evidence)\n%s", code, s)
+		}
+		if !regexp.MustCompile(`leaked controllers\s+0 \(`).MatchString(s) {
+			t.Errorf("fixed shows its shape with leaked controllers:\n%s", s)
+		}
+	case strings.Contains(s, "expected shape: NO"):
+		want := exitCheckFailed
+		if inconclusive {
+			want = exitInconclusive
+		}
+		if code != want {
+			t.Errorf("shape NO: exit %d, want %d\n%s", code, want, s)
+		}
+		if !strings.Contains(s, "    - ") || !strings.Contains(s, "  note: ") {
+			t.Errorf("shape NO without the missed criteria and their notes:\n%s", s)
+		}
+	default:
+		t.Fatalf("exit %d, no shape printed\nstdout:\n%s\nstderr:\n%s", code, s, stderr.String())
 	}
 	dir := runDirOf(t, out)
 	for _, f := range []string{record.PlanFile, record.TimelineFile, record.SummaryFile, "report.md", scenario.ReproduceReportFile} {
@@ -75,5 +94,34 @@ func TestReproduceFixed(t *testing.T) {
 	if len(plan.Faults) == 0 || plan.Params.Extra["operator"] != "fixed" || plan.Params.SettleS != 9000 ||
 		plan.Params.SettleSampleIntervalS != 10 || plan.Params.Migrations != 23 {
 		t.Errorf("plan.json: faults %+v, params %+v; want the incident's schedule and parameters", plan.Faults, plan.Params)
+	}
+}
+
+// TestReproduceExitCodes: a real failure outranks an inconclusive run of
+// the other operator; inconclusive alone gives 3; all shapes shown, 0.
+func TestReproduceExitCodes(t *testing.T) {
+	run := func(op string, ok bool, faults string) scenario.ReproduceResult {
+		r := scenario.ReproduceResult{Shape: scenario.Shape{OK: ok}}
+		r.Figures.Operator = op
+		r.Figures.FaultsCheck = record.CheckResult{Name: "faults-landed", Verdict: faults, Detail: "x"}
+		if !ok {
+			r.Shape.Missing = []string{"something"}
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name string
+		rs   []scenario.ReproduceResult
+		want int
+	}{
+		{"both shapes", []scenario.ReproduceResult{run("prefix", true, record.Pass), run("fixed", true, record.Pass)}, exitPass},
+		{"prefix NO, fixed inconclusive", []scenario.ReproduceResult{run("prefix", false, record.Pass), run("fixed", false, record.Inconclusive)}, exitCheckFailed},
+		{"prefix inconclusive NO, fixed yes", []scenario.ReproduceResult{run("prefix", false, record.Inconclusive), run("fixed", true, record.Pass)}, exitInconclusive},
+		{"shape yes on a fault without evidence", []scenario.ReproduceResult{run("prefix", true, record.Pass), run("fixed", true, record.Inconclusive)}, exitInconclusive},
+	} {
+		var b bytes.Buffer
+		if got := printReproduction(&b, tc.rs); got != tc.want {
+			t.Errorf("%s: exit %d, want %d\n%s", tc.name, got, tc.want, b.String())
+		}
 	}
 }
