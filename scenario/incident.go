@@ -388,18 +388,17 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 	for _, s := range spans {
 		f.Outcomes[s.outcome]++
 	}
-	// cancelledBefore is the last migration of nqn cancelled before
+	// cancelledBefore is the first migration of nqn cancelled before
 	// continue (Failed or Aborted, never Running) that ended before t and
-	// satisfies ok (nil: any).
+	// satisfies ok (nil: any) — the first cancel is the one that deleted.
 	cancelledBefore := func(nqn string, t float64, ok func(*span) bool) *span {
-		var best *span
 		for _, s := range spans {
 			if s.nqn == nqn && s.ended && s.to < t && !s.running &&
 				(s.outcome == record.PhaseFailed || s.outcome == record.PhaseAborted) && (ok == nil || ok(s)) {
-				best = s
+				return s
 			}
 		}
-		return best
+		return nil
 	}
 	// earlierEnded: a migration of nqn failed or was aborted before t.
 	earlierEnded := func(nqn string, t float64) bool {

@@ -321,3 +321,80 @@ func BenchmarkReproduceBothOperators(b *testing.B) {
 		}
 	}
 }
+
+// TestCancelLossesFromTheRecord: a volume path at a source endpoint of a
+// migration cancelled before continue (Failed, never Running) that is left
+// connecting is a "leaked" cancel loss; one the kernel removed, leaving the
+// endpoint without a controller, a "missing" one; a later validation of the
+// same volume rejected on that node names the cancel. A migration that ran
+// (entered Running) before it failed is no such cancel.
+func TestCancelLossesFromTheRecord(t *testing.T) {
+	plan := record.Plan{Params: record.Params{Extra: map[string]string{"operator": "fixed"}},
+		Topology: record.Topology{Hosts: []record.HostInfo{{Name: "h1"}},
+			Volumes: []record.VolumeInfo{{Name: "a", NQN: "nqn.a", Consumers: []string{"h1"}}, {Name: "b", NQN: "nqn.b", Consumers: []string{"h1"}}}}}
+	pend := func(tm float64, mig, nqn string, src ...string) record.Line {
+		return record.Line{T: tm, Kind: record.KindPhase, Migration: mig, NQN: nqn, Phase: record.PhasePending, SourceEndpoints: src}
+	}
+	ph := func(tm float64, mig, nqn, phase string) record.Line {
+		return record.Line{T: tm, Kind: record.KindPhase, Migration: mig, NQN: nqn, Phase: phase}
+	}
+	kern := func(tm float64, ctrl, msg string) record.Line {
+		return record.Line{T: tm, Kind: record.KindKernel, Host: "h1", Controller: ctrl, Message: msg}
+	}
+	lines := []record.Line{
+		{T: 0, Kind: record.KindEndpoints, NQN: "nqn.a", Endpoints: []string{"10.0.0.1:4426", "10.0.0.3:4426"}},
+		{T: 0, Kind: record.KindEndpoints, NQN: "nqn.b", Endpoints: []string{"10.0.0.1:4428", "10.0.0.3:4428"}},
+		kern(0, "nvme2", `new ctrl: NQN "nqn.a", addr 10.0.0.3:4426, hostnqn: x`),
+		kern(0, "nvme5", `new ctrl: NQN "nqn.b", addr 10.0.0.3:4428, hostnqn: x`),
+		pend(10, "mig-0001", "nqn.a", "10.0.0.1:4426", "10.0.0.3:4426"),
+		ph(20, "mig-0001", "nqn.a", record.PhaseFailed),
+		pend(25, "mig-0002", "nqn.b", "10.0.0.1:4428", "10.0.0.3:4428"),
+		ph(30, "mig-0002", "nqn.b", record.PhaseFailed),
+		pend(35, "mig-0003", "nqn.a", "10.0.0.1:4426", "10.0.0.3:4426"),
+		{T: 40, Kind: record.KindPhase, Migration: "mig-0003", NQN: "nqn.a", Phase: record.PhaseFailed,
+			Reason:  "NVMe path validation failed on h1: connect 10.0.0.3:4430: rejected",
+			Details: map[string]string{"host": "h1", "endpoint": "10.0.0.3:4430", "detail": "connect 10.0.0.3:4430: rejected: x"}},
+		// A migration of b that ran before failing: no cancel before continue.
+		pend(50, "mig-0004", "nqn.b", "10.0.0.1:4428", "10.0.0.3:4428"),
+		ph(55, "mig-0004", "nqn.b", record.PhaseRunning),
+		ph(60, "mig-0004", "nqn.b", record.PhaseFailed),
+		kern(100, "nvme5", "Removing controller (1)..."),
+		{T: 200, Kind: record.KindSample, Host: "h1", Controllers: []record.Controller{
+			{Name: "nvme0", NQN: "nqn.a", Address: "10.0.0.1:4426", State: "live"},
+			{Name: "nvme1", NQN: "nqn.b", Address: "10.0.0.1:4428", State: "live"},
+			{Name: "nvme2", NQN: "nqn.a", Address: "10.0.0.3:4426", State: "connecting"},
+			{Name: "nvme9", NQN: "nqn.a", Address: "10.0.0.2:4426", State: "deleting"},
+		}},
+	}
+	sum := record.Summary{
+		LeakedControllers: []record.Leak{{Host: "h1", Controller: "nvme2", NQN: "nqn.a", Address: "10.0.0.3:4426", State: "connecting", Kind: "not-live"}},
+		MissingEndpoints:  []record.MissingEndpoint{{Host: "h1", NQN: "nqn.b", Endpoint: "10.0.0.3:4428"}},
+		Checks: []record.CheckResult{{Name: "leaked-controllers", Verdict: record.Fail}, {Name: "path-completeness", Verdict: record.Fail},
+			{Name: "faults-landed", Verdict: record.Pass}},
+	}
+	f := ComputeIncidentFigures(plan, lines, sum)
+	want := []CancelLoss{
+		{What: "leaked", Host: "h1", Controller: "nvme2", NQN: "nqn.a", Endpoint: "10.0.0.3:4426", Migration: "mig-0001", AtS: 20},
+		{What: "missing", Host: "h1", Controller: "nvme5", NQN: "nqn.b", Endpoint: "10.0.0.3:4428", Migration: "mig-0002", AtS: 30},
+	}
+	if d := cmp.Diff(want, f.CancelLosses); d != "" {
+		t.Errorf("cancel losses (-want +got):\n%s", d)
+	}
+	if len(f.Failures) != 1 || f.Failures[0].Cause != "rejected" || f.Failures[0].CancelledBy != "mig-0001" {
+		t.Errorf("failures %+v; want mig-0003 rejected after mig-0001's cancel", f.Failures)
+	}
+	// The deleting nvme9 is not counted (the leak check does not judge it).
+	if f.Controllers != 3 || f.Expected != 4 || f.Healthy != 2 || len(f.MissingEndpoints) != 1 {
+		t.Errorf("controllers %d / expected %d, healthy %d, missing %d; want 3 / 4, 2, 1", f.Controllers, f.Expected, f.Healthy, len(f.MissingEndpoints))
+	}
+	s := JudgeShape(f)
+	if s.OK || len(s.Missing) != 2 {
+		t.Errorf("fixed with a leak and a missing endpoint: shape %+v, want NO on both", s)
+	}
+	notes := strings.Join(s.Notes, "\n")
+	for _, w := range []string{"cancel of mig-0001", "cancel of mig-0002", "_cleanup_created"} {
+		if !strings.Contains(notes, w) {
+			t.Errorf("notes lack %q:\n%s", w, notes)
+		}
+	}
+}
