@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/fiomig/fiomig/checks"
@@ -18,10 +19,14 @@ type FioView struct {
 	IntegrityVerdict, IntegrityClass string
 	ErrorsVerdict, ErrorsClass       string
 	Note                             string
-	Rows                             []FioRow
-	Unattributed                     []FioGapRow
-	Volumes                          []FioVolumeRow
-	VerifyFailures                   []string
+	// VolumesNote explains the per-volume table: what Zero seconds counts,
+	// what fio's exit status means, and that result.json holds fio's raw
+	// output with a text preamble the parser skips.
+	VolumesNote    string
+	Rows           []FioRow
+	Unattributed   []FioGapRow
+	Volumes        []FioVolumeRow
+	VerifyFailures []string
 }
 
 // FioRow is one migration and volume: the ANA pause and fio's gap.
@@ -32,6 +37,9 @@ type FioRow struct {
 	// PauseOver/GapOver: over CUTOVER_PAUSE_CRIT_S; Disagree: off by more
 	// than the tolerance.
 	PauseOver, GapOver, Disagree bool
+	// NotJudged: why the pair is left out of the agreement check ("" when
+	// judged; record.FioComparison.NotJudged).
+	NotJudged string
 }
 
 // FioGapRow is one fio stall outside every migration.
@@ -57,6 +65,12 @@ func FioSection(plan record.Plan, sum record.Summary) *FioView {
 		Note: fmt.Sprintf("Two independent measurements of each migration's stall: the longest pause window from the hosts' ANA samples (every %s) and the longest gap between completions in fio's own per-I/O log (real fio on the volume's FUSE file, which follows that host's multipath head). They agree when they differ by at most max(2 × sample interval, 0.25 s) = %s; fio gaps under %s are not listed (shown as 0).",
 			secs(plan.Params.SampleIntervalS), secs(fs.ToleranceS), secs(fs.MinGapS)),
 	}
+	rate := ""
+	if n := fioRate(plan); n > 0 {
+		rate = fmt.Sprintf(" (at %d I/Os per second, every second outside a pause should hold completions)", n)
+	}
+	v.VolumesNote = fmt.Sprintf("Zero seconds: whole seconds of the run (first to last sample) in which fio logged no completion%s. fio exit: %d when fio stopped on a signal — fiomig stops every fio with SIGINT at the end of the run, so 128 is the expected status; -1 when fio had to be killed. fio's result.json is kept as fio wrote it, which after that SIGINT starts with the line \"fio: terminating on signal 2\" before the JSON; the parser skips that preamble.",
+		rate, fioExitSignalled)
 	v.AgreementVerdict = verdictOf(verdicts, checks.CheckFioPauseAgreement)
 	v.IntegrityVerdict = verdictOf(verdicts, checks.CheckFioDataIntegrity)
 	v.ErrorsVerdict = verdictOf(verdicts, checks.CheckFioIOErrors)
@@ -70,6 +84,9 @@ func FioSection(plan record.Plan, sum record.Summary) *FioView {
 				r.GapWindow += " (open)"
 			}
 		}
+		if c.NotJudged != "" {
+			r.Diff, r.Disagree, r.NotJudged = "—", false, c.NotJudged
+		}
 		v.Rows = append(v.Rows, r)
 	}
 	for _, g := range fs.Unattributed {
@@ -78,7 +95,7 @@ func FioSection(plan record.Plan, sum record.Summary) *FioView {
 	for _, vol := range fs.Volumes {
 		row := FioVolumeRow{Volume: vol.Volume, Host: vol.Host, Completions: fmt.Sprint(vol.Completions),
 			LongestGap: secs(vol.LongestGap.LengthS), ZeroSeconds: vol.ZeroSeconds, Errors: "none", Verify: "none",
-			Exit: fmt.Sprint(vol.ExitCode), Problems: strings.Join(vol.Problems, "; ")}
+			Exit: fioExit(vol.ExitCode), Problems: strings.Join(vol.Problems, "; ")}
 		if vol.LongestGap.LengthS > 0 {
 			row.LongestGap += " at " + windows([][2]float64{{vol.LongestGap.StartS, vol.LongestGap.EndS}})
 		}
@@ -125,7 +142,10 @@ func FioMarkdown(plan record.Plan, sum record.Summary) []byte {
 		b.WriteString("| Migration | Volume | Host | ANA pause | fio longest gap | fio gap at | fio − ANA | Agree |\n|---|---|---|---|---|---|---|---|\n")
 		for _, r := range v.Rows {
 			agree := "yes"
-			if r.Disagree {
+			switch {
+			case r.NotJudged != "":
+				agree = "not judged: " + r.NotJudged
+			case r.Disagree:
 				agree = "**no**"
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(r.Migration), cell(r.Volume), cell(r.Host),
@@ -141,7 +161,7 @@ func FioMarkdown(plan record.Plan, sum record.Summary) []byte {
 			fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(g.Volume), g.Window, g.Length)
 		}
 	}
-	fmt.Fprintf(&b, "\n### fio per volume — I/O errors %s, data integrity %s\n\n", v.ErrorsVerdict, v.IntegrityVerdict)
+	fmt.Fprintf(&b, "\n### fio per volume — I/O errors %s, data integrity %s\n\n%s\n\n", v.ErrorsVerdict, v.IntegrityVerdict, v.VolumesNote)
 	b.WriteString("| Volume | Host | Completions | Longest gap | Zero seconds | I/O errors | Verify | fio exit | Problems |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range v.Volumes {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s | %s | %s | %s |\n", cell(r.Volume), cell(r.Host), r.Completions,
@@ -155,6 +175,30 @@ func FioMarkdown(plan record.Plan, sum record.Summary) []byte {
 	}
 	b.WriteString("\nfio's job file, JSON+ result, stderr and per-I/O log of each volume are in `fio/<volume>/`.\n")
 	return b.Bytes()
+}
+
+// fioExitSignalled is fio's exit status after it terminated on SIGINT or
+// SIGTERM in order (fio backend.c sig_int: "terminating on signal",
+// exit_value 128; workload.ExitSignalled).
+const fioExitSignalled = 128
+
+// fioExit renders fio's exit status with its reason: 128 is fiomig's own
+// SIGINT at the end of the run, -1 a fio that had to be killed.
+func fioExit(code int) string {
+	switch code {
+	case fioExitSignalled:
+		return fmt.Sprintf("%d (stopped by fiomig, SIGINT)", code)
+	case -1:
+		return "-1 (killed, no exit status)"
+	}
+	return fmt.Sprint(code)
+}
+
+// fioRate is the run's fio rate cap in I/Os per second, reads and writes
+// together (plan.params.extra.fio_rate_iops; 0 when absent).
+func fioRate(plan record.Plan) int {
+	n, _ := strconv.Atoi(plan.Params.Extra["fio_rate_iops"])
+	return n
 }
 
 func boldIf(s string, bold bool) string {

@@ -73,3 +73,75 @@ func TestNoFioSectionWithoutFio(t *testing.T) {
 		t.Error("fio section built without sum.Fio")
 	}
 }
+
+// An interrupted run's last migration stopped in Validating: no terminal
+// phase, nothing measured. It is inconclusive in the Migrations table (not
+// a pass with 0 s), left out of the pause statistics, and its fio pair is
+// shown as not judged. Over the bound it still fails: that pause happened.
+func TestUnfinishedMigrationIsInconclusive(t *testing.T) {
+	plan, sum := fioFixture()
+	m2 := &sum.Migrations[1]
+	m2.Outcome, m2.CompletedS, m2.Freezes = record.PhaseValidating, nil, 0
+	m2.Hosts = map[string]record.HostPauses{"host-a": {Windows: [][2]float64{}}, "host-b": {Windows: [][2]float64{}}}
+	sum.Fio.Comparisons[1] = record.FioComparison{Migration: "m2", Volume: "vol2", Host: "host-a",
+		NotJudged: "m2 reached no terminal phase (last phase Validating)"}
+	if v := MigrationVerdict(plan, *m2); v != record.Inconclusive {
+		t.Errorf("unfinished m2: verdict %q, want inconclusive", v)
+	}
+	over := *m2
+	over.Hosts = map[string]record.HostPauses{"host-a": {LongestPauseS: 9}}
+	if v := MigrationVerdict(plan, over); v != record.Fail {
+		t.Errorf("unfinished m2 paused 9 s: verdict %q, want fail", v)
+	}
+	// m1's two pairs only: 2 and 2.25 s.
+	want := record.Stats{PercentileMethod: PercentileMethod, Pauses: 2, P50PauseS: 2.125, P95PauseS: 2.2375, MaxPauseS: 2.25}
+	if got := Stats(sum); got != want {
+		t.Errorf("stats %+v, want %+v", got, want)
+	}
+	md := string(Markdown(plan, WithStats(sum)))
+	for _, want := range []string{
+		"| Validating | host-a 0 s, host-b 0 s | 0 | **inconclusive** |",
+		"Longest pause per (migration, host), 2 pair(s)",
+		"left out: m2 (no terminal phase, last phase Validating)",
+		"| m2 | vol2 | host-a | 0 s | 0 s | — | — | not judged: m2 reached no terminal phase (last phase Validating) |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
+	}
+	page, err := HTML(plan, WithStats(sum), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := html.UnescapeString(string(page)); !strings.Contains(h, "left out: m2 (no terminal phase, last phase Validating)") {
+		t.Error("report.html does not name the migration left out of the statistics")
+	}
+}
+
+// fio's exit 128 on every volume is fiomig's own SIGINT at the end of the
+// run and must say so; "zero seconds" is defined where it is shown; the
+// preamble fio writes before its JSON ("fio: terminating on signal 2") is
+// named as skipped.
+func TestFioVolumesTableExplainsItself(t *testing.T) {
+	plan, sum := fioFixture()
+	sum.Fio.Volumes[1].ExitCode = -1
+	md := string(Markdown(plan, sum))
+	page, err := HTML(plan, sum, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := html.UnescapeString(string(page))
+	for _, want := range []string{
+		"128 (stopped by fiomig, SIGINT)",
+		"-1 (killed, no exit status)",
+		"Zero seconds: whole seconds of the run (first to last sample) in which fio logged no completion",
+		`fio: terminating on signal 2`,
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md[strings.Index(md, "### fio per volume"):])
+		}
+		if !strings.Contains(h, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+}

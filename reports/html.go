@@ -52,7 +52,9 @@ type htmlView struct {
 	MissingNone                            string
 	Stats                                  record.Stats
 	P50, P95, Max                          string
-	PlotSrc                                template.URL
+	// Unfinished names the migrations the statistics leave out.
+	Unfinished string
+	PlotSrc    template.URL
 	// Fio is the fio section (runs with real fio only; reports/fio.go).
 	Fio *FioView
 }
@@ -108,6 +110,7 @@ func HTML(plan record.Plan, sum record.Summary, plotSVG []byte) ([]byte, error) 
 		CompletenessVerdict: complete, CompletenessClass: verdictClass(complete),
 		MissingNone: noFinding(verdicts, checks.CheckPathCompleteness, "Every consumer host has a controller for every published ip:port endpoint.", nqns),
 		Stats:       sum.Stats, P50: secs(sum.Stats.P50PauseS), P95: secs(sum.Stats.P95PauseS), Max: secs(sum.Stats.MaxPauseS),
+		Unfinished: unfinishedNote(sum),
 	}
 	for _, c := range sum.Checks {
 		v.Checks = append(v.Checks, htmlCheck{Name: c.Name, Verdict: c.Verdict, Class: verdictClass(c.Verdict), Detail: nqns.text(c.Detail)})

@@ -13,9 +13,11 @@ import (
 
 // MigrationVerdict is one migration's verdict in the report's table: fail
 // when a consumer host's longest pause exceeds plan.Params.PauseCritS or the
-// migration's freezes exceed plan.Params.FreezesAllowed, pass otherwise.
-// (Split brain and served-after-cutover are judged per run; their check
-// details name the migrations.)
+// migration's freezes exceed plan.Params.FreezesAllowed; else inconclusive
+// when the migration reached no terminal phase (record.IsTerminal of its
+// Outcome: an interrupted or short record, whose pauses are not all
+// seen); pass otherwise. (Split brain and served-after-cutover are judged
+// per run; their check details name the migrations.)
 func MigrationVerdict(plan record.Plan, m record.MigrationSummary) string {
 	if m.Freezes > plan.Params.FreezesAllowed {
 		return record.Fail
@@ -25,7 +27,25 @@ func MigrationVerdict(plan record.Plan, m record.MigrationSummary) string {
 			return record.Fail
 		}
 	}
+	if !record.IsTerminal(m.Outcome) {
+		return record.Inconclusive
+	}
 	return record.Pass
+}
+
+// unfinishedNote names the migrations Stats leaves out (no terminal
+// phase), or "".
+func unfinishedNote(sum record.Summary) string {
+	var ms []string
+	for _, m := range sum.Migrations {
+		if !record.IsTerminal(m.Outcome) {
+			ms = append(ms, fmt.Sprintf("%s (no terminal phase, last phase %s)", m.ID, m.Outcome))
+		}
+	}
+	if len(ms) == 0 {
+		return ""
+	}
+	return "Migrations left out: " + strings.Join(ms, ", ") + "."
 }
 
 // Markdown renders report.md: a header with the verdict, seed, the command
@@ -37,7 +57,8 @@ func MigrationVerdict(plan record.Plan, m record.MigrationSummary) string {
 // the host-observed cutover instants (control-plane times rounded to
 // 0.1 s); unattributed pauses; the leak and
 // completeness verdicts with the leaked controllers and missing endpoints;
-// the pause statistics with the percentile method; the plot. Equal inputs
+// the pause statistics with the percentile method
+// (migrations with no terminal phase left out and named); the plot. Equal inputs
 // give equal bytes. sum.Stats is used as given (see WithStats).
 func Markdown(plan record.Plan, sum record.Summary) []byte {
 	var b bytes.Buffer
@@ -165,6 +186,9 @@ func Markdown(plan record.Plan, sum record.Summary) []byte {
 		fmt.Fprintf(&b, "Longest pause per (migration, host), %d pair(s): p50 %s, p95 %s, max %s.\n\n",
 			st.Pauses, secs(st.P50PauseS), secs(st.P95PauseS), secs(st.MaxPauseS))
 		fmt.Fprintf(&b, "Percentile method: %s.\n", st.PercentileMethod)
+	}
+	if n := unfinishedNote(sum); n != "" {
+		b.WriteString("\n" + n + "\n")
 	}
 
 	b.Write(FioMarkdown(plan, sum)) // runs with real fio only (reports/fio.go)

@@ -14,10 +14,16 @@ const PercentileMethod = "linear interpolation between closest ranks, rank = p/1
 
 // Stats computes the distribution of the longest pause per (migration,
 // consumer host) pair of sum: count, p50, p95 and max, in seconds rounded to
-// the microsecond. With no pair the figures are 0 and Pauses is 0.
+// the microsecond. A migration that reached no terminal phase
+// (record.IsTerminal of its Outcome; an interrupted run) is left out: its
+// pause is not all seen and would pull the median down. With no pair the
+// figures are 0 and Pauses is 0.
 func Stats(sum record.Summary) record.Stats {
 	var data stats.Float64Data
 	for _, m := range sum.Migrations {
+		if !record.IsTerminal(m.Outcome) {
+			continue
+		}
 		for _, hp := range m.Hosts {
 			data = append(data, hp.LongestPauseS)
 		}
