@@ -116,8 +116,9 @@ func (f *runFlags) validate() error {
 		return usagef("--out must name a directory")
 	case f.workload != scenario.WorkloadSim && f.workload != scenario.WorkloadFio:
 		return usagef("--workload must be %s or %s, got %q", scenario.WorkloadSim, scenario.WorkloadFio, f.workload)
-	case f.fioRateIOPS < 1:
-		return usagef("--fio-rate-iops must be >= 1, got %d", f.fioRateIOPS)
+	case f.fioRateIOPS < 2:
+		// Split into a read,write cap (70,30 for 100); a 0 cap would mean "no limit" to fio.
+		return usagef("--fio-rate-iops must be >= 2 (it is split between reads and writes), got %d", f.fioRateIOPS)
 	case f.fioCorruptWrite < 0:
 		return usagef("--fio-corrupt-write must be >= 0, got %d", f.fioCorruptWrite)
 	}
