@@ -29,8 +29,8 @@ type LegendRow struct {
 	Volume, Short, NQN, NSIDs, Consumers string
 }
 
-// ShortNQN returns the part of nqn after its last ':' ("" when none).
-func ShortNQN(nqn string) string {
+// shortNQN returns the part of nqn after its last ':' ("" when none).
+func shortNQN(nqn string) string {
 	i := strings.LastIndexByte(nqn, ':')
 	if i < 0 {
 		return ""
@@ -70,11 +70,11 @@ func newNQNLegend(plan record.Plan, sum record.Summary) *nqnLegend {
 
 	count := map[string]int{}
 	for _, n := range order {
-		count[ShortNQN(n)]++
+		count[shortNQN(n)]++
 	}
 	var pairs []string
 	for _, n := range order {
-		s := ShortNQN(n)
+		s := shortNQN(n)
 		if s == "" || count[s] > 1 {
 			s = n
 		}

@@ -121,9 +121,9 @@ func PausePlotBytes(plan record.Plan, sum record.Summary, format string) ([]byte
 	return b.Bytes(), nil
 }
 
-// SavePausePlot renders PausePlot to path (format from the extension:
+// savePausePlot renders PausePlot to path (format from the extension:
 // .png, .svg, .pdf), 8 × 4.5 inches.
-func SavePausePlot(path string, plan record.Plan, sum record.Summary) error {
+func savePausePlot(path string, plan record.Plan, sum record.Summary) error {
 	p, err := PausePlot(plan, sum)
 	if err != nil {
 		return err

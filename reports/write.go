@@ -33,7 +33,7 @@ func Write(dir string, plan record.Plan, sum record.Summary) error {
 	if err := os.MkdirAll(filepath.Join(dir, PlotsDir), 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Join(dir, PlotsDir), err)
 	}
-	if err := SavePausePlot(filepath.Join(dir, PausePlotFile), plan, sum); err != nil {
+	if err := savePausePlot(filepath.Join(dir, PausePlotFile), plan, sum); err != nil {
 		return err
 	}
 	svg, err := PausePlotBytes(plan, sum, "svg")
