@@ -6,5 +6,6 @@
 // through nvmeof.ReadHost — the same parser that reads a real /sys — so the
 // simulator is observed exactly as a real host would be.
 //
-// collectors may import backend, nvmeof, record and the standard library.
+// collectors may import backend, record, nvmeof, fio and the standard library
+// (DESIGN.md "Packages", kept by architecture_test.go).
 package collectors

@@ -8,6 +8,7 @@
 // (montanaflynn/stats). Every file is a pure function of its inputs: equal
 // inputs give equal bytes.
 //
-// Import direction (DESIGN.md): reports may import record and checks (plus
-// montanaflynn/stats and gonum.org/v1/plot), nothing that runs anything.
+// Import direction (DESIGN.md, kept by architecture_test.go): reports may
+// import record and checks and the leaves they build on (nvmeof, fio), plus
+// montanaflynn/stats and gonum.org/v1/plot; nothing that runs anything.
 package reports
