@@ -181,9 +181,10 @@ func newHostFlagSet(name, usage string) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args with fs, the way every fiomig command does: --help
+// parseFlags parses args with fs for run, inspect, release and reap: --help
 // (-h) prints fs.Usage to stdout (exit 0); a bad flag or a stray argument is
-// one line on stderr pointing at --help (exit 2). stop is true when the
+// one line on stderr pointing at --help (exit 2). report and reproduce take
+// positional arguments and parse their flags themselves. stop is true when the
 // command should return code now. fs's output is left as it was.
 func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, stop bool) {
 	out := fs.Output()
