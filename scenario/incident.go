@@ -848,6 +848,7 @@ func causesNote(f IncidentFigures) string {
 				}
 			}
 			if k > 0 {
+				slices.Sort(by)
 				p += fmt.Sprintf("; %d of them after an earlier migration of the same volume (%s) was cancelled before "+
 					"continue with that node in its source: sbcli's cancel path (migration_controller.py _cleanup_created) "+
 					"deletes the subsystem on a target primary/secondary node that was the source's tertiary, and a later "+
