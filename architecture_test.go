@@ -27,6 +27,7 @@ var allowed = map[string][]string{
 	"nvmeof":     {},
 	"fio":        {},
 	"record":     {},
+	"internal":   {}, // test helpers (internal/tooltest), imported by _test.go files only
 	"checks":     {"record", "nvmeof", "fio"},
 	"sim":        {"nvmeof", "fio"},
 	"reports":    {"record", "checks", "nvmeof", "fio"},
@@ -41,7 +42,7 @@ var allowed = map[string][]string{
 
 // stdlibOnly groups may import nothing outside the standard library and the
 // module (non-test files).
-var stdlibOnly = []string{"nvmeof", "fio", "record", "sim"}
+var stdlibOnly = []string{"nvmeof", "fio", "record", "sim", "internal"}
 
 // deterministic groups may not read the wall clock or global randomness.
 var deterministic = []string{"sim", "nvmeof", "fio"}

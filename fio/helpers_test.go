@@ -9,32 +9,18 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/fiomig/fiomig/internal/tooltest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/ from the current code")
-
-// requireTool returns the path of tool, skipping the test with a printed
-// reason when it is missing — or failing it when FIOMIG_REQUIRE_TOOLS=1
-// (CI), so a missing tool never hides a red test there.
-func requireTool(t testing.TB, tool string) string {
-	t.Helper()
-	p, err := exec.LookPath(tool)
-	if err == nil {
-		return p
-	}
-	if os.Getenv("FIOMIG_REQUIRE_TOOLS") == "1" {
-		t.Fatalf("%s is required (FIOMIG_REQUIRE_TOOLS=1) but not found: %v", tool, err)
-	}
-	t.Skipf("skipping: %s not found in PATH (%v); install it with `make tools` (Debian: apt-get install -y %s)", tool, err, tool)
-	return ""
-}
 
 // runFio runs fio in dir with args and returns its stderr; a non-zero exit
 // is returned as err with stdout and stderr, not a test failure, so tests
 // can check fio's own verdict.
 func runFio(t testing.TB, dir string, args ...string) (stderr []byte, err error) {
 	t.Helper()
-	fio := requireTool(t, "fio")
+	fio := tooltest.Command(t, "fio")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, fio, args...)

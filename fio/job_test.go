@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fiomig/fiomig/internal/tooltest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -156,7 +157,7 @@ func TestJobValidate(t *testing.T) {
 // Real fio must accept every rendered job file as is: --parse-only fails on
 // an unknown option or a bad value (exit 1, "Bad option").
 func TestRenderedJobFilesParseWithRealFio(t *testing.T) {
-	requireTool(t, "fio")
+	tooltest.Command(t, "fio")
 	dir := t.TempDir()
 	for name, jf := range map[string]JobFile{"migration.fio": migrationFile(true), "multi.fio": multiFile()} {
 		p := writeJobFile(t, dir, name, jf)

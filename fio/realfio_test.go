@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fiomig/fiomig/internal/tooltest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -27,7 +28,7 @@ import (
 // file and 1 s, and returns its run directory and job.
 func realMigrationRun(t *testing.T) (dir string, job Job) {
 	t.Helper()
-	requireTool(t, "fio")
+	tooltest.Command(t, "fio")
 	dir = t.TempDir()
 	job = MigrationWorkload("vol-0", filepath.Join(dir, "vol:0.img"), filepath.Join(dir, "vol-0"), time.Second)
 	job.Size = 16 * MiB
@@ -175,7 +176,7 @@ func TestRealFioJSONTruncated(t *testing.T) {
 // known time while it does I/O; the log's longest completion gap must cover
 // that freeze.
 func TestRealFioStallShowsAsGap(t *testing.T) {
-	fio := requireTool(t, "fio")
+	fio := tooltest.Command(t, "fio")
 	dir := t.TempDir()
 	job := Job{
 		Name: "stall", Filename: filepath.Join(dir, "stall.img"), IOEngine: "psync", RW: "randrw", BlockSize: 4 * KiB,
@@ -256,7 +257,7 @@ func TestRealFioStallShowsAsGap(t *testing.T) {
 // fio's verify report, with its offset — and classified as a data-integrity
 // failure, not a generic error.
 func TestRealFioVerifyFailureWithOffset(t *testing.T) {
-	requireTool(t, "fio")
+	tooltest.Command(t, "fio")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "verify.img")
 	write := Job{Name: "verify", Filename: file, IOEngine: "psync", RW: "write", BlockSize: 4 * KiB, Size: 256 * KiB,
@@ -325,7 +326,7 @@ func TestRealFioVerifyFailureWithOffset(t *testing.T) {
 // With error_dump=1 every error has a line; without it fio hides the
 // ignored ones and they show as Unreported.
 func TestRealFioIOErrorsClassified(t *testing.T) {
-	requireTool(t, "fio")
+	tooltest.Command(t, "fio")
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skipf("skipping: no /dev/full: %v", err)
 	}

@@ -7,26 +7,14 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/fiomig/fiomig/internal/tooltest"
 	"github.com/google/go-cmp/cmp"
 )
-
-// requireTool skips a test when a tool is missing, or fails it when
-// FIOMIG_REQUIRE_TOOLS=1.
-func requireTool(t *testing.T, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		if os.Getenv("FIOMIG_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("%s is required (FIOMIG_REQUIRE_TOOLS=1) but missing: %v", name, err)
-		}
-		t.Skipf("skipping: %s not found (%v)", name, err)
-	}
-}
 
 // linuxFixture writes a sysfs tree to a temp dir and a fake nvme-cli script
 // that logs its arguments and acts on the tree: "disconnect -d nvmeN"
@@ -37,7 +25,7 @@ type linuxFixture struct {
 
 func newLinuxFixture(t *testing.T, connectScript string, subs ...tSubsys) linuxFixture {
 	t.Helper()
-	requireTool(t, "sh")
+	tooltest.Command(t, "sh")
 	dir := t.TempDir()
 	f := linuxFixture{root: filepath.Join(dir, "sys"), log: filepath.Join(dir, "nvme.log"), bin: filepath.Join(dir, "nvme")}
 	for p, v := range treeFiles(subs...) {

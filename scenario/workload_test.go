@@ -12,6 +12,7 @@ import (
 
 	"github.com/fiomig/fiomig/checks"
 	"github.com/fiomig/fiomig/fio"
+	"github.com/fiomig/fiomig/internal/tooltest"
 	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/reports"
 	"github.com/fiomig/fiomig/workload"
@@ -28,7 +29,7 @@ func requireRealFio(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping: real fio through FUSE runs in wall time (-short)")
 	}
-	workload.RequireAvailable(t)
+	tooltest.Require(t, workload.Available())
 }
 
 // fioParams: few volumes, short gaps, settle and attribution margin (the

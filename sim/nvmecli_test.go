@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"sort"
@@ -10,20 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fiomig/fiomig/internal/tooltest"
 	"github.com/fiomig/fiomig/nvmeof"
 )
-
-// needTool skips when a tool is missing, or fails under FIOMIG_REQUIRE_TOOLS=1.
-func needTool(t *testing.T, ok bool, why string) {
-	t.Helper()
-	if ok {
-		return
-	}
-	if os.Getenv("FIOMIG_REQUIRE_TOOLS") == "1" {
-		t.Fatalf("required tool missing: %s", why)
-	}
-	t.Skipf("skipping: %s (set FIOMIG_REQUIRE_TOOLS=1 to make this a failure)", why)
-}
 
 type cliPath struct {
 	Subsystem, NQN, Name, Transport, State string
@@ -36,9 +26,12 @@ type cliPath struct {
 // controllers, states and addresses as nvmeof reads from the tree.
 func TestNvmeCliListSubsys(t *testing.T) {
 	_, errNvme := exec.LookPath("nvme")
-	needTool(t, errNvme == nil, "nvme-cli not installed (make tools)")
+	tooltest.Require(t, errNvme)
 	_, errUnshare := exec.LookPath("unshare")
-	needTool(t, errUnshare == nil && os.Geteuid() == 0, "needs root and unshare(1) for a private mount namespace")
+	if errUnshare == nil && os.Geteuid() != 0 {
+		errUnshare = fmt.Errorf("running as uid %d", os.Geteuid())
+	}
+	tooltest.Require(t, errUnshare) // root and unshare(1) make the private mount namespace
 
 	w := newWorld(t, Config{Seed: 8, Volumes: 4, NamespacesPerVolume: 2, ConsumersPerVolume: 2})
 	advance(t, w, 1)
@@ -62,7 +55,7 @@ func TestNvmeCliListSubsys(t *testing.T) {
 		if ee, ok := err.(*exec.ExitError); ok {
 			stderr = ee.Stderr
 		}
-		needTool(t, false, "cannot run nvme-cli in a private mount namespace: "+err.Error()+": "+string(stderr))
+		tooltest.Require(t, fmt.Errorf("cannot run nvme-cli in a private mount namespace: %w: %s", err, stderr))
 	}
 	var hosts []struct {
 		HostNQN    string

@@ -5,12 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"testing"
 )
-
-// RequireToolsEnv is the environment variable that turns a missing tool
-// from a skipped test into a failed one (CI sets FIOMIG_REQUIRE_TOOLS=1).
-const RequireToolsEnv = "FIOMIG_REQUIRE_TOOLS"
 
 // Available reports why real fio through FUSE cannot run here, or nil: fio
 // must be in PATH, /dev/fuse must open read-write, the process must be root
@@ -50,22 +45,4 @@ func trialMount() error {
 		return fmt.Errorf("workload: trial FUSE unmount: %w", err)
 	}
 	return nil
-}
-
-// ToolsRequired reports whether FIOMIG_REQUIRE_TOOLS=1 asks missing tools
-// to fail tests instead of skipping them.
-func ToolsRequired() bool { return os.Getenv(RequireToolsEnv) == "1" }
-
-// RequireAvailable is the tool check of every test that runs real fio
-// through FUSE: when Available reports an error it skips tb with that
-// reason printed, or fails tb when FIOMIG_REQUIRE_TOOLS=1 (CI), so a
-// missing tool never hides a red test there.
-func RequireAvailable(tb testing.TB) {
-	tb.Helper()
-	if err := Available(); err != nil {
-		if ToolsRequired() {
-			tb.Fatalf("%s=1 but real fio through FUSE cannot run: %v", RequireToolsEnv, err)
-		}
-		tb.Skipf("skipping: real fio through FUSE cannot run here: %v", err)
-	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fiomig/fiomig/fio"
+	"github.com/fiomig/fiomig/internal/tooltest"
 )
 
 // gate is a Paths whose state the test sets.
@@ -39,7 +40,7 @@ func (g *gate) set(s IOState) {
 // startSmall starts a workload of one 64 MiB volume at 200 IOPS.
 func startSmall(t *testing.T, paths Paths) (*Workload, string) {
 	t.Helper()
-	RequireAvailable(t)
+	tooltest.Require(t, Available())
 	out := t.TempDir()
 	w, err := Start(Config{
 		Volumes: []Volume{{Name: "vol-a", Size: 64 << 20}}, Paths: paths, OutDir: out, RateIOPS: 100,

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fiomig/fiomig/internal/tooltest"
 	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/workload"
 )
@@ -20,12 +21,7 @@ func TestFioClusterHoldsIOThroughTheCutover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping: real fio through FUSE runs in wall time (-short)")
 	}
-	if err := workload.Available(); err != nil {
-		if workload.ToolsRequired() {
-			t.Fatalf("%s=1 but real fio through FUSE cannot run: %v", workload.RequireToolsEnv, err)
-		}
-		t.Skipf("skipping: real fio through FUSE cannot run here: %v", err)
-	}
+	tooltest.Require(t, workload.Available())
 	mnt := filepath.Join(t.TempDir(), "mnt")
 	c, err := NewFio(context.Background(), Config{Seed: 4, Volumes: 1, CutoverPauseS: 1.5},
 		FioConfig{OutDir: t.TempDir(), MountDir: mnt, RateIOPS: 50})

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/fiomig/fiomig/internal/tooltest"
 	"github.com/fiomig/fiomig/nvmeof"
 )
 
@@ -199,12 +199,7 @@ func TestReapAndReleaseOnCapture(t *testing.T) {
 // TestReapLiveHost runs reap against a sysfs tree on disk with a fake
 // nvme-cli, as on a real host.
 func TestReapLiveHost(t *testing.T) {
-	if _, err := exec.LookPath("sh"); err != nil {
-		if os.Getenv("FIOMIG_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("sh required: %v", err)
-		}
-		t.Skipf("skipping: sh not found (%v)", err)
-	}
+	tooltest.Command(t, "sh")
 	dir := t.TempDir()
 	root := filepath.Join(dir, "sys")
 	f, err := os.Open(cncCap)
