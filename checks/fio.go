@@ -247,23 +247,11 @@ func fioIntegrity(fs record.FioSummary) record.CheckResult {
 			bad = append(bad, s)
 		}
 	}
-	blind, judged := fioBlind(fs)
-	switch {
-	case len(bad) > 0:
-		res.Verdict = record.Fail
-		res.Detail = fmt.Sprintf("data integrity failure: %d corrupted block(s): %s", len(bad), strings.Join(bad, "; "))
-		if len(blind) > 0 {
-			res.Detail += "; not judged, fio evidence missing: " + strings.Join(blind, "; ")
-		}
-	case len(blind) > 0:
-		res.Verdict = record.Inconclusive
-		res.Detail = fmt.Sprintf("%d of %d volume(s) not judged, fio evidence missing: %s; no corrupted block on the other %d",
-			len(blind), len(fs.Volumes), strings.Join(blind, "; "), judged)
-	default:
-		res.Verdict = record.Pass
-		res.Detail = fmt.Sprintf("fio's verify found no corrupted block on %d volume(s)", judged)
+	failure := ""
+	if len(bad) > 0 {
+		failure = fmt.Sprintf("data integrity failure: %d corrupted block(s): %s", len(bad), strings.Join(bad, "; "))
 	}
-	return res
+	return perVolumeResult(res.Name, fs, failure, "no corrupted block", "fio's verify found no corrupted block on %d volume(s)")
 }
 
 func fioIOErrors(fs record.FioSummary) record.CheckResult {
@@ -286,21 +274,35 @@ func fioIOErrors(fs record.FioSummary) record.CheckResult {
 			bad = append(bad, v.Volume+": "+strings.Join(parts, ", "))
 		}
 	}
+	failure := ""
+	if len(bad) > 0 {
+		failure = "fio saw I/O errors: " + strings.Join(bad, "; ")
+	}
+	return perVolumeResult(res.Name, fs, failure, "no I/O error", "no I/O error on %d volume(s)")
+}
+
+// perVolumeResult is the verdict of a check judged per fio volume: fail
+// with failure when it is not empty (naming the volumes whose evidence is
+// missing too), inconclusive when some volume's fio evidence is missing,
+// else pass. none says what the judged volumes were free of; passFmt takes
+// the number of judged volumes.
+func perVolumeResult(name string, fs record.FioSummary, failure, none, passFmt string) record.CheckResult {
+	res := record.CheckResult{Name: name}
 	blind, judged := fioBlind(fs)
 	switch {
-	case len(bad) > 0:
+	case failure != "":
 		res.Verdict = record.Fail
-		res.Detail = "fio saw I/O errors: " + strings.Join(bad, "; ")
+		res.Detail = failure
 		if len(blind) > 0 {
 			res.Detail += "; not judged, fio evidence missing: " + strings.Join(blind, "; ")
 		}
 	case len(blind) > 0:
 		res.Verdict = record.Inconclusive
-		res.Detail = fmt.Sprintf("%d of %d volume(s) not judged, fio evidence missing: %s; no I/O error on the other %d",
-			len(blind), len(fs.Volumes), strings.Join(blind, "; "), judged)
+		res.Detail = fmt.Sprintf("%d of %d volume(s) not judged, fio evidence missing: %s; %s on the other %d",
+			len(blind), len(fs.Volumes), strings.Join(blind, "; "), none, judged)
 	default:
 		res.Verdict = record.Pass
-		res.Detail = fmt.Sprintf("no I/O error on %d volume(s)", judged)
+		res.Detail = fmt.Sprintf(passFmt, judged)
 	}
 	return res
 }
