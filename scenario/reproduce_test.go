@@ -40,18 +40,8 @@ func reproduce(t *testing.T, seed int64, op string, p *record.Params) ReproduceR
 func TestReproduceSameSeedSameRecord(t *testing.T) {
 	a, b := reproduce(t, 4, "prefix", shortIncident()), reproduce(t, 4, "prefix", shortIncident())
 	files := []string{record.PlanFile, record.TimelineFile, record.SummaryFile, ReproduceReportFile}
-	for _, f := range files {
-		x, err := os.ReadFile(filepath.Join(a.Dir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		y, err := os.ReadFile(filepath.Join(b.Dir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(x, y) {
-			t.Errorf("seed 4 twice: %s differs", f)
-		}
+	for _, f := range differingFiles(t, a.Dir, b.Dir, files...) {
+		t.Errorf("seed 4 twice: %s differs", f)
 	}
 	other := reproduce(t, 5, "prefix", shortIncident())
 	x, _ := os.ReadFile(filepath.Join(a.Dir, record.TimelineFile))

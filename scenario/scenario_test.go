@@ -44,18 +44,8 @@ func small() record.Params {
 func TestSameSeedSameRecord(t *testing.T) {
 	p := small()
 	a, b, other := runSim(t, 42, p), runSim(t, 42, p), runSim(t, 43, p)
-	for _, f := range []string{record.TimelineFile, record.SummaryFile, record.PlanFile} {
-		x, err := os.ReadFile(filepath.Join(a.Dir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		y, err := os.ReadFile(filepath.Join(b.Dir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(x, y) {
-			t.Errorf("seed 42 twice: %s differs", f)
-		}
+	for _, f := range differingFiles(t, a.Dir, b.Dir, record.TimelineFile, record.SummaryFile, record.PlanFile) {
+		t.Errorf("seed 42 twice: %s differs", f)
 	}
 	maxDiff := 0.0
 	for i, m := range a.Summary.Migrations {
@@ -147,4 +137,25 @@ func TestJudgedFromTheRecordAlone(t *testing.T) {
 	if d := cmp.Diff(res.Summary, fromDisk); d != "" {
 		t.Errorf("summary from the record on disk differs from Run's (-run +disk):\n%s", d)
 	}
+}
+
+// differingFiles returns those of files whose bytes differ between run
+// directories a and b; a file missing from either fails the test.
+func differingFiles(t *testing.T, a, b string, files ...string) []string {
+	t.Helper()
+	var diff []string
+	for _, f := range files {
+		x, err := os.ReadFile(filepath.Join(a, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := os.ReadFile(filepath.Join(b, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(x, y) {
+			diff = append(diff, f)
+		}
+	}
+	return diff
 }
