@@ -299,22 +299,13 @@ func (r *runIndex) attribute(nqn string, t float64) int {
 	return best
 }
 
-// canonical returns the canonical ip:port form of an endpoint
-// (nvmeof.CanonicalizeEndpoint, the form nvmeof.MissingEndpoints and Inspect
-// compare); a string that does not parse is returned unchanged so that it
-// still compares equal to itself.
-func canonical(ep string) string {
-	if c, err := nvmeof.CanonicalizeEndpoint(ep); err == nil {
-		return c
-	}
-	return ep
-}
-
+// canonicalList returns eps as nvmeof.EndpointKey keys (the form
+// nvmeof.MissingEndpoints and Inspect compare), deduplicated and sorted.
 func canonicalList(eps []string) []string {
 	out := make([]string, 0, len(eps))
 	seen := map[string]bool{}
 	for _, e := range eps {
-		c := canonical(e)
+		c := nvmeof.EndpointKey(e)
 		if !seen[c] {
 			seen[c] = true
 			out = append(out, c)
@@ -324,10 +315,11 @@ func canonicalList(eps []string) []string {
 	return out
 }
 
+// endpointSet is the set of eps' nvmeof.EndpointKey keys.
 func endpointSet(eps []string) map[string]bool {
 	s := map[string]bool{}
 	for _, e := range eps {
-		s[canonical(e)] = true
+		s[nvmeof.EndpointKey(e)] = true
 	}
 	return s
 }

@@ -199,7 +199,7 @@ func (r *runIndex) leakedControllers() ([]record.Leak, record.CheckResult) {
 					if c.NQN == nqn && !named[c.Name] {
 						named[c.Name] = true
 						leaks = append(leaks, record.Leak{Host: h, Controller: c.Name, NQN: c.NQN,
-							Address: canonical(c.Address), State: c.State, Kind: string(nvmeof.DefectStaleEndpoint)})
+							Address: nvmeof.EndpointKey(c.Address), State: c.State, Kind: string(nvmeof.DefectStaleEndpoint)})
 					}
 				}
 				continue
@@ -215,7 +215,7 @@ func (r *runIndex) leakedControllers() ([]record.Leak, record.CheckResult) {
 					}
 					named[name] = true
 					leaks = append(leaks, record.Leak{Host: h, Controller: name, NQN: c.NQN,
-						Address: canonical(c.Address), State: c.State, Kind: string(d.Kind)})
+						Address: nvmeof.EndpointKey(c.Address), State: c.State, Kind: string(d.Kind)})
 				}
 			}
 		}
@@ -229,7 +229,7 @@ func (r *runIndex) leakedControllers() ([]record.Leak, record.CheckResult) {
 			}
 			named[c.Name] = true
 			leaks = append(leaks, record.Leak{Host: h, Controller: c.Name, NQN: c.NQN,
-				Address: canonical(c.Address), State: c.State, Kind: LeakNotLive})
+				Address: nvmeof.EndpointKey(c.Address), State: c.State, Kind: LeakNotLive})
 		}
 	}
 	sort.SliceStable(leaks, func(i, j int) bool {

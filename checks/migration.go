@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fiomig/fiomig/nvmeof"
 	"github.com/fiomig/fiomig/record"
 )
 
@@ -35,7 +36,7 @@ func (r *runIndex) sampleSpan(i int) (from, to float64) {
 func optimizedAt(s record.Line, nqn string, eps map[string]bool) map[int]bool {
 	out := map[int]bool{}
 	for _, c := range s.Controllers {
-		if c.NQN != nqn || c.State != "live" || !eps[canonical(c.Address)] {
+		if c.NQN != nqn || c.State != "live" || !eps[nvmeof.EndpointKey(c.Address)] {
 			continue
 		}
 		for _, l := range c.Legs {
@@ -262,7 +263,7 @@ func unservedAtTarget(s record.Line, nqn string, nsids []int, target map[string]
 		}
 		for _, l := range c.Legs {
 			want[l.NSID] = true
-			if c.State == "live" && target[canonical(c.Address)] && accessible(l.ANA) {
+			if c.State == "live" && target[nvmeof.EndpointKey(c.Address)] && accessible(l.ANA) {
 				served[l.NSID] = true
 			}
 		}

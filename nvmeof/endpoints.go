@@ -20,7 +20,7 @@ func MissingEndpoints(expected []string, attached HostState, nqn string) []strin
 	var out []string
 	seen := map[string]bool{}
 	for _, e := range expected {
-		k := canonicalOrRaw(e)
+		k := EndpointKey(e)
 		if !have[k] && !seen[k] {
 			out = append(out, k)
 		}
@@ -36,7 +36,7 @@ func MissingEndpoints(expected []string, attached HostState, nqn string) []strin
 func StaleEndpoints(expected []string, attached HostState, nqn string) []Controller {
 	want := map[string]bool{}
 	for _, e := range expected {
-		want[canonicalOrRaw(e)] = true
+		want[EndpointKey(e)] = true
 	}
 	var all []Controller
 	for _, s := range attached.SubsystemsByNQN(nqn) {
@@ -58,7 +58,7 @@ func EndpointTargets(nqn string, endpoints []string) []Target {
 	out := make([]Target, 0, len(endpoints))
 	for _, e := range endpoints {
 		t := Target{NQN: nqn, Traddr: e}
-		if host, port, ok := splitEndpoint(canonicalOrRaw(e)); ok {
+		if host, port, ok := splitEndpoint(EndpointKey(e)); ok {
 			t.Traddr, t.Trsvcid = host, port
 		}
 		out = append(out, t)
@@ -66,7 +66,10 @@ func EndpointTargets(nqn string, endpoints []string) []Target {
 	return out
 }
 
-func canonicalOrRaw(e string) string {
+// EndpointKey is the key endpoints are compared by: the canonical "ip:port"
+// of e (IPv6 bracketed, IPv4-mapped addresses unmapped, per
+// CanonicalizeEndpoint), or e unchanged when it is not an ip:port.
+func EndpointKey(e string) string {
 	if c, err := CanonicalizeEndpoint(e); err == nil {
 		return c
 	}
