@@ -51,7 +51,8 @@ func (c *NVMe) Collect(t float64, h backend.Host) ([]record.Line, error) {
 
 // SampleLine renders a host's state as a timeline sample line: controllers
 // sorted by instance, legs by NSID, subsystems with their namespaces.
-// Controllers whose address has no ip:port keep the raw traddr:trsvcid.
+// Addresses are written as nvmeof.Address.Key: ip:port, or the raw traddr
+// (with :trsvcid when there is one) for transports without IP.
 func SampleLine(t float64, host string, hs nvmeof.HostState) record.Line {
 	l := record.Line{T: t, Kind: record.KindSample, Host: host,
 		Controllers: []record.Controller{}, Subsystems: []record.Subsystem{}}
@@ -66,11 +67,7 @@ func SampleLine(t float64, host string, hs nvmeof.HostState) record.Line {
 	}
 	slices.SortFunc(ctrls, func(a, b nvmeof.Controller) int { return cmp.Compare(a.Instance, b.Instance) })
 	for _, c := range ctrls {
-		addr := c.Address.Endpoint()
-		if addr == "" {
-			addr = c.Address.Traddr + ":" + c.Address.Trsvcid
-		}
-		rc := record.Controller{Name: c.Name, NQN: c.NQN, Address: addr,
+		rc := record.Controller{Name: c.Name, NQN: c.NQN, Address: c.Address.Key(),
 			State: string(c.State), Transport: c.Transport, Legs: []record.Leg{}}
 		for _, leg := range c.Legs {
 			rc.Legs = append(rc.Legs, record.Leg{NSID: leg.NSID, ANA: string(leg.ANA)})

@@ -95,6 +95,19 @@ func (a Address) Endpoint() string {
 	return e
 }
 
+// Key is how an address is written in records and reports: its Endpoint
+// when traddr/trsvcid are an IP and a port, else "traddr:trsvcid", else
+// traddr alone (FC, loop).
+func (a Address) Key() string {
+	if e := a.Endpoint(); e != "" {
+		return e
+	}
+	if a.Trsvcid != "" {
+		return a.Traddr + ":" + a.Trsvcid
+	}
+	return a.Traddr
+}
+
 // CanonicalEndpoint returns the canonical "ip:port" form of an IP address and
 // a port, the key every endpoint comparison in fiomig uses (DESIGN.md: matched
 // by ip:port, never by address alone). It parses with net/netip.ParseAddrPort:

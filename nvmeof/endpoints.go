@@ -13,7 +13,7 @@ func MissingEndpoints(expected []string, attached HostState, nqn string) []strin
 	for _, s := range attached.SubsystemsByNQN(nqn) {
 		for _, c := range s.Controllers {
 			if !c.State.Deleting() {
-				have[endpointOrAddress(c)] = true
+				have[c.Address.Key()] = true
 			}
 		}
 	}
@@ -44,7 +44,7 @@ func StaleEndpoints(expected []string, attached HostState, nqn string) []Control
 	}
 	var out []Controller
 	for _, c := range TeardownOrder(all) {
-		if !c.State.Deleting() && !want[endpointOrAddress(c)] {
+		if !c.State.Deleting() && !want[c.Address.Key()] {
 			out = append(out, c)
 		}
 	}

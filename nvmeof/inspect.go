@@ -147,7 +147,7 @@ func inspectNQN(subs []Subsystem, nqn string, nsid int, targets []Target) []Defe
 				Controllers: []string{c.Name},
 				CoTenants:   paths.coTenants([]Controller{c}, nsid),
 				Detail: fmt.Sprintf("%s (%s %s, %s) is at an endpoint the control plane does not publish for this subsystem",
-					c.Name, c.Transport, endpointOrAddress(c), c.State),
+					c.Name, c.Transport, c.Address.Key(), c.State),
 			})
 		}
 	}
@@ -216,7 +216,7 @@ func notContributing(paths pathCount, s Subsystem, nsid int, stale map[string]bo
 			Kind: DefectControllerNotContributing, Scope: ScopeController, NQN: s.NQN, NSID: nsid,
 			Controllers: []string{c.Name},
 			CoTenants:   paths.coTenants([]Controller{c}, nsid),
-			Detail:      fmt.Sprintf("%s (%s) is live with no leg to namespace %d; %s", c.Name, endpointOrAddress(c), nsid, what),
+			Detail:      fmt.Sprintf("%s (%s) is live with no leg to namespace %d; %s", c.Name, c.Address.Key(), nsid, what),
 		})
 	}
 	return out
@@ -375,16 +375,4 @@ func legNSIDs(c Controller) []int {
 		out = append(out, l.NSID)
 	}
 	return out
-}
-
-// endpointOrAddress is the controller's ip:port, or its raw address when it
-// has none.
-func endpointOrAddress(c Controller) string {
-	if e := c.Endpoint(); e != "" {
-		return e
-	}
-	if c.Address.Trsvcid != "" {
-		return c.Address.Traddr + ":" + c.Address.Trsvcid
-	}
-	return c.Address.Traddr
 }

@@ -72,7 +72,7 @@ func PlanRelease(h HostState, nqn string, conns []Target) (Plan, error) {
 	}
 	ts := newTargetSet(nqn, conns)
 	for _, c := range TeardownOrder(all) {
-		r := Released{Controller: c.Name, NQN: nqn, Address: endpointOrAddress(c)}
+		r := Released{Controller: c.Name, NQN: nqn, Address: c.Address.Key()}
 		switch {
 		case !ts.matches(nqn, c):
 			r.Reason = "not a path of this migration"
@@ -176,13 +176,13 @@ func PlanReap(h HostState, nqn string) (Plan, error) {
 	if len(cand) > 0 && len(cand) == live {
 		last := cand[len(cand)-1]
 		cand = cand[:len(cand)-1]
-		p.Keep = append(p.Keep, Released{Controller: last.Name, NQN: nqn, Address: endpointOrAddress(last),
+		p.Keep = append(p.Keep, Released{Controller: last.Name, NQN: nqn, Address: last.Address.Key(),
 			Reason: "the last live controller of the subsystem is never reaped"})
 	}
 	for _, c := range cand {
 		ids := flagged[c.Name]
 		sort.Ints(ids)
-		p.Release = append(p.Release, Released{Controller: c.Name, NQN: nqn, Address: endpointOrAddress(c),
+		p.Release = append(p.Release, Released{Controller: c.Name, NQN: nqn, Address: c.Address.Key(),
 			Reason: fmt.Sprintf("live with no leg to any namespace (controller-not-contributing for namespace(s) %v)", ids)})
 	}
 	return p, nil
