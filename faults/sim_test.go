@@ -185,13 +185,15 @@ func TestTargetRestartEvidenceAndEffect(t *testing.T) {
 }
 
 // TestDroppedConnectsFailValidation: CONNECTs to one node dropped from the
-// start of a migration's validation get no answer; the validation Job's
-// connect to that node's target listener times out and the migration fails
-// its path validation. The inject line is stamped at the injection instant
-// (the phase trigger), the landed line at the first drop carries the count.
+// start of a migration's validation, for longer than the validation Job's
+// three attempts (each connect to that node's target listener waits the
+// 60 s admin_timeout, 2 s between attempts), get no answer; every attempt
+// times out and the migration fails its path validation. The inject line
+// is stamped at the injection instant (the phase trigger), the landed line
+// at the first drop carries the count.
 func TestDroppedConnectsFailValidation(t *testing.T) {
 	sched := []record.FaultSpec{{Fault: faults.KindDroppedConnects, Target: "storage-3", Phase: record.PhaseValidating,
-		Migration: "mig-0001", ForS: 30}}
+		Migration: "mig-0001", ForS: 200}}
 	r := runWithFaults(t, simbackend.Config{Seed: 5}, params(1, 60, 1), sched)
 	fl := faultLinesOf(r.lines, faults.KindDroppedConnects)
 	if len(fl) != 3 || fl[0].Action != faults.ActionInject || fl[1].Action != faults.ActionLanded || fl[2].Action != faults.ActionRecover {
@@ -232,9 +234,10 @@ func TestDroppedConnectsFailValidation(t *testing.T) {
 
 // TestAbortedValidation: aborting a migration while Validating ends it
 // Aborted (evidence: the phase it was in); killing a validation Job
-// mid-round fails it, and the target paths the Job had connected are left
-// behind by the prefix operator — still there, connecting, a minute later —
-// while the fixed operator's 60 s ctrl_loss_tmo removes them.
+// mid-attempt (blocked on a CONNECT to a node that drops them) fails it,
+// and the target paths the Job had connected are left behind by the prefix
+// operator — still there, connecting, two minutes later — while the fixed
+// operator's 60 s ctrl_loss_tmo removes them.
 func TestAbortedValidation(t *testing.T) {
 	abort := runWithFaults(t, simbackend.Config{Seed: 2}, params(1, 10, 1), []record.FaultSpec{
 		{Fault: faults.KindAbortedValidation, Target: "mig-0001", Params: map[string]string{"after_s": "1"}}})
@@ -254,10 +257,14 @@ func TestAbortedValidation(t *testing.T) {
 	leftBehind := map[string]int{}
 	for _, op := range []string{"prefix", "fixed"} {
 		r := runWithFaults(t, simbackend.Config{Seed: 2, Operator: op}, params(1, 120, 2), []record.FaultSpec{
-			{Fault: faults.KindAbortedValidation, Target: "mig-0001", Params: map[string]string{"mode": faults.ModeKillJob, "after_s": "4.5"}}})
+			{Fault: faults.KindDroppedConnects, Target: "storage-3", Phase: record.PhaseValidating, Migration: "mig-0001", ForS: 30},
+			{Fault: faults.KindAbortedValidation, Target: "mig-0001", Params: map[string]string{"mode": faults.ModeKillJob, "after_s": "10"}}})
 		fl := faultLinesOf(r.lines, faults.KindAbortedValidation)
 		if len(fl) == 0 || fl[0].Evidence["job_killed_on"] == "" || fl[0].Evidence["round"] == "" {
 			t.Fatalf("%s: kill-job fault lines %+v", op, fl)
+		}
+		if !strings.Contains(fl[0].Evidence["target_path_controllers"], "=live") {
+			t.Errorf("%s: kill-job evidence %v: want the live target paths the Job had connected", op, fl[0].Evidence)
 		}
 		t.Logf("%s: kill-job %v at %v; leaks %+v", op, fl[0].Evidence, fl[0].T, r.summary.LeakedControllers)
 		if got := r.summary.Migrations[0].Outcome; got != record.PhaseFailed {

@@ -29,12 +29,18 @@ import (
 //     controllers stay; the control plane then removes the source listeners
 //     (see cpFinish) and they reconnect into rejected CONNECTs.
 //
-// A Job runs three rounds, 2 s apart, of ensure (connect every target path;
-// "already connected" counts as success, as nvme-cli's answer did for the
-// pre-fix operator) and verify (every target path present, live and not yet
-// accessible, and nvmeof.Inspect, asked per namespace and without a target
-// list as the real operator's diagnose asks it, finds no defect). The first failing round fails the Job; a failed Job makes the
-// operator cancel the migration at the control plane and mark it Failed.
+// A Job makes up to three attempts, 2 s apart, of ensure (connect every
+// target path; "already connected" counts as success, as nvme-cli's answer
+// did for the pre-fix operator) and verify (every target path present, live
+// and not yet accessible, and nvmeof.Inspect, asked per namespace and
+// without a target list as the real operator's diagnose asks it, finds no
+// defect). The first attempt that passes validates the host; the Job fails
+// only when every attempt failed, with the last attempt's failure (source:
+// simplyblock-operator cmd/simplyblock-rebalancer validate-migration mode,
+// its connect+verify retry loop, defaultValidateAttempts 3 and
+// defaultValidateRetryDelay 2 s, there "so a transient lag is not mistaken
+// for a missing path"). A failed Job makes the operator cancel the
+// migration at the control plane and mark it Failed.
 
 type variant struct {
 	reapFirst, fixedTimeouts, releaseOnFailure, releaseOthers, releaseSources bool
@@ -64,11 +70,11 @@ type job struct {
 	round int
 }
 
-// Job timing.
+// Job timing: validation attempts and the delay between them, seconds.
 const (
-	validationRounds    = 3
-	validationRoundGapS = 2.0
-	operatorPollS       = 1.0
+	validationAttempts    = 3
+	validationRetryDelayS = 2.0
+	operatorPollS         = 1.0
 )
 
 // jobStartDelay is pod scheduling + image start of a Job, seconds.
@@ -115,6 +121,9 @@ func (w *World) jobRun(j *job) {
 	w.jobRound(j, 0)
 }
 
+// jobRound is attempt r (0-based) of ensure + verify: a pass validates the
+// host, a failure is retried after validationRetryDelayS until
+// validationAttempts attempts have failed.
 func (w *World) jobRound(j *job, r int) {
 	if !j.alive() {
 		return
@@ -128,22 +137,24 @@ func (w *World) jobRound(j *job, r int) {
 		if f == nil {
 			f = w.verify(j, conns)
 		}
-		if f != nil {
-			w.jobFail(j, f)
+		if f == nil {
+			w.jobSucceed(j)
 			return
 		}
-		if r+1 < validationRounds {
-			w.after(validationRoundGapS, func() { w.jobRound(j, r+1) })
+		if r+1 < validationAttempts {
+			w.after(validationRetryDelayS, func() { w.jobRound(j, r+1) })
 			return
 		}
-		w.jobSucceed(j)
+		w.jobFail(j, f)
 	})
 }
 
 // ensure connects conns[i:] one after another; a connect that fails other
 // than "already connected" ends the ensure with a failure.
 func (w *World) ensure(j *job, conns []nvmeof.Target, i int, done func(*ValidationFailure)) {
-	if i == len(conns) {
+	// A killed Job's pod issues no further connect (one already in the
+	// kernel completes on its own).
+	if i == len(conns) || !j.alive() {
 		done(nil)
 		return
 	}

@@ -200,52 +200,69 @@ func TestKillValidationJob(t *testing.T) {
 			v := w.Volumes()[0]
 			id, _ := w.StartMigration(v.NQN)
 			m, _ := w.Migration(id)
-			victim := w.hosts[v.Consumers[0]]
-			other := w.hosts[v.Consumers[1]]
-			// Let both Jobs connect (start within 3 s) and the other one
-			// validate fully (3 rounds, 2 s apart), then kill the victim
-			// mid-round.
-			var ev map[string]string
-			for ev == nil && w.Now() < 30 {
-				advance(t, w, w.Now()+0.1)
-				if len(m.jobs) == 2 && m.jobs[1].state == jobSucceeded && m.jobs[0].state == jobRunning {
-					var err error
-					if ev, err = w.KillValidationJob(id, victim.Name); err != nil {
-						t.Fatal(err)
+			advance(t, w, w.Now()+0.01)
+			eps := targetEndpoints(w, m)
+			// Wait until one host's Job has validated while the other's has
+			// not connected anything yet; then CONNECTs to the target
+			// tertiary get no answer, so the other Job connects the primary
+			// and secondary and blocks on the tertiary (admin_timeout): it
+			// is killed mid-attempt there.
+			var victim, other *Host
+			var vj *job
+			for victim == nil && w.Now() < 10 {
+				advance(t, w, w.Now()+0.05)
+				for k, j := range m.jobs {
+					o := m.jobs[1-k]
+					if j.state == jobRunning && o.state == jobSucceeded && len(ctrlsAt(j.h, v.NQN, eps)) == 0 {
+						victim, other, vj = j.h, o.h, j
 					}
 				}
 			}
-			if ev == nil {
-				t.Skip("the other host did not validate before the victim's Job ended (timing of this seed)")
+			if victim == nil {
+				t.Fatalf("no moment with one Job validated and the other not yet connected (seed 3)")
 			}
-			if !strings.Contains(ev["target_path_controllers"], "live") {
-				t.Errorf("evidence %v: want the victim's live target-path controllers", ev)
+			if _, err := w.DropConnects(eps[2]); err != nil {
+				t.Fatal(err)
+			}
+			for len(ctrlsAt(victim, v.NQN, eps)) < 2 && w.Now() < 20 {
+				advance(t, w, w.Now()+0.05)
+			}
+			if vj.state != jobRunning {
+				t.Fatalf("victim's Job %v before it blocked on the tertiary", vj.state)
+			}
+			ev, err := w.KillValidationJob(id, victim.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Count(ev["target_path_controllers"], "=live") != 2 {
+				t.Errorf("evidence %v: want the victim's two live target-path controllers", ev)
 			}
 			untilTerminal(t, w, id, 60)
 			if m.Phase != PhaseFailed || !strings.Contains(m.Reason, "killed") {
 				t.Fatalf("%s %q, want Failed (Job killed)", m.Phase, m.Reason)
 			}
+			if _, err := w.StopDroppingConnects(eps[2]); err != nil {
+				t.Fatal(err)
+			}
 			advance(t, w, w.Now()+5)
-			eps := targetEndpoints(w, m)
 			nOther := len(ctrlsAt(other, v.NQN, eps))
 			nVictim := len(ctrlsAt(victim, v.NQN, eps))
 			if op == OperatorFixed && nOther != 0 {
 				t.Errorf("fixed: the other validated host keeps %d target paths, want them released", nOther)
 			}
-			if op == OperatorPrefix && (nOther != 3 || nVictim != 3) {
-				t.Errorf("prefix: target paths left victim %d other %d, want 3 and 3 (nothing released)", nVictim, nOther)
+			if op == OperatorPrefix && (nOther != 3 || nVictim != 2) {
+				t.Errorf("prefix: target paths left victim %d other %d, want 2 and 3 (nothing released)", nVictim, nOther)
 			}
-			// The killed host released nothing; fixed gave its paths 60 s.
+			// The killed Job released nothing; its two paths lost their
+			// listeners to the cancel and reconnect into rejections: fixed
+			// gave them ctrl_loss_tmo 60, prefix 3600.
 			advance(t, w, w.Now()+70)
 			nVictim = len(ctrlsAt(victim, v.NQN, eps))
-			// All but one: the target tertiary's listener is left by the
-			// cancel (sbcli _cleanup_created touches only the target primary
-			// and secondary), so that path stays live.
-			if op == OperatorFixed && nVictim != 1 {
-				t.Errorf("fixed: %d target paths of the killed Job's host after 75 s, want 1 (the rest gone after ctrl_loss_tmo 60)", nVictim)
+			if op == OperatorFixed && nVictim != 0 {
+				t.Errorf("fixed: %d target paths of the killed Job's host after 75 s, want 0 (gone after ctrl_loss_tmo 60)", nVictim)
 			}
-			if op == OperatorPrefix && nVictim != 3 {
-				t.Errorf("prefix: %d target paths of the killed Job's host after 75 s, want 3 (ctrl_loss_tmo 3600)", nVictim)
+			if op == OperatorPrefix && nVictim != 2 {
+				t.Errorf("prefix: %d target paths of the killed Job's host after 75 s, want 2 (ctrl_loss_tmo 3600)", nVictim)
 			}
 		})
 	}
