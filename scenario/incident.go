@@ -116,6 +116,11 @@ type IncidentFigures struct {
 	// FaultsCheck is the run's faults-landed check (summary.json):
 	// inconclusive when a fault left no evidence.
 	FaultsCheck record.CheckResult `json:"faults_check"`
+	// FaultsOutlasted are the faults that landed (left evidence) while a
+	// migration was Validating and whose migration did not fail its path
+	// validation: the validation Job's retries (3 attempts, 2 s apart)
+	// outlasted them. One entry per fault, "<fault> <target> during <migration>".
+	FaultsOutlasted []string `json:"faults_outlasted,omitempty"`
 }
 
 // ValidationFailure is one migration that failed path validation: the
@@ -319,6 +324,7 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 	births := map[string][]birth{}
 	rejected := map[string][]record.Line{}
 	killed := map[string]bool{}
+	var landed []record.Line // fault lines with evidence (inject or landed)
 	reconnected := map[string][]float64{}
 	for _, l := range lines {
 		lastT = max(lastT, l.T)
@@ -380,11 +386,13 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 		case record.KindFault:
 			if (l.Action == "inject" || l.Action == "landed") && len(l.Evidence) > 0 {
 				f.FaultsInjected++
+				landed = append(landed, l)
 			}
 		}
 	}
 	f.Migrations = len(spans)
 	f.Volumes = len(plan.Topology.Volumes)
+	f.FaultsOutlasted = faultsOutlasted(lines, landed, f.Failures)
 	for _, s := range spans {
 		f.Outcomes[s.outcome]++
 	}
@@ -823,11 +831,67 @@ var causeText = map[string]string{
 	"other":          "another reason (see the detail)",
 }
 
+// faultsOutlasted names each fault (first line with evidence) that landed
+// while some migration was Validating (from its Validating phase line to
+// its next phase line) when that migration is not among the validation
+// failures.
+func faultsOutlasted(lines, landed []record.Line, failures []ValidationFailure) []string {
+	type window struct {
+		id       string
+		from, to float64
+	}
+	var ws []window
+	open := map[string]int{}
+	for _, l := range lines {
+		if l.Kind != record.KindPhase {
+			continue
+		}
+		if k, ok := open[l.Migration]; ok {
+			ws[k].to = l.T
+			delete(open, l.Migration)
+		}
+		if l.Phase == record.PhaseValidating {
+			open[l.Migration] = len(ws)
+			ws = append(ws, window{id: l.Migration, from: l.T, to: math.Inf(1)})
+		}
+	}
+	failed := map[string]bool{}
+	for _, v := range failures {
+		failed[v.Migration] = true
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range landed {
+		key := l.Fault + " " + l.Target
+		if seen[key] {
+			continue
+		}
+		for _, w := range ws {
+			if l.T >= w.from && l.T <= w.to {
+				seen[key] = true
+				if !failed[w.id] {
+					out = append(out, key+" during "+w.id)
+				}
+				break
+			}
+		}
+	}
+	return out
+}
+
 // causesNote breaks the validation failures down by cause, in the order of
-// causeText's classes, naming the cancels behind "rejected" ones.
+// causeText's classes, naming the cancels behind "rejected" ones, and names
+// the faults that landed during a validation which still passed.
 func causesNote(f IncidentFigures) string {
+	outlasted := ""
+	if n := len(f.FaultsOutlasted); n > 0 {
+		outlasted = fmt.Sprintf("; %d fault(s) landed during a validation that still passed (%s): the validation Job "+
+			"retries connect+verify up to 3 times, 2 s apart (simplyblock-rebalancer validate-migration), so a fault "+
+			"fails a validation only when it outlasts that budget (a dropped CONNECT blocks each attempt for the 60 s "+
+			"admin_timeout)", n, strings.Join(f.FaultsOutlasted, ", "))
+	}
 	if f.ValidationFailed == 0 {
-		return "no migration failed path validation: no fault, leak or cancel disturbed a validation while it ran"
+		return "no migration failed path validation: no fault, leak or cancel disturbed a validation enough to fail it" + outlasted
 	}
 	var parts []string
 	for _, c := range []string{"leak", "own controller", "volume path", "no-answer", "refused", "rejected", "other"} {
@@ -858,9 +922,9 @@ func causesNote(f IncidentFigures) string {
 		parts = append(parts, p)
 	}
 	if len(parts) == 0 {
-		return fmt.Sprintf("the %d validation failures have no cause recorded", f.ValidationFailed)
+		return fmt.Sprintf("the %d validation failures have no cause recorded", f.ValidationFailed) + outlasted
 	}
-	return fmt.Sprintf("the %d validation failures by cause: %s", f.ValidationFailed, strings.Join(parts, "; "))
+	return fmt.Sprintf("the %d validation failures by cause: %s", f.ValidationFailed, strings.Join(parts, "; ")) + outlasted
 }
 
 // leakedKindsText is the leak breakdown, every kind, summing to Leaked.

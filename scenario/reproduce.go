@@ -33,18 +33,23 @@ func IncidentParams() record.Params {
 
 // Incident fault schedule (issue 4 part 7: "a seeded fault schedule that
 // gives the cascade its first failures, for example dropped CONNECTs or a
-// target restart during early validations"). Chosen before looking at any
-// outcome: two faults, on two distinct migrations among the first five,
-// each a storage-node restart or a window of dropped CONNECTs to a node,
-// injected 0.5–2.5 s into Validating (while the validation Jobs start: the
-// Job start delay is 1–3 s) and lasting 20–60 s (an SPDK restart, a
-// network blip).
+// target restart during early validations"): two faults, on two distinct
+// migrations among the first five, each a storage-node restart or a window
+// of dropped CONNECTs to a node, injected 0.5–2.5 s into Validating (while
+// the validation Jobs start: the Job start delay is 1–3 s). Each lasts
+// 190–300 s: a fault gives a first failure only when it outlasts the
+// validation Job's retry budget — 3 connect+verify attempts 2 s apart,
+// each blocked up to the 60 s admin_timeout by a dropped CONNECT, 184 s in
+// all (simplyblock-rebalancer validate-migration) — and up to 5 min is an
+// SPDK storage-node restart with its lvstore recovery. The window follows
+// from that budget, not from the cascade figures; the earlier 20–60 s
+// window was outlasted by every retrying Job.
 var incidentFaults = faults.SeededOptions{
 	Count:  2,
 	Kinds:  []string{faults.KindTargetRestart, faults.KindDroppedConnects},
 	Phase:  record.PhaseValidating,
 	AfterS: [2]float64{0.5, 2.5},
-	ForS:   [2]float64{20, 60},
+	ForS:   [2]float64{190, 300},
 }
 
 // IncidentSchedule is the incident's fault schedule for seed (the same

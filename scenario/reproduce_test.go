@@ -70,7 +70,10 @@ func TestReproduceSameSeedSameRecord(t *testing.T) {
 }
 
 // TestReproduceScheduleIsTheIncidents: the schedule comes from the seed
-// alone, is the same for both operators, and hits early validations.
+// alone, is the same for both operators, hits early validations, and each
+// fault outlasts a validation Job's retry budget (3 attempts 2 s apart,
+// each blocked up to the 60 s admin_timeout: 184 s), so it can fail the
+// validation it hits.
 func TestReproduceScheduleIsTheIncidents(t *testing.T) {
 	nodes := []string{"storage-1", "storage-2", "storage-3"}
 	s1, err := IncidentSchedule(7, nodes)
@@ -85,8 +88,9 @@ func TestReproduceScheduleIsTheIncidents(t *testing.T) {
 		if f.Fault != faults.KindTargetRestart && f.Fault != faults.KindDroppedConnects {
 			t.Errorf("fault kind %s", f.Fault)
 		}
-		if f.Migration > "mig-0005" || f.ForS < 20 || f.ForS > 60 {
-			t.Errorf("fault %+v: want an early validation (first five migrations), 20-60 s", f)
+		const retryBudgetS = 3*60 + 2*2
+		if f.Migration > "mig-0005" || f.ForS <= retryBudgetS || f.ForS > 300 {
+			t.Errorf("fault %+v: want an early validation (first five migrations), longer than %d s, at most 300 s", f, retryBudgetS)
 		}
 	}
 }
@@ -386,5 +390,36 @@ func TestCancelLossesFromTheRecord(t *testing.T) {
 		if !strings.Contains(notes, w) {
 			t.Errorf("notes lack %q:\n%s", w, notes)
 		}
+	}
+}
+
+// TestFaultsOutlasted: a fault that landed during a validation which then
+// passed is named; one whose migration failed validation, or that landed
+// outside every validation, is not.
+func TestFaultsOutlasted(t *testing.T) {
+	ph := func(at float64, id, phase string) record.Line {
+		return record.Line{T: at, Kind: record.KindPhase, Migration: id, NQN: "nqn.a", Phase: phase}
+	}
+	fault := func(at float64, kind, target string) record.Line {
+		return record.Line{T: at, Kind: record.KindFault, Fault: kind, Action: "inject", Target: target,
+			Evidence: map[string]string{"x": "1"}}
+	}
+	lines := []record.Line{
+		ph(0, "mig-0001", record.PhasePending), ph(1, "mig-0001", record.PhaseValidating),
+		fault(2, "dropped-connects", "storage-1"), ph(9, "mig-0001", record.PhaseRunning),
+		ph(20, "mig-0001", record.PhaseCompleted),
+		fault(25, "target-restart", "storage-2"), // between migrations
+		ph(30, "mig-0002", record.PhasePending), ph(31, "mig-0002", record.PhaseValidating),
+		fault(32, "target-restart", "storage-3"), ph(40, "mig-0002", record.PhaseFailed),
+	}
+	var landed []record.Line
+	for _, l := range lines {
+		if l.Kind == record.KindFault {
+			landed = append(landed, l)
+		}
+	}
+	got := faultsOutlasted(lines, landed, []ValidationFailure{{Migration: "mig-0002"}})
+	if d := cmp.Diff([]string{"dropped-connects storage-1 during mig-0001"}, got); d != "" {
+		t.Errorf("faults outlasted (-want +got):\n%s", d)
 	}
 }
