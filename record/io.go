@@ -10,7 +10,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // File names inside a run directory (DESIGN.md "The run record").
@@ -241,7 +243,11 @@ func (tw *TimelineWriter) Close() error {
 var ErrTruncated = errors.New("last line is truncated")
 
 // ScanTimeline reads timeline lines from r one by one and calls fn for each.
-// name is used in errors, which carry "name:line: ...". A final line with
+// name is used in errors, which carry "name:line: ...". Every line needs
+// "t", a known "kind" (Kinds) and the fields that identify it (a sample's
+// host; a phase's migration, nqn and phase; a fault's fault and action; an
+// io line's volume; a kernel line's host and message; a target line's
+// node; an endpoints line's nqn). A final line with
 // no newline that does not parse gives an error wrapping ErrTruncated. The
 // timeline is append-only, so a line whose t is less than the previous
 // line's t is an error ("t went backwards"); equal times are fine.
@@ -274,6 +280,21 @@ func ScanTimeline(r io.Reader, name string, fn func(Line) error) error {
 		if l.Kind == "" {
 			return fmt.Errorf("%s:%d: line has no \"kind\"", name, n)
 		}
+		if !slices.Contains(Kinds, l.Kind) {
+			return fmt.Errorf("%s:%d: unknown kind %q (want one of %s)", name, n, l.Kind, strings.Join(Kinds, ", "))
+		}
+		// The writer puts "t" first; any other line is checked for it.
+		if !bytes.HasPrefix(b, []byte(`{"t":`)) {
+			var hasT struct {
+				T *float64 `json:"t"`
+			}
+			if json.Unmarshal(b, &hasT) != nil || hasT.T == nil {
+				return fmt.Errorf("%s:%d: %s line has no field \"t\" (seconds since run start)", name, n, l.Kind)
+			}
+		}
+		if missing := requiredFields(l); len(missing) > 0 {
+			return fmt.Errorf("%s:%d: %s line has no %s", name, n, l.Kind, strings.Join(quoteAll(missing), ", "))
+		}
 		if math.IsNaN(l.T) || l.T < 0 {
 			return fmt.Errorf("%s:%d: field \"t\" must be seconds >= 0, got %v", name, n, l.T)
 		}
@@ -288,6 +309,14 @@ func ScanTimeline(r io.Reader, name string, fn func(Line) error) error {
 			return nil
 		}
 	}
+}
+
+func quoteAll(fields []string) []string {
+	out := make([]string, len(fields))
+	for i, f := range fields {
+		out[i] = strconv.Quote(f)
+	}
+	return out
 }
 
 // ReadTimeline reads a whole timeline.jsonl. On error it returns the lines

@@ -45,7 +45,8 @@ func TestTimelineRoundTrip(t *testing.T) {
 }
 
 func TestScanTimelineErrors(t *testing.T) {
-	good := `{"t":0,"kind":"phase","migration":"m1","phase":"Pending"}` + "\n"
+	good := `{"t":0,"kind":"phase","migration":"m1","nqn":"nqn.a","phase":"Pending"}` + "\n"
+	io := func(t string) string { return `{"t":` + t + `,"kind":"io","volume":"v1"}` + "\n" }
 	for _, tc := range []struct {
 		name, in, wantSub string
 		truncated         bool
@@ -53,9 +54,13 @@ func TestScanTimelineErrors(t *testing.T) {
 	}{
 		{"bad json names line", good + "{nope\n", "tl:2: not a JSON timeline line", false, 1},
 		{"no kind", good + good + `{"t":1}` + "\n", "tl:3: line has no \"kind\"", false, 2},
-		{"negative t", `{"t":-1,"kind":"io"}` + "\n", "tl:1: field \"t\"", false, 0},
+		{"unknown kind", good + `{"t":1,"kind":"bogus"}` + "\n", `tl:2: unknown kind "bogus" (want one of sample, phase`, false, 1},
+		{"no t", good + `{"kind":"io","volume":"v1"}` + "\n", `tl:2: io line has no field "t"`, false, 1},
+		{"phase without migration", good + `{"t":31,"kind":"phase"}` + "\n", `tl:2: phase line has no "migration", "nqn", "phase"`, false, 1},
+		{"sample without host", `{"t":1,"kind":"sample"}` + "\n", `tl:1: sample line has no "host"`, false, 0},
+		{"negative t", io("-1"), "tl:1: field \"t\"", false, 0},
 		{"truncated last line", good + `{"t":1,"kind":"sam`, "tl:2: last line is truncated", true, 1},
-		{"t going backwards", `{"t":0,"kind":"io"}` + "\n" + `{"t":32.1,"kind":"io"}` + "\n\n" + `{"t":1,"kind":"sample","host":"h"}` + "\n",
+		{"t going backwards", io("0") + io("32.1") + "\n" + `{"t":1,"kind":"sample","host":"h"}` + "\n",
 			"tl:4: t went backwards: 1 after 32.1", false, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -109,9 +114,11 @@ func TestReadPlanErrorsNameTheFile(t *testing.T) {
 }
 
 // TestScanTimelineEqualTimesInOrder: lines of one instant (a phase line and
-// the samples taken at it) share t; only a decrease is rejected.
+// the samples taken at it) share t; only a decrease is rejected; "t" need
+// not come first.
 func TestScanTimelineEqualTimesInOrder(t *testing.T) {
-	in := `{"t":1.5,"kind":"phase"}` + "\n" + `{"t":1.5,"kind":"sample"}` + "\n" + `{"t":2,"kind":"sample"}` + "\n"
+	in := `{"t":1.5,"kind":"phase","migration":"m1","nqn":"nqn.a","phase":"Pending"}` + "\n" +
+		`{"t":1.5,"kind":"sample","host":"h"}` + "\n" + `{"kind":"sample","host":"h","t":2}` + "\n"
 	n := 0
 	if err := ScanTimeline(strings.NewReader(in), "tl", func(Line) error { n++; return nil }); err != nil || n != 3 {
 		t.Errorf("ScanTimeline = %v after %d lines, want nil after 3", err, n)

@@ -12,6 +12,41 @@ const (
 	KindEndpoints = "endpoints" // the endpoints the control plane publishes for a subsystem
 )
 
+// Kinds are every line kind a timeline may hold, in the order above.
+var Kinds = []string{KindSample, KindPhase, KindFault, KindIO, KindKernel, KindTarget, KindEndpoints}
+
+// requiredFields are, per kind, the JSON fields that identify what a line
+// is about; a line without one cannot be judged (ScanTimeline rejects it).
+func requiredFields(l Line) []string {
+	var missing []string
+	need := func(field, v string) {
+		if v == "" {
+			missing = append(missing, field)
+		}
+	}
+	switch l.Kind {
+	case KindSample:
+		need("host", l.Host)
+	case KindPhase:
+		need("migration", l.Migration)
+		need("nqn", l.NQN)
+		need("phase", l.Phase)
+	case KindFault:
+		need("fault", l.Fault)
+		need("action", l.Action)
+	case KindIO:
+		need("volume", l.Volume)
+	case KindKernel:
+		need("host", l.Host)
+		need("message", l.Message)
+	case KindTarget:
+		need("node", l.Node)
+	case KindEndpoints:
+		need("nqn", l.NQN)
+	}
+	return missing
+}
+
 // Migration phases (simplyblock VolumeMigration). Completed, Failed and
 // Aborted are terminal.
 const (

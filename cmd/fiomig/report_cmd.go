@@ -59,21 +59,20 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
 	}
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(stdout)
 			return exitPass
 		}
-		fmt.Fprintf(stderr, "fiomig report: %v\n\n", err)
-		usage(stderr)
+		fmt.Fprintf(stderr, "fiomig report: %v (see fiomig report --help)\n", err)
 		return exitUsage
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "fiomig report: want exactly one run directory, got %d argument(s)\n\n", fs.NArg())
-		usage(stderr)
+	if len(pos) != 1 {
+		fmt.Fprintf(stderr, "fiomig report: want exactly one run directory, got %d argument(s) (see fiomig report --help)\n", len(pos))
 		return exitUsage
 	}
-	dir := fs.Arg(0)
+	dir := pos[0]
 
 	plan, err := record.ReadPlan(filepath.Join(dir, record.PlanFile))
 	if err != nil {

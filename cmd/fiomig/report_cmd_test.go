@@ -151,8 +151,14 @@ func TestReportInconclusive(t *testing.T) {
 }
 
 func TestReportBadInput(t *testing.T) {
-	if code, _, errs := runCLI("report"); code != exitUsage || !strings.Contains(errs, "Usage: fiomig report") {
-		t.Errorf("no argument: exit %d, stderr %q", code, errs)
+	if code, _, errs := runCLI("report"); code != exitUsage || !strings.Contains(errs, "want exactly one run directory, got 0") ||
+		strings.Count(errs, "\n") != 1 {
+		t.Errorf("no argument: exit %d, stderr %q; want one line", code, errs)
+	}
+	// Flags after the run directory, as everywhere else in fiomig.
+	dir := writeRunDir(t, 2, true)
+	if code, out, errs := runCLI("report", dir, "--quiet"); code != exitPass || strings.Count(out, "\n") != 1 {
+		t.Errorf("report DIR --quiet: exit %d, stdout %q, stderr %q; want one verdict line", code, out, errs)
 	}
 	if code, _, errs := runCLI("report", "--bogus", "x"); code != exitUsage || !strings.Contains(errs, "bogus") {
 		t.Errorf("bad flag: exit %d, stderr %q", code, errs)
@@ -165,7 +171,7 @@ func TestReportBadInput(t *testing.T) {
 		t.Errorf("missing dir: exit %d, stderr %q", code, errs)
 	}
 
-	dir := writeRunDir(t, 2, true)
+	dir = writeRunDir(t, 2, true)
 	tl := filepath.Join(dir, record.TimelineFile)
 	b, _ := os.ReadFile(tl)
 	lines := strings.SplitAfter(string(b), "\n")

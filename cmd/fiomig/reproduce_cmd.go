@@ -127,11 +127,15 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 	var f reproduceFlags
 	fs := newReproduceFlagSet(&f, stderr)
+	fs.SetOutput(io.Discard) // one line on a bad flag, not the whole usage
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
 			return exitPass
 		}
+		fmt.Fprintf(stderr, "fiomig reproduce: %v (see fiomig reproduce --help)\n", err)
 		return exitUsage
 	}
 	switch {
@@ -139,7 +143,7 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fiomig reproduce: name the incident: fiomig reproduce %s (see --help)\n", scenario.IncidentID)
 		return exitUsage
 	case len(pos) > 1:
-		fmt.Fprintf(stderr, "fiomig reproduce: unexpected argument %q\n", pos[1])
+		fmt.Fprintf(stderr, "fiomig reproduce: unexpected argument %q (one incident only; a boolean flag takes its value as --flag=value, e.g. --target-dnr=false)\n", pos[1])
 		return exitUsage
 	case pos[0] != scenario.IncidentID:
 		fmt.Fprintf(stderr, "fiomig reproduce: unknown incident %q (known: %s)\n", pos[0], scenario.IncidentID)
