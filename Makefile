@@ -25,7 +25,7 @@ help: ## print this help
 build: ## build bin/fiomig
 	$(GO) build -o $(BIN) ./cmd/fiomig
 
-run: build ## run 23 migrations on the embedded simulator and write a report under $(OUT)/
+run: build ## run 23 migrations on the embedded simulator and write a report under out/ (OUT)
 	./$(BIN) run --out $(OUT) $(RUN_FLAGS)
 
 reproduce: build ## reproduce incident fio-mig-1787159565 with both operators side by side

@@ -27,8 +27,9 @@ const reportHelp = `Usage: fiomig report [flags] <run-dir>
 Re-reads <run-dir>/plan.json and <run-dir>/timeline.jsonl, evaluates every
 check from that record alone (pause bound, freezes, leaked controllers,
 ip:port path completeness, split brain, served after cutover, unattributed
-pauses, faults landed), rewrites summary.json, report.md and
-plots/pause.png in <run-dir>, and prints the verdicts.
+pauses, faults landed), rewrites summary.json, report.md, report.html,
+junit.xml and plots/pause.png and pause.svg in <run-dir>, and prints the
+verdicts. Flags may come before or after <run-dir>.
 
 A timeline whose last line was cut off (a killed run) is evaluated up to
 the last complete line, with a warning that report.md repeats. A record

@@ -65,6 +65,15 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.fioCorruptWrite, "fio-corrupt-write", 0, "with --workload=fio: store the `N`-th write to the first volume corrupted underneath fio, to prove a verify failure is reported as a data integrity failure with its offset (0 = off)")
 }
 
+// Record bounds: a run samples every host at most maxSamplesPerHost times
+// in its migrations and again in its settle period, so that a mistyped
+// flag cannot fill the disk (one sample line is about 3 kB); minMigrationS
+// is the shortest a simulated migration usually takes, seconds.
+const (
+	maxSamplesPerHost = 1e6
+	minMigrationS     = 10.0
+)
+
 // validate checks ranges; errors name the flag.
 func (f *runFlags) validate() error {
 	// Seconds flags: finite and within a range that keeps a run's record
@@ -98,8 +107,15 @@ func (f *runFlags) validate() error {
 	if settleInterval == 0 {
 		settleInterval = f.sampleInterval
 	}
-	if n := f.settle / settleInterval; n > 1e6 {
+	if n := f.settle / settleInterval; n > maxSamplesPerHost {
 		return usagef("--settle %g s sampled every %g s is %.0f samples per host; keep it under 1,000,000 (raise --settle-sample-interval)", f.settle, settleInterval, n)
+	}
+	// The migrations' part of the record, estimated from below: a migration
+	// on the simulator takes about 15 s (validation, sync, cutover) and
+	// rarely under minMigrationS, plus the gap after it.
+	if n := float64(f.migrations) * (minMigrationS + f.gap) / f.sampleInterval; n > maxSamplesPerHost {
+		return usagef("--migrations %d at %g s or more each (with --gap %g s) sampled every %g s is over %.0f samples per host; keep it under 1,000,000 (run fewer migrations or raise --sample-interval)",
+			f.migrations, minMigrationS+f.gap, f.gap, f.sampleInterval, n)
 	}
 	switch {
 	case f.migrations < 0 || f.migrations > 100000:
@@ -193,14 +209,22 @@ run settles and is judged from the record alone:
   leaked-controllers   no controller nvmeof.Inspect flags after the settle period
   path-completeness    a controller for every published ip:port on every consumer host
   split-brain          never a source and a target path both optimized
-  served-after-cutover every namespace served by a live target controller
+  served-after-cutover every namespace served by a live target controller,
+                       judged --attribution-margin seconds after each cutover
+  unattributed-pauses  no pause window outside every migration
+  faults-landed        every injected fault left evidence (run injects none;
+                       fiomig reproduce does)
 
 It writes <out>/fio-mig-<unix seconds>/ with plan.json, timeline.jsonl,
-summary.json, report.md, report.html and plots/, and prints the verdicts.
-The same --seed gives byte-identical timeline.jsonl and summary.json.
+summary.json, report.md, report.html, junit.xml and plots/, and prints the
+verdicts. The same --seed gives byte-identical timeline.jsonl and
+summary.json. plan.json's "command" names the binary fiomig: from a
+checkout, run it as ./bin/fiomig.
 
-Exit codes: 0 pass, 1 a check failed, 2 bad usage or input, 3 inconclusive,
-130 interrupted.
+Exit codes: 0 pass, 1 a check failed, 2 bad usage or input, 3 inconclusive
+(a check had too little record to judge: no migration, or a --settle
+shorter than --attribution-margin leaves served-after-cutover unjudged),
+130 interrupted (the timeline keeps what was recorded).
 
 Flags:
 `)

@@ -57,6 +57,8 @@ func TestRunUsageErrorsExitTwo(t *testing.T) {
 		{"run", "--settle-sample-interval", "NaN"},
 		{"run", "--settle", "86400", "--sample-interval", "0.01"},
 		{"run", "--migrations", "100000000"},
+		{"run", "--migrations", "100000"},                            // ~15M samples per host
+		{"run", "--migrations", "100", "--sample-interval", "0.001"}, // ~1.5M samples per host
 		{"run", "--out", "run_cmd_test.go"},
 		{"nosuchcommand"},
 	} {
