@@ -44,7 +44,7 @@ tools: ## install the Debian packages the tests need (fio, nvme-cli, fuse3) when
 		echo "tools: missing$$missing — install them (Debian: apt-get install$$missing); tests that need them will skip, or fail under FIOMIG_REQUIRE_TOOLS=1"; \
 	fi
 
-test: tools ## install missing tools, then run go vet and every test (Ginkgo JUnit in $(OUT)/junit/)
+test: tools ## install missing tools, then run go vet and every test (Ginkgo JUnit in out/junit/, OUT)
 	$(GO) vet ./...
 	FIOMIG_JUNIT_DIR=$(CURDIR)/$(OUT)/junit $(GO) test -count=1 -timeout 20m ./...
 

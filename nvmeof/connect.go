@@ -218,7 +218,8 @@ func (c Connection) Target() Target {
 // an IP address as net/netip.ParseAddr reads it (no host names, no
 // brackets, no surrounding spaces, no leading zeros: such an ip can never
 // match a controller's traddr, so a release given it would release nothing),
-// a port that is not an integer in 1..65535. Unknown fields are ignored. An
+// a port that is not an integer in 1..65535, a field that is not one of
+// Connection's (a mistyped "nqn" would otherwise go unnoticed). An
 // empty array gives no targets and no error. nqn is not checked here: the
 // caller knows which subsystem the connections must belong to.
 func ParseConnections(data []byte) ([]Target, error) {
@@ -227,8 +228,12 @@ func ParseConnections(data []byte) ([]Target, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
+	dec.DisallowUnknownFields()
 	var conns []Connection
 	if err := dec.Decode(&conns); err != nil {
+		if strings.Contains(err.Error(), "unknown field") {
+			return nil, fmt.Errorf("connections: %w (known: nqn, ip, port, transport, nrIoQueues, reconnectDelay, ctrlLossTmo, fastIOFailTmo, keepAliveTmo)", err)
+		}
 		return nil, fmt.Errorf("connections: %w", err)
 	}
 	if dec.More() {

@@ -113,7 +113,7 @@ func withOpts(t Target, keepAlive, fastIO *int) Target {
 
 func TestParseConnections(t *testing.T) {
 	got, err := ParseConnections([]byte(`[
-	  {"nqn":"nqn.x","ip":"10.0.0.3","port":4420,"transport":"tcp","ctrlLossTmo":3600,"reconnectDelay":2,"fastIOFailTmo":8,"keepAliveTmo":4,"extra":true},
+	  {"nqn":"nqn.x","ip":"10.0.0.3","port":4420,"transport":"tcp","ctrlLossTmo":3600,"reconnectDelay":2,"fastIOFailTmo":8,"keepAliveTmo":4},
 	  {"nqn":"nqn.x","ip":"fd00::4","port":"4421","transport":"tcp"}]`))
 	if err != nil {
 		t.Fatal(err)
@@ -202,6 +202,7 @@ func TestParseConnectionsNamesBadField(t *testing.T) {
 		{`[{"ip":"10.0.0.1","port":0}]`, "connections[0].port"},
 		{`[{"port":4420}]`, "connections[0].ip"},
 		{`[{"ip":"10.0.0.1"}]`, "connections[0].port"},
+		{`[{"ip":"10.0.0.1","port":4420,"nqm":"nqn.x"}]`, `unknown field "nqm" (known: nqn, ip, port`},
 		{``, "empty, want a JSON array of connections"},
 		{" \n\t", "empty, want a JSON array of connections"},
 	} {
