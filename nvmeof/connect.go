@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -211,6 +212,17 @@ func (c Connection) Target() Target {
 	}
 }
 
+// connectionFields are Connection's JSON field names, in declaration order.
+func connectionFields() []string {
+	t := reflect.TypeFor[Connection]()
+	out := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		out = append(out, name)
+	}
+	return out
+}
+
 // ParseConnections decodes a VMIG_CONNECTIONS value (a JSON array of
 // Connection) into Targets, in order. Errors name the element and field
 // ("connections[1].ip ..."): input that is empty or only white space, not a
@@ -232,7 +244,7 @@ func ParseConnections(data []byte) ([]Target, error) {
 	var conns []Connection
 	if err := dec.Decode(&conns); err != nil {
 		if strings.Contains(err.Error(), "unknown field") {
-			return nil, fmt.Errorf("connections: %w (known: nqn, ip, port, transport, nrIoQueues, reconnectDelay, ctrlLossTmo, fastIOFailTmo, keepAliveTmo)", err)
+			return nil, fmt.Errorf("connections: %w (known: %s)", err, strings.Join(connectionFields(), ", "))
 		}
 		return nil, fmt.Errorf("connections: %w", err)
 	}

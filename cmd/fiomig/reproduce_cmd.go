@@ -59,9 +59,12 @@ func (f *reproduceFlags) operators() []string {
 	return []string{f.operator}
 }
 
-func newReproduceFlagSet(f *reproduceFlags, stderr io.Writer) *flag.FlagSet {
+// newReproduceFlagSet registers f's flags; the flag package's own output is
+// discarded (a bad flag gets one line from reproduceCmd, --help the usage
+// on stdout).
+func newReproduceFlagSet(f *reproduceFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("fiomig reproduce", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	f.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: fiomig reproduce %[1]s [flags]
@@ -126,8 +129,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 
 func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 	var f reproduceFlags
-	fs := newReproduceFlagSet(&f, stderr)
-	fs.SetOutput(io.Discard) // one line on a bad flag, not the whole usage
+	fs := newReproduceFlagSet(&f)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
