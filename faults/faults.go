@@ -21,6 +21,9 @@ const (
 	KindAbortedValidation = "aborted-validation"
 )
 
+// Kinds are every fault kind FromSpec builds, in catalogue order.
+var Kinds = []string{KindTargetRestart, KindDroppedConnects, KindAbortedValidation}
+
 // Fault line actions.
 const (
 	ActionInject  = "inject"
@@ -93,6 +96,17 @@ func FromSpec(s record.FaultSpec) (Fault, error) {
 	if s.AtS < 0 {
 		return nil, bad("at_s %v: negative", s.AtS)
 	}
+	if s.Phase != "" {
+		if _, ok := whenPhase(s.Phase); !ok {
+			return nil, bad("phase %q: want a stage (%s) or a VolumeMigration phase (%s)", s.Phase,
+				strings.Join(record.Stages, ", "), strings.Join(migrationPhases, ", "))
+		}
+	}
+	if m, ok := strings.CutPrefix(s.Migration, "#"); ok {
+		if n, err := strconv.Atoi(m); err != nil || n < 1 {
+			return nil, bad("migration %q: want an id or #N, the N-th migration started (N >= 1)", s.Migration)
+		}
+	}
 	if v, ok := s.Params["after_s"]; ok {
 		if f, err := strconv.ParseFloat(v, 64); err != nil || f < 0 {
 			return nil, bad("params after_s %q: want seconds >= 0", v)
@@ -122,7 +136,7 @@ func FromSpec(s record.FaultSpec) (Fault, error) {
 		}
 		return &AbortedValidation{Migration: s.Target, Mode: mode, Host: s.Params["host"]}, nil
 	}
-	return nil, fmt.Errorf("fault %q: unknown kind (want %s, %s or %s)", s.Fault, KindTargetRestart, KindDroppedConnects, KindAbortedValidation)
+	return nil, fmt.Errorf("fault %q: unknown kind (want one of %s)", s.Fault, strings.Join(Kinds, ", "))
 }
 
 // TargetRestart stops a storage node's target, then starts it again at

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/fiomig/fiomig/backend"
 	"github.com/fiomig/fiomig/record"
@@ -31,6 +32,9 @@ type Injector struct {
 	env     Env
 	stepper EventStepper
 	errs    []error
+	// ordinal numbers the migrations in the order their first phase line
+	// was seen (1-based), for schedule entries naming "#N".
+	ordinal map[string]int
 }
 
 type itemState int
@@ -61,7 +65,7 @@ type item struct {
 // aborted-validation entries default to the Validating phase of their
 // target migration.
 func NewInjector(c backend.Cluster, schedule []record.FaultSpec) (*Injector, error) {
-	in := &Injector{Cluster: c, env: Env{Cluster: c, MigrationNQN: map[string]string{}}}
+	in := &Injector{Cluster: c, env: Env{Cluster: c, MigrationNQN: map[string]string{}}, ordinal: map[string]int{}}
 	if s, ok := c.(EventStepper); ok {
 		in.stepper = s
 	}
@@ -174,11 +178,14 @@ func (in *Injector) observe(lines []record.Line, out *[]record.Line) {
 		if l.NQN != "" {
 			in.env.MigrationNQN[l.Migration] = l.NQN
 		}
+		if _, ok := in.ordinal[l.Migration]; !ok {
+			in.ordinal[l.Migration] = len(in.ordinal) + 1
+		}
 		for _, it := range in.items {
 			if it.state != waiting {
 				continue
 			}
-			if it.spec.Migration != "" && it.spec.Migration != l.Migration {
+			if it.spec.Migration != "" && !in.names(it.spec.Migration, l.Migration) {
 				continue
 			}
 			if l.Phase == it.spec.Phase {
@@ -194,6 +201,15 @@ func (in *Injector) observe(lines []record.Line, out *[]record.Line) {
 			}
 		}
 	}
+}
+
+// names reports whether a schedule entry's migration (an id, or "#N" for
+// the N-th migration started) names migration id.
+func (in *Injector) names(want, id string) bool {
+	if n, ok := strings.CutPrefix(want, "#"); ok {
+		return n == strconv.Itoa(in.ordinal[id])
+	}
+	return want == id
 }
 
 // fire injects and recovers everything due at or before now: recoveries
