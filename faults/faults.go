@@ -135,6 +135,38 @@ func FromSpec(s record.FaultSpec) (Fault, error) {
 			return nil, bad("migration %q: the target of an aborted validation is its migration", s.Migration)
 		}
 		return &AbortedValidation{Migration: s.Target, Mode: mode, Host: s.Params["host"]}, nil
+	case KindNodeCrash, KindANAFlap:
+		if !(s.ForS > 0) {
+			return nil, bad("for_s must be > 0 (how long the fault lasts)")
+		}
+		if s.Fault == KindNodeCrash {
+			return &NodeCrash{Node: s.Target}, nil
+		}
+		return &ANAFlap{Node: s.Target}, nil
+	case KindNetworkPartition:
+		h, n, ok := SplitPartitionTarget(s.Target)
+		if !ok {
+			return nil, bad("target: want <host>/<node>")
+		}
+		if !(s.ForS > 0) {
+			return nil, bad("for_s must be > 0 (how long the partition lasts)")
+		}
+		return &NetworkPartition{Host: h, Node: n}, nil
+	case KindConnectRejected:
+		if !(s.ForS > 0) {
+			return nil, bad("for_s must be > 0 (how long CONNECTs are rejected)")
+		}
+		return &ConnectRejected{At: s.Target, Host: s.Params["host"]}, nil
+	case KindOperatorRestart:
+		if s.Target != OperatorTarget {
+			return nil, bad("target: want %q", OperatorTarget)
+		}
+		if !(s.ForS > 0) {
+			return nil, bad("for_s must be > 0 (how long the operator is down)")
+		}
+		return &OperatorRestart{}, nil
+	case KindResetController:
+		return &ResetController{Host: s.Target, Node: s.Params["node"]}, nil
 	}
 	return nil, fmt.Errorf("fault %q: unknown kind (want one of %s)", s.Fault, strings.Join(Kinds, ", "))
 }
