@@ -45,6 +45,7 @@ type runFlags struct {
 	fioCorruptWrite    int64
 	faults             string
 	faultFile          string
+	controlPlane       string
 	// faultKinds is --faults parsed (validate): nil = every kind.
 	faultKinds []string
 }
@@ -68,6 +69,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.workload, "workload", scenario.WorkloadSim, "`sim`: the simulator's modelled I/O on virtual time; fio: one real fio process per volume on a FUSE file that follows the simulated host's multipath head, the simulator driven by the wall clock (needs root, /dev/fuse and fio; fio's output goes to <run dir>/fio/)")
 	fs.IntVar(&f.fioRateIOPS, "fio-rate-iops", workload.DefaultRateIOPS, "with --workload=fio: each volume's fio job is capped at this many `I/Os per second` (rate_iops)")
 	fs.StringVar(&f.faults, "faults", scenario.FaultsDefault, "`default`: a seeded schedule of one fault of every kind, together covering every stage (in-validation, before-cutover, in-freeze, after-cutover); none; or a comma-separated list of kinds ("+strings.Join(faults.Kinds, ", ")+") drawn the same way")
+	fs.StringVar(&f.controlPlane, "control-plane", "sbcli", "the simulated control plane's cancel before continue: `sbcli` (as sourced: it deletes the volume's subsystem on the source's tertiary node, a path no host gets back) or fixed-cancel (an assumed fix that spares the tertiaries)")
 	fs.StringVar(&f.faultFile, "fault-file", "", "a fault `file` (YAML or JSON, format below) whose schedule replaces --faults")
 	fs.Int64Var(&f.fioCorruptWrite, "fio-corrupt-write", 0, "with --workload=fio: store the `N`-th write to the first volume corrupted underneath fio, to prove a verify failure is reported as a data integrity failure with its offset (0 = off)")
 }
@@ -142,6 +144,8 @@ func (f *runFlags) validate() error {
 	case f.fioRateIOPS < 2:
 		// Split into a read,write cap (70,30 for 100); a 0 cap would mean "no limit" to fio.
 		return usagef("--fio-rate-iops must be >= 2 (it is split between reads and writes), got %d", f.fioRateIOPS)
+	case f.controlPlane != "sbcli" && f.controlPlane != "fixed-cancel":
+		return usagef("--control-plane must be sbcli or fixed-cancel, got %q", f.controlPlane)
 	case f.fioCorruptWrite < 0:
 		return usagef("--fio-corrupt-write must be >= 0, got %d", f.fioCorruptWrite)
 	}
@@ -167,7 +171,7 @@ func (f *runFlags) params() record.Params {
 		SettleSampleIntervalS: settleInterval, CutoverPauseS: f.cutoverPause,
 		PauseCritS: f.pauseCrit, FreezesAllowed: f.freezesAllowed, SettleS: f.settle,
 		AttributionMarginS: f.attributionMargin,
-		Extra:              map[string]string{"gap_s": strconv.FormatFloat(f.gap, 'g', -1, 64), "faults": f.faultSelection()},
+		Extra:              map[string]string{"gap_s": strconv.FormatFloat(f.gap, 'g', -1, 64), "faults": f.faultSelection(), "control_plane": f.controlPlane},
 	}
 }
 
