@@ -2,8 +2,8 @@ package checks
 
 import (
 	"fmt"
-	"math"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
