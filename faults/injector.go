@@ -489,8 +489,8 @@ func (in *Injector) faultLine(t float64, it *item, action string, ev map[string]
 
 // RecoverAll recovers every fault still active, now, and returns the fault
 // lines (a lagging fault that never landed gets no landed line; its
-// recover line says so). Faults waiting for a trigger are dropped: they will
-// not be injected any more.
+// recover line says so). A fault still waiting for its trigger gets an
+// inject line whose reason says it was never injected.
 func (in *Injector) RecoverAll() []record.Line {
 	var out []record.Line
 	for _, it := range in.items {
@@ -498,7 +498,18 @@ func (in *Injector) RecoverAll() []record.Line {
 		case active:
 			in.recover(&out, it)
 		case waiting, armed:
+			// Say so in the timeline, so that it, plan.json and the
+			// report agree on every scheduled fault.
 			it.state = done
+			why := "its trigger never came"
+			if it.spec.Phase != "" {
+				why = "no migration"
+				if it.spec.Migration != "" {
+					why += " " + it.spec.Migration
+				}
+				why += " entered " + it.spec.Phase
+			}
+			in.line(&out, in.Now(), it, ActionInject, nil, fmt.Errorf("%w: the run ended before it (%s)", errNotInjected, why))
 		}
 	}
 	return out
