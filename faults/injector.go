@@ -523,8 +523,10 @@ func (in *Injector) Close() error {
 }
 
 // Executed is the schedule as executed, for plan.json: each entry as
-// planned, with the resolved trigger migration, and params injected_at_s
-// and recovered_at_s (cluster seconds) for the faults that were injected.
+// planned, with the resolved trigger migration (params planned_migration
+// keeps what the schedule said, e.g. "#3+"), params injected_at_s and
+// recovered_at_s (cluster seconds) for the faults that were injected, and
+// params overlap for faults that shared their effect with others.
 func (in *Injector) Executed() []record.FaultSpec {
 	out := make([]record.FaultSpec, 0, len(in.items))
 	for _, it := range in.items {
@@ -534,6 +536,9 @@ func (in *Injector) Executed() []record.FaultSpec {
 			p[k] = v
 		}
 		if it.migration != "" {
+			if s.Migration != it.migration && s.Migration != "" {
+				p["planned_migration"] = s.Migration
+			}
 			if s.Target == s.Migration && strings.HasPrefix(s.Target, "#") {
 				s.Target = it.migration // aborted-validation names its migration
 			}
