@@ -2,6 +2,7 @@ package collectors
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/fiomig/fiomig/backend"
 	"github.com/fiomig/fiomig/record"
@@ -18,10 +19,20 @@ type Collector interface {
 
 // Sampler runs every collector on every host and appends the lines to the
 // timeline.
+//
+// With ChangeOnly (timeline format version 2, record/FORMAT.md) a host's
+// sample line is appended only when its state differs from the last one
+// appended for that host; the hosts sampled unchanged at a tick are named
+// in one heartbeat line at the end of the tick. A host whose collector
+// fails is in neither, so its silence is a hole to the checks. The logic
+// is the backend's neither: any Collector over any backend.Host gets it.
 type Sampler struct {
 	Hosts      []backend.Host
 	Collectors []Collector
 	Timeline   *record.TimelineWriter
+	ChangeOnly bool
+
+	last map[string]record.Line // by host: the last sample line appended
 }
 
 // NewSampler samples hosts with the default collectors (NVMe).
@@ -31,6 +42,7 @@ func NewSampler(hosts []backend.Host, tl *record.TimelineWriter) *Sampler {
 
 // SampleAll takes one sample of every host at time t, in host order.
 func (s *Sampler) SampleAll(t float64) error {
+	var unchanged []string
 	for _, h := range s.Hosts {
 		for _, c := range s.Collectors {
 			lines, err := c.Collect(t, h)
@@ -38,11 +50,44 @@ func (s *Sampler) SampleAll(t float64) error {
 				return fmt.Errorf("collector %s on host %s at t=%.3f s: %w", c.Name(), h.Name(), t, err)
 			}
 			for _, l := range lines {
+				if s.ChangeOnly && l.Kind == record.KindSample {
+					if prev, ok := s.last[l.Host]; ok && SameState(prev, l) {
+						unchanged = append(unchanged, l.Host)
+						continue
+					}
+					if s.last == nil {
+						s.last = map[string]record.Line{}
+					}
+					s.last[l.Host] = l
+				}
 				if err := s.Timeline.Append(l); err != nil {
 					return err
 				}
 			}
 		}
 	}
+	if len(unchanged) > 0 {
+		return s.Timeline.Append(record.Line{T: t, Kind: record.KindHeartbeat, Hosts: unchanged})
+	}
 	return nil
+}
+
+// SameState reports whether two sample lines show the same host state:
+// equal controllers (name, NQN, address, state, transport, legs) and equal
+// subsystems, in order. Lines sharing their slices (a collector that
+// reused an unchanged parse) compare in constant time.
+func SameState(a, b record.Line) bool {
+	if len(a.Controllers) != len(b.Controllers) || len(a.Subsystems) != len(b.Subsystems) {
+		return false
+	}
+	if (len(a.Controllers) == 0 || &a.Controllers[0] == &b.Controllers[0]) &&
+		(len(a.Subsystems) == 0 || &a.Subsystems[0] == &b.Subsystems[0]) {
+		return true
+	}
+	return slices.EqualFunc(a.Controllers, b.Controllers, func(x, y record.Controller) bool {
+		return x.Name == y.Name && x.NQN == y.NQN && x.Address == y.Address && x.State == y.State &&
+			x.Transport == y.Transport && slices.Equal(x.Legs, y.Legs)
+	}) && slices.EqualFunc(a.Subsystems, b.Subsystems, func(x, y record.Subsystem) bool {
+		return x.NQN == y.NQN && slices.Equal(x.NSIDs, y.NSIDs)
+	})
 }

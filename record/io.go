@@ -164,20 +164,28 @@ func (p Plan) validate(present map[string]bool) error {
 	return nil
 }
 
-// TimelineWriter appends lines to timeline.jsonl. Each Append is one write
-// of one complete line to the file, unbuffered, so a killed run keeps every
-// line appended before it died. Times are rounded to the microsecond.
+// TimelineWriter appends lines to timeline.jsonl. Unbatched (the default),
+// each Append is one write of one complete line, so a killed run keeps
+// every line appended before it died. Batched (SetBatched), Append encodes
+// into a buffer and Flush writes every buffered line in one write: a
+// sampling tick's lines, flushed before the clock moves on, so a killed run
+// keeps every tick it completed. Times are rounded to the microsecond.
 type TimelineWriter struct {
 	// Keep, when set, makes the writer also keep each appended line whose
 	// kind it accepts, exactly as encoded (times rounded), for Kept.
 	Keep func(kind string) bool
 	kept []Line
+	// OnAppend, when set, is called with each appended line exactly as
+	// encoded (times rounded), in order: a streaming consumer such as the
+	// checks. Its error fails the Append.
+	OnAppend func(Line) error
 
-	w    io.Writer
-	c    io.Closer
-	buf  bytes.Buffer
-	enc  *json.Encoder
-	path string
+	w       io.Writer
+	c       io.Closer
+	buf     bytes.Buffer
+	enc     *json.Encoder
+	path    string
+	batched bool
 }
 
 // CreateTimeline creates (or truncates) path for appending timeline lines.
@@ -200,6 +208,10 @@ func NewTimelineWriter(w io.Writer, name string) *TimelineWriter {
 	return tw
 }
 
+// SetBatched switches the writer to batched writes: lines are written by
+// Flush (and Close), one write for all lines appended since the last one.
+func (tw *TimelineWriter) SetBatched(on bool) { tw.batched = on }
+
 // RoundT rounds a time in seconds to the microsecond, the timeline's resolution.
 func RoundT(t float64) float64 { return math.Round(t*1e6) / 1e6 }
 
@@ -208,21 +220,43 @@ func RoundT(t float64) float64 { return math.Round(t*1e6) / 1e6 }
 // reports and fault evidence print times and durations.
 func FormatT(t float64) string { return strconv.FormatFloat(RoundT(t), 'f', -1, 64) }
 
-// Append writes one line. It rejects a line without kind.
+// Append writes one line (batched: buffers it). It rejects a line without kind.
 func (tw *TimelineWriter) Append(l Line) error {
 	if l.Kind == "" {
 		return fmt.Errorf("%s: timeline line at t=%v has no kind", tw.path, l.T)
 	}
 	l.T = RoundT(l.T)
-	tw.buf.Reset()
+	if !tw.batched {
+		tw.buf.Reset()
+	}
 	if err := tw.enc.Encode(l); err != nil {
 		return fmt.Errorf("%s: encode %s line: %w", tw.path, l.Kind, err)
 	}
-	if _, err := tw.w.Write(tw.buf.Bytes()); err != nil {
-		return fmt.Errorf("%s: append: %w", tw.path, err)
+	if !tw.batched {
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	if tw.Keep != nil && tw.Keep(l.Kind) {
 		tw.kept = append(tw.kept, l)
+	}
+	if tw.OnAppend != nil {
+		if err := tw.OnAppend(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Flush writes the buffered lines in one write (nothing when none).
+func (tw *TimelineWriter) Flush() error {
+	if tw.buf.Len() == 0 {
+		return nil
+	}
+	_, err := tw.w.Write(tw.buf.Bytes())
+	tw.buf.Reset()
+	if err != nil {
+		return fmt.Errorf("%s: append: %w", tw.path, err)
 	}
 	return nil
 }
@@ -230,12 +264,17 @@ func (tw *TimelineWriter) Append(l Line) error {
 // Kept returns the lines Keep accepted, in order.
 func (tw *TimelineWriter) Kept() []Line { return tw.kept }
 
-// Close closes the underlying file, if the writer opened one.
+// Close flushes what is buffered and closes the underlying file, if the
+// writer opened one.
 func (tw *TimelineWriter) Close() error {
+	ferr := tw.Flush()
 	if tw.c == nil {
-		return nil
+		return ferr
 	}
-	return tw.c.Close()
+	if err := tw.c.Close(); ferr == nil {
+		ferr = err
+	}
+	return ferr
 }
 
 // ErrTruncated marks a timeline whose last line is incomplete (the run was
@@ -319,8 +358,11 @@ func quoteAll(fields []string) []string {
 	return out
 }
 
-// ReadTimeline reads a whole timeline.jsonl. On error it returns the lines
-// read before the bad one as well.
+// ReadTimeline reads a whole timeline.jsonl, of either format version, as
+// ScanStates yields it: every host's state at every tick it was observed
+// (version-2 heartbeats expanded into sample lines). On error it returns the
+// lines read before the bad one as well. It holds the whole run in memory;
+// ScanStates streams.
 func ReadTimeline(path string) ([]Line, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -328,7 +370,7 @@ func ReadTimeline(path string) ([]Line, error) {
 	}
 	defer f.Close()
 	var lines []Line
-	err = ScanTimeline(f, path, func(l Line) error {
+	err = ScanStates(f, path, func(l Line) error {
 		lines = append(lines, l)
 		return nil
 	})

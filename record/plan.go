@@ -34,6 +34,14 @@ type Params struct {
 	// AttributionMarginS extends a migration's span after its terminal phase
 	// for attributing pause windows; served-after-cutover is judged at its end.
 	AttributionMarginS float64 `json:"attribution_margin_s"`
+	// TimelineFormat is timeline.jsonl's format version (FormatFull or
+	// FormatChangeOnly; absent = FormatFull), as its first line states
+	// for version 2 (record/FORMAT.md).
+	TimelineFormat int `json:"timeline_format,omitempty"`
+	// HeartbeatIntervalS is, for format version 2, the seconds between a
+	// host's heartbeats while it is unchanged: every sampling tick, so
+	// sample_interval_s (settle_sample_interval_s in the settle period).
+	HeartbeatIntervalS float64 `json:"heartbeat_interval_s,omitempty"`
 	// Extra holds backend- or scenario-specific parameters (operator variant,
 	// kernel switches, pod tolerance, ...), keyed by flag name.
 	Extra map[string]string `json:"extra,omitempty"`

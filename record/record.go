@@ -14,10 +14,22 @@ const (
 	// last sample line (a later format version writes samples only on
 	// change); the checks count it as an observation of the host.
 	KindHeartbeat = "heartbeat"
+	// KindFormat: the first line of a format-version-2 timeline, naming
+	// its version (FORMAT.md); a timeline without it is version 1.
+	KindFormat = "format"
+)
+
+// Timeline format versions (record/FORMAT.md). Version 1 writes every
+// host's whole state at every sampling tick; version 2 writes a host's
+// state only when it changed, and one heartbeat line per tick naming the
+// hosts sampled unchanged.
+const (
+	FormatFull       = 1
+	FormatChangeOnly = 2
 )
 
 // Kinds are every line kind a timeline may hold, in the order above.
-var Kinds = []string{KindSample, KindPhase, KindFault, KindIO, KindKernel, KindTarget, KindEndpoints, KindHeartbeat}
+var Kinds = []string{KindSample, KindPhase, KindFault, KindIO, KindKernel, KindTarget, KindEndpoints, KindHeartbeat, KindFormat}
 
 // requiredFields are, per kind, the JSON fields that identify what a line
 // is about; a line without one cannot be judged (ScanTimeline rejects it).
@@ -29,8 +41,16 @@ func requiredFields(l Line) []string {
 		}
 	}
 	switch l.Kind {
-	case KindSample, KindHeartbeat:
+	case KindSample:
 		need("host", l.Host)
+	case KindHeartbeat:
+		if len(l.Hosts) == 0 {
+			need("host", l.Host)
+		}
+	case KindFormat:
+		if l.Version == 0 {
+			missing = append(missing, "version")
+		}
 	case KindPhase:
 		need("migration", l.Migration)
 		need("nqn", l.NQN)
@@ -75,8 +95,16 @@ type Line struct {
 	T    float64 `json:"t"`
 	Kind string  `json:"kind"`
 
-	// sample, io, kernel
+	// sample, io, kernel; heartbeat (format version 1: one host a line)
 	Host string `json:"host,omitempty"`
+	// heartbeat (format version 2): the hosts sampled at T whose state had
+	// not changed since their last sample line, in host order.
+	Hosts []string `json:"hosts,omitempty"`
+	// format: the timeline format version (FormatFull, FormatChangeOnly)
+	// and, for version 2, the heartbeat interval in seconds (every sampling
+	// tick: the sample interval in force).
+	Version            int     `json:"version,omitempty"`
+	HeartbeatIntervalS float64 `json:"heartbeat_interval_s,omitempty"`
 	// sample: every controller of the host (kernel class/nvme), sorted by name.
 	Controllers []Controller `json:"controllers,omitempty"`
 	// sample: every subsystem the host has attached, with its namespaces
@@ -132,6 +160,12 @@ type Line struct {
 	// Reason says why). Added fields (backend/sim).
 	Pod      string `json:"pod,omitempty"`
 	PodState string `json:"pod_state,omitempty"`
+
+	// Repeat is set (never written) on a sample line that Expander made
+	// from a version-2 heartbeat: the host's state repeated from its last
+	// sample line, sharing that line's Controllers and Subsystems slices
+	// (read them, never modify them).
+	Repeat bool `json:"-"`
 }
 
 // Controller is one NVMe controller as a host's kernel showed it in a sample

@@ -61,6 +61,15 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	if cfg.MigrationTimeoutS <= 0 {
 		cfg.MigrationTimeoutS = 3600
 	}
+	switch p.TimelineFormat {
+	case 0, record.FormatChangeOnly:
+		p.TimelineFormat = record.FormatChangeOnly
+		p.HeartbeatIntervalS = p.SampleIntervalS
+	case record.FormatFull:
+		p.HeartbeatIntervalS = 0
+	default:
+		return Result{}, fmt.Errorf("scenario: timeline format version %d is not %d or %d", p.TimelineFormat, record.FormatFull, record.FormatChangeOnly)
+	}
 	cfg.Plan.Params = p
 	cfg.Plan.Topology = cluster.Topology()
 	cfg.Plan.Backend = cluster.Name()
@@ -93,9 +102,18 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	if err != nil {
 		return res, err
 	}
+	// One write per sampling tick (runner.step flushes before the clock moves on).
+	tl.SetBatched(true)
 	tl.Keep = checks.Judges // the checks judge exactly the lines written, without re-decoding them
 	r := &runner{cluster: cluster, tl: tl, sampler: collectors.NewSampler(cluster.Hosts(), tl)}
-	runErr := r.migrations(ctx, cfg, progress)
+	var runErr error
+	if p.TimelineFormat == record.FormatChangeOnly {
+		r.sampler.ChangeOnly = true
+		runErr = tl.Append(record.Line{T: 0, Kind: record.KindFormat, Version: p.TimelineFormat, HeartbeatIntervalS: p.HeartbeatIntervalS})
+	}
+	if runErr == nil {
+		runErr = r.migrations(ctx, cfg, progress)
+	}
 	// Faults still injected are recovered whatever happened, and their
 	// recovery lines recorded, before the timeline is closed.
 	if rc, ok := cluster.(FaultRecoverer); ok {
@@ -125,7 +143,11 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	res.Plan = cfg.Plan
 	// Judge from the record alone: the lines as written to timeline.jsonl
 	// (TestJudgedFromTheRecordAlone checks the file gives the same summary).
-	res.Summary = reports.WithStats(checks.Evaluate(cfg.Plan, tl.Kept()))
+	states, err := record.Expand(tl.Kept())
+	if err != nil {
+		return res, err
+	}
+	res.Summary = reports.WithStats(checks.Evaluate(cfg.Plan, states))
 	if err := reports.Write(dir, cfg.Plan, res.Summary); err != nil {
 		return res, err
 	}
@@ -160,7 +182,10 @@ func (r *runner) step(t float64) error {
 			return err
 		}
 	}
-	return r.sampler.SampleAll(r.cluster.Now())
+	if err := r.sampler.SampleAll(r.cluster.Now()); err != nil {
+		return err
+	}
+	return r.tl.Flush()
 }
 
 // runFor steps every interval for d seconds of cluster time, or until stop

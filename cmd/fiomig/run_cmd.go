@@ -47,6 +47,7 @@ type runFlags struct {
 	faults             string
 	faultFile          string
 	controlPlane       string
+	fullSamples        bool
 	// faultKinds is --faults parsed (validate): nil = every kind.
 	faultKinds []string
 }
@@ -66,6 +67,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.settle, "settle", d.SettleS, "`seconds` the run keeps sampling after the last migration before leaks and completeness are judged")
 	fs.Float64Var(&f.attributionMargin, "attribution-margin", d.AttributionMarginS, "`seconds` after a migration's terminal phase during which a pause window still belongs to it")
 	fs.Float64Var(&f.gap, "gap", scenario.DefaultGapS, "`seconds` between one migration's end and the next one's start")
+	fs.BoolVar(&f.fullSamples, "full-samples", false, "write every host's whole state at every tick (timeline format version 1) instead of only changes plus one heartbeat line per tick (version 2, the default; record/FORMAT.md); the verdicts are the same, the timeline is ~50x larger")
 	fs.StringVar(&f.out, "out", "out", "`directory` under which the run directory fio-mig-<unix seconds> is created")
 	fs.StringVar(&f.workload, "workload", scenario.WorkloadSim, "`sim`: the simulator's modelled I/O on virtual time; fio: one real fio process per volume on a FUSE file that follows the simulated host's multipath head, the simulator driven by the wall clock (needs root, /dev/fuse and fio; fio's output goes to <run dir>/fio/)")
 	fs.IntVar(&f.fioRateIOPS, "fio-rate-iops", workload.DefaultRateIOPS, "with --workload=fio: each volume's fio job is capped at this many `I/Os per second` (rate_iops)")
@@ -166,8 +168,13 @@ func (f *runFlags) params() record.Params {
 	if settleInterval == 0 {
 		settleInterval = f.sampleInterval
 	}
+	format := record.FormatChangeOnly
+	if f.fullSamples {
+		format = record.FormatFull
+	}
 	return record.Params{
-		Migrations: f.migrations, Volumes: f.volumes, Hosts: f.hosts,
+		TimelineFormat: format,
+		Migrations:     f.migrations, Volumes: f.volumes, Hosts: f.hosts,
 		ConsumersPerVolume: f.consumersPerVolume, SampleIntervalS: f.sampleInterval,
 		SettleSampleIntervalS: settleInterval, CutoverPauseS: f.cutoverPause,
 		PauseCritS: f.pauseCrit, FreezesAllowed: f.freezesAllowed, SettleS: f.settle,
