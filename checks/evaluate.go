@@ -11,7 +11,9 @@ import "github.com/fiomig/fiomig/record"
 // reports computes them. Slices are never nil, so summary.json shows [].
 //
 // Evaluate reads only the lines whose kind Judges accepts; a caller may
-// hand it just those.
+// hand it just those. It indexes the whole record in memory: it is the
+// reference the streaming Judge (what fiomig run and fiomig report use) is
+// tested against, and the convenient call for small records in tests.
 func Evaluate(plan record.Plan, timeline []record.Line) record.Summary {
 	r := newIndex(plan, timeline)
 	pr := r.pauses()

@@ -39,10 +39,18 @@ type runIndex struct {
 	ever map[string]map[string]bool
 	// coverage says whether the record reaches the end of the settle period.
 	coverage record.Coverage
+	// seen, when set (a streamed record: samples holds only each host's
+	// last sample), maps host and NQN\x00endpoint to when a controller
+	// there was last seen and first gone after that (missingCause).
+	seen map[string]map[string]seenSpan
 	// requiredEnd is the time the last sample must reach (less one settle
 	// sample interval) for the record to cover the settle period.
 	requiredEnd float64
 }
+
+// seenSpan: a controller at an endpoint last seen at lastSeen, and the
+// first sample after that without it at gone (gone <= lastSeen: still there).
+type seenSpan struct{ lastSeen, gone float64 }
 
 // migration is one migration as its phase lines describe it.
 type migration struct {

@@ -366,7 +366,15 @@ func dedup(xs []string) []string {
 // migration. "" when the host never had a controller there.
 func (r *runIndex) missingCause(m record.MissingEndpoint) string {
 	lastSeen, gone := math.Inf(-1), 0.0
+	if r.seen != nil { // streamed: the Judge kept when each endpoint was last seen and gone
+		if sp, ok := r.seen[m.Host][m.NQN+"\x00"+m.Endpoint]; ok {
+			lastSeen, gone = sp.lastSeen, sp.gone
+		}
+	}
 	for _, s := range r.samples[m.Host] {
+		if r.seen != nil {
+			break
+		}
 		has := false
 		for _, c := range s.Controllers {
 			if c.NQN == m.NQN && nvmeof.EndpointKey(c.Address) == m.Endpoint {

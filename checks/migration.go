@@ -130,6 +130,12 @@ func (r *runIndex) splitBrain() record.CheckResult {
 			}
 		}
 	}
+	return splitBrainResult(found, unknown, checked, len(r.migrations))
+}
+
+// splitBrainResult is the split-brain verdict from its findings: found
+// (per migration and host), migrations without endpoints, host samples checked.
+func splitBrainResult(found, unknown []string, checked, migrations int) record.CheckResult {
 	switch {
 	case len(found) > 0:
 		return record.CheckResult{Name: CheckSplitBrain, Verdict: record.Fail, Detail: strings.Join(found, "; ")}
@@ -138,7 +144,7 @@ func (r *runIndex) splitBrain() record.CheckResult {
 			Detail: "no source/target endpoints in the phase lines of: " + strings.Join(unknown, ", ")}
 	}
 	return record.CheckResult{Name: CheckSplitBrain, Verdict: record.Pass,
-		Detail: fmt.Sprintf("no sample with a source and a target path both optimized (%d host samples within %d migrations)", checked, len(r.migrations))}
+		Detail: fmt.Sprintf("no sample with a source and a target path both optimized (%d host samples within %d migrations)", checked, migrations)}
 }
 
 // ServedAfterCutover is the check "served-after-cutover": after every
@@ -224,6 +230,12 @@ func (r *runIndex) servedAfterCutover() record.CheckResult {
 			}
 		}
 	}
+	return r.servedResult(bad, unknown, judged)
+}
+
+// servedResult is the served-after-cutover verdict from its findings.
+func (r *runIndex) servedResult(bad, unknown []string, judged int) record.CheckResult {
+	margin := r.plan.Params.AttributionMarginS
 	inconclusive := func(detail string) record.CheckResult {
 		return record.CheckResult{Name: CheckServedAfterCutover, Verdict: record.Inconclusive, Detail: detail}
 	}

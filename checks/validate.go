@@ -17,6 +17,14 @@ func LineValidator(plan record.Plan) func(record.Line) error {
 		hosts[h.Name] = true
 	}
 	return func(l record.Line) error {
+		if l.Kind == record.KindHeartbeat && len(l.Hosts) > 0 {
+			for _, h := range l.Hosts {
+				if !hosts[h] {
+					return fmt.Errorf("heartbeat names host %q, which is not in plan.json topology.hosts", h)
+				}
+			}
+			return nil
+		}
 		if (l.Kind == record.KindSample || l.Kind == record.KindHeartbeat) && !hosts[l.Host] {
 			return fmt.Errorf("%s of host %q, which is not in plan.json topology.hosts", l.Kind, l.Host)
 		}

@@ -2,7 +2,6 @@ package collectors
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/fiomig/fiomig/backend"
 	"github.com/fiomig/fiomig/record"
@@ -51,7 +50,7 @@ func (s *Sampler) SampleAll(t float64) error {
 			}
 			for _, l := range lines {
 				if s.ChangeOnly && l.Kind == record.KindSample {
-					if prev, ok := s.last[l.Host]; ok && SameState(prev, l) {
+					if prev, ok := s.last[l.Host]; ok && record.SameState(prev, l) {
 						unchanged = append(unchanged, l.Host)
 						continue
 					}
@@ -70,24 +69,4 @@ func (s *Sampler) SampleAll(t float64) error {
 		return s.Timeline.Append(record.Line{T: t, Kind: record.KindHeartbeat, Hosts: unchanged})
 	}
 	return nil
-}
-
-// SameState reports whether two sample lines show the same host state:
-// equal controllers (name, NQN, address, state, transport, legs) and equal
-// subsystems, in order. Lines sharing their slices (a collector that
-// reused an unchanged parse) compare in constant time.
-func SameState(a, b record.Line) bool {
-	if len(a.Controllers) != len(b.Controllers) || len(a.Subsystems) != len(b.Subsystems) {
-		return false
-	}
-	if (len(a.Controllers) == 0 || &a.Controllers[0] == &b.Controllers[0]) &&
-		(len(a.Subsystems) == 0 || &a.Subsystems[0] == &b.Subsystems[0]) {
-		return true
-	}
-	return slices.EqualFunc(a.Controllers, b.Controllers, func(x, y record.Controller) bool {
-		return x.Name == y.Name && x.NQN == y.NQN && x.Address == y.Address && x.State == y.State &&
-			x.Transport == y.Transport && slices.Equal(x.Legs, y.Legs)
-	}) && slices.EqualFunc(a.Subsystems, b.Subsystems, func(x, y record.Subsystem) bool {
-		return x.NQN == y.NQN && slices.Equal(x.NSIDs, y.NSIDs)
-	})
 }

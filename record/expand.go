@@ -3,6 +3,7 @@ package record
 import (
 	"fmt"
 	"io"
+	"slices"
 )
 
 // Expander turns a timeline of either format version into per-tick host
@@ -71,4 +72,24 @@ func Expand(lines []Line) ([]Line, error) {
 		}
 	}
 	return out, nil
+}
+
+// SameState reports whether two sample lines show the same host state:
+// equal controllers (name, NQN, address, state, transport, legs) and equal
+// subsystems, in order. Lines sharing their slices (a collector that
+// reused an unchanged parse) compare in constant time.
+func SameState(a, b Line) bool {
+	if len(a.Controllers) != len(b.Controllers) || len(a.Subsystems) != len(b.Subsystems) {
+		return false
+	}
+	if (len(a.Controllers) == 0 || &a.Controllers[0] == &b.Controllers[0]) &&
+		(len(a.Subsystems) == 0 || &a.Subsystems[0] == &b.Subsystems[0]) {
+		return true
+	}
+	return slices.EqualFunc(a.Controllers, b.Controllers, func(x, y Controller) bool {
+		return x.Name == y.Name && x.NQN == y.NQN && x.Address == y.Address && x.State == y.State &&
+			x.Transport == y.Transport && slices.Equal(x.Legs, y.Legs)
+	}) && slices.EqualFunc(a.Subsystems, b.Subsystems, func(x, y Subsystem) bool {
+		return x.NQN == y.NQN && slices.Equal(x.NSIDs, y.NSIDs)
+	})
 }

@@ -104,7 +104,11 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	}
 	// One write per sampling tick (runner.step flushes before the clock moves on).
 	tl.SetBatched(true)
-	tl.Keep = checks.Judges // the checks judge exactly the lines written, without re-decoding them
+	// The checks judge exactly the lines written, as they are written,
+	// without re-decoding them and without keeping them (checks.Judge).
+	judge := checks.NewJudge(cfg.Plan)
+	var states record.Expander
+	tl.OnAppend = func(l record.Line) error { return states.Push(l, judge.Add) }
 	r := &runner{cluster: cluster, tl: tl, sampler: collectors.NewSampler(cluster.Hosts(), tl)}
 	var runErr error
 	if p.TimelineFormat == record.FormatChangeOnly {
@@ -143,11 +147,11 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	res.Plan = cfg.Plan
 	// Judge from the record alone: the lines as written to timeline.jsonl
 	// (TestJudgedFromTheRecordAlone checks the file gives the same summary).
-	states, err := record.Expand(tl.Kept())
+	sum, err := judge.Summary(cfg.Plan)
 	if err != nil {
 		return res, err
 	}
-	res.Summary = reports.WithStats(checks.Evaluate(cfg.Plan, states))
+	res.Summary = reports.WithStats(sum)
 	if err := reports.Write(dir, cfg.Plan, res.Summary); err != nil {
 		return res, err
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -115,7 +116,7 @@ func TestRunOverlappingTargetRestarts(t *testing.T) {
 }
 
 // TestReportJudgesAHoleInOneHostsSamples: a stored run whose timeline lost
-// 30 s of one host's samples is re-judged by fiomig report as inconclusive
+// 30 s of one host's samples and heartbeats is re-judged by fiomig report as inconclusive
 // (exit 3), naming the host and the range.
 func TestReportJudgesAHoleInOneHostsSamples(t *testing.T) {
 	out := t.TempDir()
@@ -134,8 +135,19 @@ func TestReportJudgesAHoleInOneHostsSamples(t *testing.T) {
 		if err := json.Unmarshal([]byte(ln), &l); err != nil {
 			t.Fatal(err)
 		}
-		if l.Kind == record.KindSample && l.Host == "worker-2" && l.T > 10 && l.T < 40 {
-			continue
+		if l.T > 10 && l.T < 40 {
+			if l.Kind == record.KindSample && l.Host == "worker-2" {
+				continue
+			}
+			if l.Kind == record.KindHeartbeat && slices.Contains(l.Hosts, "worker-2") {
+				// Format version 2: worker-2 sampled unchanged; the hole drops it.
+				l.Hosts = slices.DeleteFunc(l.Hosts, func(h string) bool { return h == "worker-2" })
+				if len(l.Hosts) == 0 {
+					continue
+				}
+				nb, _ := json.Marshal(l)
+				ln = string(nb)
+			}
 		}
 		kept = append(kept, ln)
 	}

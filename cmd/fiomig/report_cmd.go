@@ -80,18 +80,33 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fiomig report: %v\n", err)
 		return exitUsage
 	}
-	lines, err := readTimeline(filepath.Join(dir, record.TimelineFile), plan)
+	// The timeline is streamed into the checks (checks.Judge): memory
+	// stays bounded by hosts and controllers whatever the run's length.
+	isFio := scenario.IsFioRun(plan)
+	judge := checks.NewJudge(plan)
+	var lines []record.Line // kept only for fio's checks (wall-clock runs are short)
+	n, err := scanTimeline(filepath.Join(dir, record.TimelineFile), plan, func(l record.Line) error {
+		if isFio {
+			lines = append(lines, l)
+		}
+		return judge.Add(l)
+	})
 	truncated := errors.Is(err, record.ErrTruncated)
 	switch {
 	case truncated:
-		fmt.Fprintf(stderr, "fiomig report: warning: %v; evaluating the %d complete line(s) before it\n", err, len(lines))
+		fmt.Fprintf(stderr, "fiomig report: warning: %v; evaluating the %d complete line(s) before it\n", err, n)
 	case err != nil:
 		fmt.Fprintf(stderr, "fiomig report: %v\n", err)
 		return exitUsage
 	}
 
-	sum := reports.WithStats(checks.Evaluate(plan, lines))
-	if scenario.IsFioRun(plan) { // plan.json says --workload=fio: fio's checks join, inconclusive if fio/ is gone
+	judged, err := judge.Summary(plan)
+	if err != nil {
+		fmt.Fprintf(stderr, "fiomig report: %v\n", err)
+		return exitUsage
+	}
+	sum := reports.WithStats(judged)
+	if isFio { // plan.json says --workload=fio: fio's checks join, inconclusive if fio/ is gone
 		if sum, err = scenario.FioEvaluate(dir, plan, lines, sum); err != nil {
 			fmt.Fprintf(stderr, "fiomig report: %v\n", err)
 			return exitUsage
@@ -134,26 +149,28 @@ func reportExitCode(v string) int {
 	}
 }
 
-// readTimeline reads path with record.ScanTimeline (malformed lines and t
-// going backwards are errors naming file:line) and checks every line
-// against the plan with checks.LineValidator (a sample of a host not in
-// the plan's topology is an error naming file:line). On a truncated last
-// line it returns the lines before it and an error wrapping
-// record.ErrTruncated.
-func readTimeline(path string, plan record.Plan) ([]record.Line, error) {
+// scanTimeline streams path (either format version) with record.ScanTimeline
+// (malformed lines and t going backwards are errors naming file:line),
+// checks every line against the plan with checks.LineValidator (a sample or
+// heartbeat of a host not in the plan's topology is an error naming
+// file:line) and passes every host's per-tick state (record.Expander) to fn.
+// It returns how many lines it read; on a truncated last line, the lines
+// before it were passed and the error wraps record.ErrTruncated.
+func scanTimeline(path string, plan record.Plan, fn func(record.Line) error) (int, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read timeline: %w", err)
+		return 0, fmt.Errorf("read timeline: %w", err)
 	}
 	defer f.Close()
 	valid := checks.LineValidator(plan)
-	var lines []record.Line
+	var states record.Expander
+	n := 0
 	err = record.ScanTimeline(f, path, func(l record.Line) error {
 		if err := valid(l); err != nil {
 			return err
 		}
-		lines = append(lines, l)
-		return nil
+		n++
+		return states.Push(l, fn)
 	})
-	return lines, err
+	return n, err
 }

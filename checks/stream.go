@@ -1,0 +1,771 @@
+package checks
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/record"
+)
+
+// Judge computes Evaluate's summary from a timeline streamed line by line
+// (issue 15): it keeps only the state the checks need — each host's last
+// sample, the open pause window per host and subsystem, the migrations
+// whose sample span is still open, the faults, the published endpoints and
+// the findings themselves — so its memory grows with hosts × controllers
+// and with the findings (one summary entry per migration), not with the
+// number of samples. Feed it per-tick states: record.Expander's output
+// (record.ScanStates), in timeline order. Its summary equals Evaluate's on
+// the same lines (TestJudgeEqualsEvaluate); Evaluate, which indexes the
+// whole record in memory, is the reference.
+//
+// Lines of one instant are judged together once the stream moves past it
+// (phase, endpoints and fault lines before samples), as Evaluate sees them.
+type Judge struct {
+	r   *runIndex
+	err error
+
+	batchT  float64
+	batch   []record.Line
+	started bool
+	lastT   float64
+
+	byID      map[string]*smig
+	migs      []*smig // arrival order
+	byNQN     map[string][]*smig
+	active    []*smig
+	judges    map[string][]*served // by host (topology consumers)
+	anyJudges []*served            // NQNs outside the topology: any host
+	learned   map[string]bool      // NQNs outside the topology seen so far
+	served    map[*smig]*served
+
+	hosts    map[string]*shost
+	pending  []record.Line // endpoints lines after the last sample
+	hasObs   bool
+	obsStart float64
+	closed   []closedWindow
+}
+
+// shost is what the Judge keeps of one host.
+type shost struct {
+	name       string
+	firstT     float64
+	lastSample *record.Line
+	stateVer   int // counts the host's sample lines whose state changed
+	lastObs    float64
+	observed   bool
+	holes      [][2]float64 // candidate holes (gaps over HoleFactor × sample interval)
+	pause      map[string]*pstate
+	present    map[string]bool // NQN\x00endpoint of the current state's controllers
+	prevT      float64         // the previous sample's time
+	seen       map[string]seenSpan
+}
+
+type pstate struct {
+	paused bool
+	start  float64
+}
+
+type closedWindow struct {
+	nqn, host string
+	w         window
+	mig       *smig // nil = unattributed
+}
+
+// smig is one migration and its accumulators.
+type smig struct {
+	migration
+	next        float64 // first phase line of the next migration of its NQN
+	topo        bool    // NQN in the topology: consumers known up front
+	consumers   map[string]bool
+	checked     int
+	split       map[string]*splitAcc
+	sampledCore map[string]bool
+	cutover     map[string]*float64
+	cache       map[string]cached // per host: derived values at a state version
+	windows     map[string][]window
+}
+
+type splitAcc struct {
+	n     int
+	first float64
+	nsids []int
+}
+
+type cached struct {
+	ver       int
+	both      []int
+	cutoverOK bool
+}
+
+// served is one Completed migration's served-after-cutover judgement.
+type served struct {
+	m     *smig
+	at    float64
+	hosts map[string]*servedHost
+}
+
+type servedHost struct {
+	done    bool
+	sample  *servedSample
+	before  *servedSample
+	lastVer int
+}
+
+type servedSample struct {
+	t       float64
+	missing []int
+}
+
+// NewJudge starts judging a timeline against plan.
+func NewJudge(plan record.Plan) *Judge {
+	r := &runIndex{
+		plan: plan, samples: map[string][]record.Line{}, heartbeats: map[string][]float64{},
+		hostNQN: map[string]string{}, volumes: map[string]record.VolumeInfo{},
+		endpoints: map[string][]string{}, ever: map[string]map[string]bool{},
+		settleEnd: math.Inf(-1), seen: map[string]map[string]seenSpan{},
+	}
+	j := &Judge{r: r, byID: map[string]*smig{}, byNQN: map[string][]*smig{},
+		judges: map[string][]*served{}, learned: map[string]bool{}, hosts: map[string]*shost{},
+		served: map[*smig]*served{}}
+	for _, h := range plan.Topology.Hosts {
+		r.hostNQN[h.Name] = h.HostNQN
+	}
+	for _, v := range plan.Topology.Volumes {
+		r.volumes[v.NQN] = v
+	}
+	return j
+}
+
+// Add judges one line (per-tick states, in timeline order). Lines whose
+// kind Judges rejects are ignored. A line earlier than the previous one is
+// an error.
+func (j *Judge) Add(l record.Line) error {
+	if j.err != nil {
+		return j.err
+	}
+	if j.started && l.T < j.lastT {
+		j.err = fmt.Errorf("judge: t went backwards: %v after %v", l.T, j.lastT)
+		return j.err
+	}
+	j.started, j.lastT = true, l.T
+	if !Judges(l.Kind) {
+		return nil
+	}
+	if len(j.batch) > 0 && l.T > j.batchT {
+		j.flush()
+	}
+	j.batchT = l.T
+	j.batch = append(j.batch, l)
+	return nil
+}
+
+// flush judges the lines of one instant.
+func (j *Judge) flush() {
+	batch := j.batch
+	j.batch = j.batch[:0]
+	hasSample := false
+	for _, l := range batch {
+		switch l.Kind {
+		case record.KindSample:
+			hasSample = true
+		case record.KindPhase:
+			j.phase(l)
+		case record.KindEndpoints:
+			j.pending = append(j.pending, l)
+		case record.KindFault:
+			j.r.faults = append(j.r.faults, l)
+		case record.KindHeartbeat:
+			if l.Host != "" { // format version 1: an observation without a state
+				j.observe(j.host(l.Host), l.T)
+			}
+		}
+	}
+	if !hasSample {
+		return
+	}
+	t := batch[0].T
+	for _, e := range j.pending {
+		j.r.endpoints[e.NQN] = canonicalList(e.Endpoints)
+	}
+	j.pending = j.pending[:0]
+	j.r.settleEnd = t
+	// NQNs outside the topology that this instant's samples show are
+	// learned before any sample of the instant is judged.
+	for _, l := range batch {
+		if l.Kind == record.KindSample && !l.Repeat {
+			for _, c := range l.Controllers {
+				j.learn(c.NQN)
+			}
+			for _, s := range l.Subsystems {
+				j.learn(s.NQN)
+			}
+		}
+	}
+	j.prune(t)
+	for i := range batch {
+		if batch[i].Kind == record.KindSample {
+			j.sample(batch[i])
+		}
+	}
+}
+
+func (j *Judge) host(name string) *shost {
+	h, ok := j.hosts[name]
+	if !ok {
+		h = &shost{name: name, pause: map[string]*pstate{}, present: map[string]bool{}, seen: map[string]seenSpan{}}
+		j.hosts[name] = h
+	}
+	return h
+}
+
+func (j *Judge) observe(h *shost, t float64) {
+	if !j.hasObs {
+		j.hasObs, j.obsStart = true, t
+	}
+	prev := j.obsStart
+	if h.observed {
+		prev = h.lastObs
+	}
+	if t-prev > record.HoleFactor*j.r.plan.Params.SampleIntervalS+1e-9 {
+		h.holes = append(h.holes, [2]float64{prev, t})
+	}
+	h.observed = true
+	h.lastObs = math.Max(h.lastObs, t)
+}
+
+// learn starts tracking pauses of an NQN outside the topology on every
+// host: until now no sample showed it, so every sampled host was paused
+// for it since its first sample (Paused of a subsystem a sample does not
+// show).
+func (j *Judge) learn(nqn string) {
+	if _, ok := j.r.volumes[nqn]; ok || j.learned[nqn] {
+		return
+	}
+	j.learned[nqn] = true
+	for _, h := range j.hosts {
+		if h.lastSample != nil {
+			h.pause[nqn] = &pstate{paused: true, start: h.firstT}
+		}
+	}
+}
+
+func (j *Judge) phase(l record.Line) {
+	m, ok := j.byID[l.Migration]
+	if !ok {
+		_, topo := j.r.volumes[l.NQN]
+		m = &smig{migration: migration{id: l.Migration, nqn: l.NQN, start: l.T, terminal: math.Inf(1)},
+			next: math.Inf(1), topo: topo, consumers: map[string]bool{}, split: map[string]*splitAcc{},
+			sampledCore: map[string]bool{}, cutover: map[string]*float64{}, cache: map[string]cached{},
+			windows: map[string][]window{}}
+		if topo {
+			for _, c := range j.r.volumes[l.NQN].Consumers {
+				m.consumers[c] = true
+			}
+		}
+		for _, o := range j.byNQN[l.NQN] {
+			if o.start < l.T && math.IsInf(o.next, 1) {
+				o.next = l.T
+			}
+		}
+		j.byID[l.Migration] = m
+		j.migs = append(j.migs, m)
+		j.byNQN[l.NQN] = append(j.byNQN[l.NQN], m)
+		j.active = append(j.active, m)
+		j.learn(l.NQN)
+	}
+	m.last = math.Max(m.last, l.T)
+	if m.nqn == "" {
+		m.nqn = l.NQN
+	}
+	if m.source == nil && (len(l.SourceEndpoints) > 0 || len(l.TargetEndpoints) > 0) {
+		m.source = endpointSet(l.SourceEndpoints)
+		m.target = endpointSet(l.TargetEndpoints)
+	}
+	if math.IsInf(m.terminal, 1) {
+		m.outcome = l.Phase
+		if record.IsTerminal(l.Phase) {
+			m.terminal = l.T
+		}
+		if l.Phase == record.PhaseCompleted {
+			t := l.T
+			m.completed = &t
+			s := &served{m: m, at: record.RoundT(t+j.r.plan.Params.AttributionMarginS) - 1e-9, hosts: map[string]*servedHost{}}
+			j.served[m] = s
+			if m.topo {
+				for c := range m.consumers {
+					s.hosts[c] = &servedHost{lastVer: -1}
+					j.judges[c] = append(j.judges[c], s)
+				}
+			} else {
+				j.anyJudges = append(j.anyJudges, s)
+			}
+		}
+	}
+}
+
+// spanTo is the end (exclusive) of m's sample span (runIndex.sampleSpan).
+func (j *Judge) spanTo(m *smig) float64 {
+	to := m.spanEnd(j.r.plan.Params.AttributionMarginS)
+	if math.IsInf(to, 1) || math.IsNaN(to) {
+		to = math.Inf(1)
+	} else {
+		to = math.Nextafter(to, math.Inf(1))
+	}
+	return math.Min(to, m.next)
+}
+
+// prune drops migrations whose sample span and phase lines ended before t.
+func (j *Judge) prune(t float64) {
+	keep := j.active[:0]
+	for _, m := range j.active {
+		if t >= j.spanTo(m) && t > m.terminal {
+			m.cache = nil
+			continue
+		}
+		keep = append(keep, m)
+	}
+	j.active = keep
+}
+
+func (m *smig) candidate(h string) bool { return !m.topo || m.consumers[h] }
+
+func (j *Judge) sample(s record.Line) {
+	r := j.r
+	h := j.host(s.Host)
+	changed := !s.Repeat && (h.lastSample == nil || !record.SameState(*h.lastSample, s))
+	first := h.lastSample == nil
+	if first {
+		h.firstT = s.T
+		for nqn := range j.learned {
+			h.pause[nqn] = &pstate{}
+		}
+		for nqn, v := range r.volumes {
+			if slices.Contains(v.Consumers, s.Host) {
+				h.pause[nqn] = &pstate{}
+			}
+		}
+	}
+	if changed {
+		h.stateVer++
+		for _, c := range s.Controllers {
+			if r.ever[c.NQN] == nil {
+				r.ever[c.NQN] = map[string]bool{}
+			}
+			r.ever[c.NQN][s.Host] = true
+		}
+		now := map[string]bool{}
+		for _, c := range s.Controllers {
+			now[c.NQN+"\x00"+nvmeof.EndpointKey(c.Address)] = true
+		}
+		for k := range h.present {
+			if !now[k] {
+				h.seen[k] = seenSpan{lastSeen: h.prevT, gone: s.T}
+			}
+		}
+		h.present = now
+		for nqn, ps := range h.pause {
+			p := Paused(s, nqn, r.volumes[nqn].NSIDs)
+			switch {
+			case p && !ps.paused:
+				ps.paused, ps.start = true, s.T
+			case !p && ps.paused:
+				ps.paused = false
+				j.closeWindow(nqn, s.Host, window{start: ps.start, end: s.T})
+			}
+		}
+	}
+	j.observe(h, s.T)
+	last := s
+	h.lastSample = &last
+	h.prevT = s.T
+
+	for _, m := range j.active {
+		if s.T < m.start || s.T >= j.spanTo(m) {
+			if m.candidate(s.Host) && s.T >= m.start && s.T <= m.terminal {
+				m.sampledCore[s.Host] = true
+			}
+			continue
+		}
+		cand := m.candidate(s.Host)
+		if cand && s.T <= m.terminal {
+			m.sampledCore[s.Host] = true
+		}
+		if m.source == nil {
+			continue
+		}
+		c, ok := m.cache[s.Host]
+		if !ok || c.ver != h.stateVer {
+			c = cached{ver: h.stateVer}
+			src := optimizedAt(s, m.nqn, m.source)
+			tgt := optimizedAt(s, m.nqn, m.target)
+			for ns := range src {
+				if tgt[ns] {
+					c.both = append(c.both, ns)
+				}
+			}
+			sort.Ints(c.both)
+			c.cutoverOK = len(tgt) > 0 && len(src) == 0
+			m.cache[s.Host] = c
+		}
+		m.checked++
+		if len(c.both) > 0 {
+			a := m.split[s.Host]
+			if a == nil {
+				a = &splitAcc{first: s.T, nsids: c.both}
+				m.split[s.Host] = a
+			}
+			a.n++
+		}
+		if cand && m.target != nil && m.cutover[s.Host] == nil && c.cutoverOK {
+			t := s.T
+			m.cutover[s.Host] = &t
+		}
+	}
+
+	judge := func(sv *served, sh *servedHost) {
+		m := sv.m
+		if sh.done || s.T < *m.completed {
+			return
+		}
+		if s.T >= m.next {
+			sh.done = true
+			return
+		}
+		var cur *servedSample
+		if sh.lastVer == h.stateVer && sh.before != nil {
+			cur = &servedSample{t: s.T, missing: sh.before.missing}
+		} else {
+			cur = &servedSample{t: s.T, missing: unservedAtTarget(s, m.nqn, r.volumes[m.nqn].NSIDs, m.target)}
+		}
+		sh.lastVer = h.stateVer
+		if s.T >= sv.at {
+			sh.done, sh.sample = true, cur
+			return
+		}
+		sh.before = cur
+	}
+	list := j.judges[s.Host]
+	keep := list[:0]
+	for _, sv := range list {
+		sh := sv.hosts[s.Host]
+		if sv.m.target != nil {
+			judge(sv, sh)
+		}
+		if !sh.done && sv.m.target != nil {
+			keep = append(keep, sv)
+		}
+	}
+	j.judges[s.Host] = keep
+	for _, sv := range j.anyJudges {
+		if sv.m.target == nil {
+			continue
+		}
+		sh := sv.hosts[s.Host]
+		if sh == nil {
+			sh = &servedHost{lastVer: -1}
+			sv.hosts[s.Host] = sh
+		}
+		judge(sv, sh)
+	}
+}
+
+// closeWindow attributes a pause window of nqn on host once it closed:
+// every migration that can contain its start is known by then.
+func (j *Judge) closeWindow(nqn, host string, w window) {
+	j.closed = append(j.closed, closedWindow{nqn: nqn, host: host, w: w, mig: j.attribute(nqn, w.start)})
+}
+
+// attribute is runIndex.attribute over the migrations seen so far.
+func (j *Judge) attribute(nqn string, t float64) *smig {
+	margin := j.r.plan.Params.AttributionMarginS
+	var best *smig
+	bestCore := false
+	for _, m := range j.byNQN[nqn] {
+		if t < m.start || t > m.spanEnd(margin) {
+			continue
+		}
+		core := t <= m.coreEnd()
+		if best == nil || (core && !bestCore) || (core == bestCore && (m.start > best.start || (m.start == best.start && m.id > best.id))) {
+			best, bestCore = m, core
+		}
+	}
+	return best
+}
+
+// Summary ends the stream and returns the summary Evaluate would give
+// for the same lines. Call it once. plan is the plan as finally written
+// (the fault schedule as executed); its params and topology must be the
+// ones NewJudge got.
+func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
+	if j.err != nil {
+		return record.Summary{}, j.err
+	}
+	j.r.plan = plan
+	if len(j.batch) > 0 {
+		j.flush()
+	}
+	r := j.r
+	if math.IsInf(r.settleEnd, -1) { // no sample: the record's last line
+		r.settleEnd = 0
+		if j.started {
+			r.settleEnd = j.lastT
+		}
+		for _, e := range j.pending {
+			r.endpoints[e.NQN] = canonicalList(e.Endpoints)
+		}
+	}
+	sort.SliceStable(j.migs, func(a, b int) bool {
+		x, y := j.migs[a], j.migs[b]
+		if x.start != y.start {
+			return x.start < y.start
+		}
+		return x.id < y.id
+	})
+	hostSet := map[string]bool{}
+	for _, h := range r.plan.Topology.Hosts {
+		hostSet[h.Name] = true
+	}
+	for name, h := range j.hosts {
+		if h.lastSample != nil {
+			hostSet[name] = true
+			r.samples[name] = []record.Line{*h.lastSample}
+			r.seen[name] = h.seen
+			for k := range h.present {
+				r.seen[name][k] = seenSpan{lastSeen: h.lastSample.T, gone: h.seen[k].gone}
+			}
+		}
+	}
+	r.hosts = slices.Sorted(maps.Keys(hostSet))
+	for _, m := range j.migs {
+		r.migrations = append(r.migrations, m.migration)
+	}
+	r.coverage, r.requiredEnd = r.computeCoverage()
+
+	// Open windows close at the host's last sample.
+	for _, name := range slices.Sorted(maps.Keys(j.hosts)) {
+		h := j.hosts[name]
+		for _, nqn := range slices.Sorted(maps.Keys(h.pause)) {
+			if ps := h.pause[nqn]; ps.paused {
+				j.closeWindow(nqn, name, window{start: ps.start, end: h.lastSample.T, open: true})
+			}
+		}
+	}
+	pr := j.pauses()
+	leaks, leakRes := r.leakedControllers()
+	missing, complRes := r.pathCompleteness()
+	results := []record.CheckResult{
+		pauseBound(r.plan, r, pr),
+		freezes(r.plan, r, pr),
+		leakRes,
+		complRes,
+		j.splitBrain(),
+		j.servedAfterCutover(),
+		unattributedPauses(r, pr),
+		r.faultsLanded(),
+	}
+	holes := j.sampleHoles()
+	r.blind(results, holes)
+	outcomes, matrix := r.faultOutcomes()
+	cov := r.coverage
+	migs := pr.migrations
+	if migs == nil {
+		migs = []record.MigrationSummary{}
+	}
+	return record.Summary{
+		Seed: r.plan.Seed, Verdict: Overall(results), Checks: results, Migrations: migs,
+		Unattributed: pr.unattributed, LeakedControllers: leaks, MissingEndpoints: missing,
+		Coverage: &cov, SampleHoles: holes, Faults: outcomes, FaultMatrix: matrix,
+	}, nil
+}
+
+// pauses is runIndex.pauses from the streamed windows and accumulators.
+func (j *Judge) pauses() pauseResult {
+	r := j.r
+	var res pauseResult
+	res.unattributed = []record.HostWindow{}
+	inRun := map[string]bool{}
+	for _, n := range r.nqns() {
+		inRun[n] = true
+	}
+	// Windows in the order runIndex.pauses finds them: NQN, host, time.
+	sort.SliceStable(j.closed, func(a, b int) bool {
+		x, y := j.closed[a], j.closed[b]
+		if x.nqn != y.nqn {
+			return x.nqn < y.nqn
+		}
+		if x.host != y.host {
+			return x.host < y.host
+		}
+		return x.w.start < y.w.start
+	})
+	for _, c := range j.closed {
+		if !inRun[c.nqn] || !r.consumes(c.host, c.nqn) {
+			continue
+		}
+		if c.mig == nil {
+			res.unattributed = append(res.unattributed, record.HostWindow{Host: c.host, NQN: c.nqn, Window: [2]float64{c.w.start, c.w.end}})
+			continue
+		}
+		c.mig.windows[c.host] = append(c.mig.windows[c.host], c.w)
+	}
+	migs := make([]record.MigrationSummary, len(j.migs))
+	for i, m := range j.migs {
+		end := m.terminal
+		if math.IsInf(end, 1) {
+			end = math.Max(m.start, r.settleEnd)
+		}
+		migs[i] = record.MigrationSummary{ID: m.id, NQN: m.nqn, Outcome: m.outcome,
+			StartS: m.start, EndS: end, CompletedS: m.completed, Hosts: map[string]record.HostPauses{}}
+		for _, h := range r.consumers(m.nqn) {
+			hp := record.HostPauses{Windows: [][2]float64{}}
+			if !m.sampledCore[h] {
+				res.unsampled = append(res.unsampled, m.id+" on "+h)
+			}
+			for _, w := range m.windows[h] {
+				hp.Windows = append(hp.Windows, [2]float64{w.start, w.end})
+				if d := record.RoundT(w.end - w.start); d > hp.LongestPauseS {
+					hp.LongestPauseS = d
+				}
+				hp.OpenWindow = hp.OpenWindow || w.open
+				hp.Freezes = len(hp.Windows)
+				if hp.Freezes > migs[i].Freezes {
+					migs[i].Freezes = hp.Freezes
+				}
+			}
+			if m.target != nil {
+				hp.CutoverS = m.cutover[h]
+			}
+			if hp.CutoverS != nil && m.completed != nil {
+				lag := record.RoundT(*hp.CutoverS - *m.completed)
+				hp.CutoverLagS = &lag
+			}
+			migs[i].Hosts[h] = hp
+		}
+	}
+	sort.SliceStable(res.unattributed, func(a, b int) bool {
+		x, y := res.unattributed[a], res.unattributed[b]
+		if x.Window[0] != y.Window[0] {
+			return x.Window[0] < y.Window[0]
+		}
+		if x.Host != y.Host {
+			return x.Host < y.Host
+		}
+		return x.NQN < y.NQN
+	})
+	res.migrations = migs
+	return res
+}
+
+func (j *Judge) splitBrain() record.CheckResult {
+	var found, unknown []string
+	checked := 0
+	for _, m := range j.migs {
+		if m.source == nil {
+			unknown = append(unknown, m.id)
+			continue
+		}
+		checked += m.checked
+		for _, h := range j.r.hosts {
+			if a := m.split[h]; a != nil {
+				found = append(found, fmt.Sprintf("%s on %s: %d sample(s) from %s, NSID %s optimized at source and target",
+					m.id, h, a.n, fmtS(a.first), joinInts(a.nsids)))
+			}
+		}
+	}
+	return splitBrainResult(found, unknown, checked, len(j.migs))
+}
+
+func (j *Judge) servedAfterCutover() record.CheckResult {
+	r := j.r
+	var bad, unknown []string
+	judged := 0
+	margin := r.plan.Params.AttributionMarginS
+	byMig := j.served
+	for _, m := range j.migs {
+		if m.completed == nil {
+			continue
+		}
+		if m.target == nil {
+			unknown = append(unknown, m.id+": no target endpoints in its phase lines")
+			continue
+		}
+		sv := byMig[m]
+		for _, h := range r.consumers(m.nqn) {
+			var s *servedSample
+			if sv != nil {
+				if sh := sv.hosts[h]; sh != nil {
+					switch {
+					case sh.sample != nil:
+						s = sh.sample
+					case sh.done || !math.IsInf(m.next, 1):
+						s = sh.before
+					}
+				}
+			}
+			if s == nil {
+				lastAt := "it has no sample"
+				if last, ok := r.lastSample(h); ok {
+					lastAt = "its last sample is at " + fmtS(last.T)
+				}
+				unknown = append(unknown, fmt.Sprintf("%s on %s: no sample at or after Completed + margin (%s + %s = %s); %s",
+					m.id, h, fmtS(*m.completed), fmtS(margin), fmtS(*m.completed+margin), lastAt))
+				continue
+			}
+			judged++
+			if len(s.missing) > 0 {
+				bad = append(bad, fmt.Sprintf("%s on %s at %s: NSID %s not served by a live controller at the target",
+					m.id, h, fmtS(s.t), joinInts(s.missing)))
+			}
+		}
+	}
+	return r.servedResult(bad, unknown, judged)
+}
+
+// sampleHoles is runIndex.sampleHoles over the streamed observations.
+func (j *Judge) sampleHoles() []record.SampleHole {
+	r := j.r
+	out := []record.SampleHole{}
+	if r.plan.Params.SampleIntervalS <= 0 {
+		return out
+	}
+	end := r.settleEnd
+	start := 0.0
+	if j.hasObs {
+		start = j.obsStart
+	}
+	for _, name := range r.hosts {
+		h := j.hosts[name]
+		if h == nil || !h.observed {
+			out = append(out, record.SampleHole{Host: name, From: start, To: end, IntervalS: r.plan.Params.SampleIntervalS, NoSample: true})
+			continue
+		}
+		gaps := append(slices.Clone(h.holes), [2]float64{h.lastObs, end})
+		for _, g := range gaps {
+			prev, t := g[0], g[1]
+			iv := math.Max(r.intervalAt(prev), r.intervalAt(t))
+			if t-prev > record.HoleFactor*iv+1e-9 {
+				out = append(out, record.SampleHole{Host: name, From: prev, To: t, IntervalS: iv})
+			}
+		}
+	}
+	return out
+}
+
+// EvaluateStream is Evaluate through a Judge: lines sorted by time
+// (stably), then streamed. It exists for tests and small records; a
+// caller with a file streams it (record.ScanStates into Judge.Add).
+func EvaluateStream(plan record.Plan, timeline []record.Line) (record.Summary, error) {
+	lines := slices.Clone(timeline)
+	sort.SliceStable(lines, func(a, b int) bool { return lines[a].T < lines[b].T })
+	j := NewJudge(plan)
+	for _, l := range lines {
+		if err := j.Add(l); err != nil {
+			return record.Summary{}, err
+		}
+	}
+	return j.Summary(plan)
+}
