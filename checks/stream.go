@@ -53,7 +53,8 @@ type Judge struct {
 type shost struct {
 	name       string
 	firstT     float64
-	lastSample *record.Line
+	lastSample *record.Line // &last once sampled
+	last       record.Line
 	stateVer   int // counts the host's sample lines whose state changed
 	lastObs    float64
 	observed   bool
@@ -266,9 +267,12 @@ func (j *Judge) phase(l record.Line) {
 				m.consumers[c] = true
 			}
 		}
-		for _, o := range j.byNQN[l.NQN] {
-			if o.start < l.T && math.IsInf(o.next, 1) {
-				o.next = l.T
+		// The earlier migrations of the NQN still without a next one are
+		// the latest ones: walk back until one has it.
+		prev := j.byNQN[l.NQN]
+		for k := len(prev) - 1; k >= 0 && math.IsInf(prev[k].next, 1); k-- {
+			if prev[k].start < l.T {
+				prev[k].next = l.T
 			}
 		}
 		j.byID[l.Migration] = m
@@ -379,8 +383,8 @@ func (j *Judge) sample(s record.Line) {
 		}
 	}
 	j.observe(h, s.T)
-	last := s
-	h.lastSample = &last
+	h.last = s
+	h.lastSample = &h.last
 	h.prevT = s.T
 
 	for _, m := range j.active {

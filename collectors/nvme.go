@@ -12,14 +12,12 @@ import (
 // NVMe samples a host's NVMe-oF controllers, their states and each leg's ANA
 // state from its sysfs tree (kernel class/nvme and class/nvme-subsystem),
 // keeping only controllers whose hostnqn is the host's. A host that
-// implements backend.Versioned is re-read only when its version changed.
+// implements backend.Versioned is parsed again only when its version
+// changed (backend.HostReader); otherwise its last line is reused, slices
+// shared, so that record.SameState sees it unchanged in constant time.
 type NVMe struct {
-	last map[string]versionedSample // by host name
-}
-
-type versionedSample struct {
-	version uint64
-	line    record.Line
+	hosts backend.HostReader
+	last  map[string]record.Line // by host name
 }
 
 // Name implements Collector.
@@ -27,25 +25,19 @@ func (*NVMe) Name() string { return "nvme" }
 
 // Collect implements Collector: one "sample" line for the host.
 func (c *NVMe) Collect(t float64, h backend.Host) ([]record.Line, error) {
-	v, versioned := h.(backend.Versioned)
-	if versioned {
-		if prev, ok := c.last[h.Name()]; ok && prev.version == v.Version() {
-			l := prev.line
-			l.T = t
-			return []record.Line{l}, nil
-		}
-	}
-	hs, err := nvmeof.ReadHost(h.Sysfs(), h.HostNQN())
+	hs, same, err := c.hosts.Read(h)
 	if err != nil {
 		return nil, err
 	}
-	l := SampleLine(t, h.Name(), hs)
-	if versioned {
-		if c.last == nil {
-			c.last = map[string]versionedSample{}
-		}
-		c.last[h.Name()] = versionedSample{version: v.Version(), line: l}
+	if prev, ok := c.last[h.Name()]; ok && same {
+		prev.T = t
+		return []record.Line{prev}, nil
 	}
+	l := SampleLine(t, h.Name(), hs)
+	if c.last == nil {
+		c.last = map[string]record.Line{}
+	}
+	c.last[h.Name()] = l
 	return []record.Line{l}, nil
 }
 

@@ -194,7 +194,8 @@ func (f *TargetRestart) Inject(env Env) (map[string]string, error) {
 		return nil, fmt.Errorf("%s: the %s backend cannot restart targets", KindTargetRestart, env.Cluster.Name())
 	}
 	ip := nodeIP(env.Cluster, f.Node)
-	before, err := liveAt(env.Cluster, ip)
+	var hosts backend.HostReader
+	before, err := liveAt(env.Cluster, &hosts, ip)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +203,7 @@ func (f *TargetRestart) Inject(env Env) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	after, err := liveAt(env.Cluster, ip)
+	after, err := liveAt(env.Cluster, &hosts, ip)
 	if err != nil {
 		return ev, err
 	}
@@ -397,7 +398,7 @@ func nodeIP(c backend.Cluster, node string) string {
 
 // liveAt reads every host's kernel state (its sysfs tree through nvmeof)
 // and returns the live controllers whose traddr is ip, as "<host>/<nvmeN>".
-func liveAt(c backend.Cluster, ip string) ([]string, error) {
+func liveAt(c backend.Cluster, hosts *backend.HostReader, ip string) ([]string, error) {
 	if ip == "" {
 		return nil, nil
 	}
@@ -407,7 +408,7 @@ func liveAt(c backend.Cluster, ip string) ([]string, error) {
 	}
 	var out []string
 	for _, h := range c.Hosts() {
-		hs, err := nvmeof.ReadHost(h.Sysfs(), h.HostNQN())
+		hs, _, err := hosts.Read(h)
 		if err != nil {
 			return nil, fmt.Errorf("read host %s: %w", h.Name(), err)
 		}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fiomig/fiomig/backend"
 	"github.com/fiomig/fiomig/nvmeof"
 )
 
@@ -59,17 +60,19 @@ type lostSince struct {
 	baseline []string
 	firstS   float64
 	lost     []string
+	// hosts re-reads a host only when its tree changed (polled every tick).
+	hosts backend.HostReader
 }
 
 func (l *lostSince) start(env Env) error {
-	live, err := liveAtHost(env, l.ip, l.host)
+	live, err := liveAtHost(env, &l.hosts, l.ip, l.host)
 	l.baseline, l.lost, l.firstS = live, nil, 0
 	return err
 }
 
 func (l *lostSince) landed(env Env) (map[string]string, float64, bool) {
 	if len(l.lost) == 0 {
-		live, err := liveAtHost(env, l.ip, l.host)
+		live, err := liveAtHost(env, &l.hosts, l.ip, l.host)
 		if err != nil {
 			return nil, 0, false
 		}
@@ -87,8 +90,8 @@ func (l *lostSince) landed(env Env) (map[string]string, float64, bool) {
 }
 
 // liveAtHost is liveAt restricted to one host ("" = all).
-func liveAtHost(env Env, ip, host string) ([]string, error) {
-	all, err := liveAt(env.Cluster, ip)
+func liveAtHost(env Env, hosts *backend.HostReader, ip, host string) ([]string, error) {
+	all, err := liveAt(env.Cluster, hosts, ip)
 	if host == "" || err != nil {
 		return all, err
 	}

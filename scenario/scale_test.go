@@ -1,0 +1,129 @@
+package scenario
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fiomig/fiomig/record"
+)
+
+// scaleRun is `fiomig run` without the CLI: the default faults on a sim
+// cluster of the given size, timeline format version format.
+func scaleRun(tb testing.TB, seed int64, hosts, volumes, migrations, format int) Result {
+	tb.Helper()
+	p := DefaultParams()
+	p.Hosts, p.Volumes, p.Migrations, p.TimelineFormat = hosts, volumes, migrations, format
+	p.Extra = map[string]string{"control_plane": "fixed-cancel", "faults": FaultsDefault}
+	c, err := SimCluster(seed, p)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer c.Close()
+	sched, err := FaultSchedule(seed, p, c.Topology(), nil, "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	res, err := Run(context.Background(), c, Config{Plan: record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: seed, Params: p, Faults: sched},
+		OutDir: tb.TempDir(), StartUnix: 1, GapS: DefaultGapS})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return res
+}
+
+// byTick sorts the lines of each instant by kind and host, so that two
+// timelines that differ only in the order of one tick's hosts compare equal.
+func byTick(lines []record.Line) []record.Line {
+	out := slices.Clone(lines)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.T != b.T {
+			return a.T < b.T
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Host < b.Host
+	})
+	return out
+}
+
+// TestChangeOnlySamplesAgreeWithFullSamples (issue 15): on seeds 1-20 of
+// the main job, the change-only timeline (format version 2, the default)
+// is under 2 MB, expands back (record.ReadTimeline) to exactly the states
+// the full-sample timeline (version 1) wrote at every tick, and gives the
+// same summary: verdicts, details, pause windows and figures.
+func TestChangeOnlySamplesAgreeWithFullSamples(t *testing.T) {
+	for seed := int64(1); seed <= 20; seed++ {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel()
+			full := scaleRun(t, seed, 3, 10, 23, record.FormatFull)
+			co := scaleRun(t, seed, 3, 10, 23, record.FormatChangeOnly)
+			if d := cmp.Diff(full.Summary, co.Summary); d != "" {
+				t.Errorf("summary differs, full samples (-) vs change-only (+):\n%s", d)
+			}
+			fi, err := os.Stat(filepath.Join(co.Dir, record.TimelineFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Size() >= 2<<20 {
+				t.Errorf("change-only timeline is %d bytes, want < 2 MB", fi.Size())
+			}
+			a, err := record.ReadTimeline(filepath.Join(full.Dir, record.TimelineFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := record.ReadTimeline(filepath.Join(co.Dir, record.TimelineFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b[0].Kind != record.KindFormat || b[0].Version != record.FormatChangeOnly {
+				t.Fatalf("change-only timeline starts with %+v, want its format line", b[0])
+			}
+			b = b[1:]
+			for i := range b {
+				b[i].Repeat = false
+			}
+			if d := cmp.Diff(byTick(a), byTick(b)); d != "" {
+				t.Errorf("expanded change-only timeline differs from the full one:\n%s", d)
+			}
+			sa, _ := os.ReadFile(filepath.Join(full.Dir, record.SummaryFile))
+			sb, _ := os.ReadFile(filepath.Join(co.Dir, record.SummaryFile))
+			if !bytes.Equal(sa, sb) {
+				t.Error("summary.json differs between the formats")
+			}
+		})
+	}
+}
+
+// BenchmarkScalePerMigration (issue 15): a run's cost per migration
+// (ns/migration) from 10 to 1,000 migrations on 10 hosts and 100 volumes,
+// default faults, timeline format 2. It stays flat: nothing the run keeps
+// grows with its length but the findings.
+func BenchmarkScalePerMigration(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("migrations=%d", n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				scaleRun(b, 1, 10, 100, n, record.FormatChangeOnly)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/migration")
+		})
+	}
+}
+
+// BenchmarkScale100Hosts is 100 hosts and 1,000 volumes: the per-tick cost
+// of sampling, recording and judging many hosts (ns/migration).
+func BenchmarkScale100Hosts(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		scaleRun(b, 1, 100, 1000, 10, record.FormatChangeOnly)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*10), "ns/migration")
+}
