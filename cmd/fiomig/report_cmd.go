@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -25,10 +26,13 @@ func init() {
 const reportHelp = `Usage: fiomig report [flags] <run-dir>
 
 Re-reads <run-dir>/plan.json and <run-dir>/timeline.jsonl, evaluates every
-check from that record alone (pause bound, freezes, leaked controllers,
+check from that record alone (with --pause-crit / --freezes-allowed: against
+other bounds than the run's, without rerunning it; plan.json is left as it
+is and summary.json, report.md and report.html say which bounds judged) (pause bound, freezes, leaked controllers,
 ip:port path completeness, split brain, served after cutover, unattributed
 pauses, faults landed), rewrites summary.json, report.md, report.html,
-junit.xml and plots/pause.png and pause.svg in <run-dir>, and prints the
+junit.xml and plots/ (pause, ecdf and one swimlane per migration, as .png
+and .svg; fio-<migration> for a --workload=fio run) in <run-dir>, and prints the
 verdicts. Flags may come before or after <run-dir>.
 
 A timeline whose last line was cut off (a killed run) is evaluated up to
@@ -54,6 +58,8 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	quiet := fs.Bool("quiet", false, "print only the overall verdict line")
+	crit := fs.Float64("pause-crit", 0, "re-judge with this bound on the longest pause window per migration and host, in `seconds` (CUTOVER_PAUSE_CRIT_S; default: the run's, from plan.json)")
+	freezes := fs.Int("freezes-allowed", 0, "re-judge with this many pause windows allowed per migration (CUTOVER_FREEZES_ALLOWED; default: the run's, from plan.json)")
 	usage := func(w io.Writer) {
 		fmt.Fprintln(w, reportHelp)
 		fs.SetOutput(w)
@@ -74,11 +80,33 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	dir := pos[0]
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["pause-crit"] && !(*crit > 0 && !math.IsInf(*crit, 0)) {
+		fmt.Fprintf(stderr, "fiomig report: --pause-crit must be > 0 seconds, got %v (see fiomig report --help)\n", *crit)
+		return exitUsage
+	}
+	if set["freezes-allowed"] && *freezes < 0 {
+		fmt.Fprintf(stderr, "fiomig report: --freezes-allowed must be >= 0, got %d (see fiomig report --help)\n", *freezes)
+		return exitUsage
+	}
 
 	plan, err := record.ReadPlan(filepath.Join(dir, record.PlanFile))
 	if err != nil {
 		fmt.Fprintf(stderr, "fiomig report: %v\n", err)
 		return exitUsage
+	}
+	var rejudged *record.Rejudged
+	if set["pause-crit"] || set["freezes-allowed"] {
+		rejudged = &record.Rejudged{PauseCritS: plan.Params.PauseCritS, FreezesAllowed: plan.Params.FreezesAllowed,
+			RunPauseCritS: plan.Params.PauseCritS, RunFreezesAllowed: plan.Params.FreezesAllowed}
+		if set["pause-crit"] {
+			plan.Params.PauseCritS, rejudged.PauseCritS = *crit, *crit
+		}
+		if set["freezes-allowed"] {
+			plan.Params.FreezesAllowed, rejudged.FreezesAllowed = *freezes, *freezes
+		}
+		rejudged.Command = fmt.Sprintf("fiomig report %s --pause-crit %s --freezes-allowed %d", dir, record.FormatT(plan.Params.PauseCritS), plan.Params.FreezesAllowed)
 	}
 	lines, err := readTimeline(filepath.Join(dir, record.TimelineFile), plan)
 	truncated := errors.Is(err, record.ErrTruncated)
@@ -103,7 +131,12 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	if sum.Coverage != nil && sum.Coverage.Short {
 		fmt.Fprintf(stderr, "fiomig report: warning: %s\n", sum.Coverage.Note)
 	}
-	if err := reports.Write(dir, plan, sum); err != nil {
+	sum.Rejudged = rejudged
+	in := reports.Input{Plan: plan, Summary: sum, Timeline: lines}
+	if scenario.IsFioRun(plan) {
+		in.FioSeconds = scenario.FioSeconds(dir)
+	}
+	if err := reports.Write(dir, in); err != nil {
 		fmt.Fprintf(stderr, "fiomig report: %v\n", err)
 		return exitUsage
 	}
