@@ -125,7 +125,9 @@ func markdown(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 		}
 	}
 
-	open := func(summary string) { fmt.Fprintf(&b, "\n<details><summary>%s</summary>\n\n", html.EscapeString(summary)) }
+	open := func(summary string) {
+		fmt.Fprintf(&b, "\n<details><summary>%s</summary>\n\n", html.EscapeString(summary))
+	}
 	closeD := func() { b.WriteString("\n</details>\n") }
 
 	open(fmt.Sprintf("Run: seed %d, %s on %s, %d migration(s)", sum.Seed, plan.Scenario, plan.Backend, len(sum.Migrations)))
