@@ -132,7 +132,7 @@ func Swimlane(plan record.Plan, c Cutover) (*plot.Plot, []legendItem, vg.Length)
 
 	small := p.Y.Tick.Label
 	small.Font.Size = vg.Points(7)
-	small.YAlign = draw.YCenter
+	small.XAlign, small.YAlign = draw.XLeft, draw.YCenter
 	s := &shapes{style: small, x0: c.FromS, x1: c.ToS}
 
 	// Rows, top first.
