@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fiomig/fiomig/record"
@@ -262,5 +263,80 @@ func TestCutoversLanes(t *testing.T) {
 	}
 	if len(c.Phases) != 4 || !c.FioRan || len(c.FioGaps["host-a"]) != 1 {
 		t.Errorf("phases %v, fio %v %v", c.Phases, c.FioRan, c.FioGaps)
+	}
+}
+
+// TestWriteWithTimeline: with the timeline, Write draws one swimlane per
+// migration (PNG and SVG, byte-identical across two writes), counts churn
+// into summary.json, links the swimlane from report.md's worst-cutover
+// line and embeds it in report.html.
+func TestWriteWithTimeline(t *testing.T) {
+	plan, sum, tl := swimlaneFixture()
+	a, b := t.TempDir(), t.TempDir()
+	for _, d := range []string{a, b} {
+		if err := Write(d, Input{Plan: plan, Summary: sum, Timeline: tl}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{record.SummaryFile, ReportFile, HTMLReportFile, SwimlaneFile("m1", "png"), SwimlaneFile("m1", "svg"), ECDFPlotFile} {
+		x, err := os.ReadFile(filepath.Join(a, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, _ := os.ReadFile(filepath.Join(b, f))
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s differs between two writes of the same input", f)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(a, ReportFile))
+	if !bytes.Contains(md, []byte("**Worst cutover:** m1 (vol1) on host-b — longest pause 5 s ≤ 5 s")) ||
+		!bytes.Contains(md, []byte("Swimlane: [plots/swimlane-m1.png](plots/swimlane-m1.png).")) {
+		t.Errorf("report.md's worst cutover does not name m1 on host-b with its swimlane:\n%s", md)
+	}
+	js, _ := os.ReadFile(filepath.Join(a, record.SummaryFile))
+	// Created: nvme2 and nvme3 on both hosts at 8 s; removed: nvme0, nvme1 at 24 s.
+	for _, want := range []string{`"controllers_created": 4`, `"controllers_removed": 4`, `"reconnects": 0`, `"net_created_max": 0`} {
+		if !bytes.Contains(js, []byte(want)) {
+			t.Errorf("summary.json lacks %s", want)
+		}
+	}
+	page, _ := os.ReadFile(filepath.Join(a, HTMLReportFile))
+	if !bytes.Contains(page, []byte(`data-plot="swimlane-m1"`)) || !bytes.Contains(page, []byte(`<table id="faults">`)) {
+		t.Error("report.html lacks the swimlane figure or the faults table")
+	}
+}
+
+// TestMarkdownFitsAPullRequest: a run of 1,000 migrations, every one over
+// the bound on three hosts, with 1,000 leaks and unattributed pauses,
+// still gives a report.md under 60,000 characters that starts with the
+// verdict and ends with the rerun command.
+func TestMarkdownFitsAPullRequest(t *testing.T) {
+	plan, sum := fixture()
+	sum.Migrations, sum.LeakedControllers, sum.Unattributed = nil, nil, nil
+	for i := 0; i < 1000; i++ {
+		hs := map[string]record.HostPauses{}
+		for _, h := range []string{"host-a", "host-b", "host-c"} {
+			hs[h] = record.HostPauses{LongestPauseS: 6 + float64(i%7), Freezes: 3, Windows: [][2]float64{{1, 7}, {8, 9}, {10, 11}}}
+		}
+		id := fmt.Sprintf("mig-%04d", i)
+		sum.Migrations = append(sum.Migrations, record.MigrationSummary{ID: id, NQN: "nqn.2023-02.io.simplyblock:vol1", Outcome: "Completed", Freezes: 3, Hosts: hs})
+		sum.LeakedControllers = append(sum.LeakedControllers, record.Leak{Host: "host-a", Controller: fmt.Sprintf("nvme%d", i), NQN: "nqn.x", Address: "10.0.0.1:4420", State: "connecting", Kind: "not-live"})
+		sum.Unattributed = append(sum.Unattributed, record.HostWindow{Host: "host-a", NQN: "nqn.x", Window: [2]float64{float64(i), float64(i) + 1}})
+	}
+	sum.Checks[6].Detail = strings.Repeat("a long detail; ", 2000)
+	md := Markdown(plan, WithStats(sum))
+	if len(md) >= 60000 {
+		t.Errorf("report.md is %d characters, want < 60,000", len(md))
+	}
+	if !bytes.HasPrefix(md, []byte("# fiomig run report — FAIL\n\n**Verdict: fail**")) {
+		t.Errorf("report.md does not start with the verdict:\n%.300s", md)
+	}
+	if !bytes.HasSuffix(md, []byte("Reproduce the run: `"+plan.Command+"`\n")) {
+		t.Errorf("report.md does not end with the rerun command:\n…%s", md[len(md)-200:])
+	}
+	for _, want := range []string{"… and 3960 more", "900 more migration(s) within the bound are left out", "900 more left out here"} {
+		if !bytes.Contains(md, []byte(want)) {
+			t.Errorf("report.md lacks %q", want)
+		}
 	}
 }

@@ -114,7 +114,7 @@ type htmlWindow struct{ Host, NQN, Window, Length string }
 // fixed template makes unexpected.
 func HTML(plan record.Plan, sum record.Summary, plotSVG []byte) ([]byte, error) {
 	figs := baseFigures(plan, sum)
-	figs[0].svg = plotSVG
+	figs[0].embed, figs[0].mime = plotSVG, "image/svg+xml"
 	return htmlPage(plan, sum, figs, nil, nil)
 }
 
@@ -155,9 +155,9 @@ func htmlPage(plan record.Plan, sum record.Summary, figs []Figure, faults []Faul
 	}
 	for _, f := range figs {
 		hf := htmlFigure{ID: f.ID, Kind: f.Kind, Title: f.Title, Caption: f.Caption, PNG: f.PNG, SVG: f.SVG}
-		if len(f.svg) > 0 {
+		if len(f.embed) > 0 {
 			// Our own gonum/plot output, base64-encoded: safe as a data: URI.
-			hf.Src = template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(f.svg))
+			hf.Src = template.URL("data:" + f.mime + ";base64," + base64.StdEncoding.EncodeToString(f.embed))
 		}
 		if f.Kind == FigSwimlane || f.Kind == FigFio {
 			v.Swimlanes = append(v.Swimlanes, hf)

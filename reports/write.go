@@ -53,7 +53,9 @@ type Figure struct {
 	Title     string
 	Caption   string
 	PNG, SVG  string
-	svg       []byte
+	// embed is the image report.html embeds, of MIME type mime.
+	embed []byte
+	mime  string
 }
 
 // baseFigures are the figures every report has: the pause bars and the
@@ -73,7 +75,7 @@ func baseFigures(plan record.Plan, sum record.Summary) []Figure {
 // plots/pause.png|svg, plots/ecdf.png|svg, one plots/swimlane-<migration>.png|svg
 // per migration (at most MaxSwimlanes, the worst first) and, with fio
 // figures, plots/fio-<migration>.png|svg — report.md, report.html (every
-// plot embedded as SVG) and junit.xml. Equal inputs give equal bytes in
+// plot embedded as its PNG) and junit.xml. Equal inputs give equal bytes in
 // every file. Errors name the file.
 func Write(dir string, in Input) error {
 	plan, sum := in.Plan, WithStats(in.Summary)
@@ -135,10 +137,15 @@ func Write(dir string, in Input) error {
 		if err := writeFile(dir, f.PNG, png); err != nil {
 			return err
 		}
-		if f.svg, err = render[f.ID]("svg"); err != nil {
+		// report.html embeds the PNG: its text is drawn with the fonts
+		// gonum/plot embeds, where an SVG's text would take the browser's
+		// fonts, whose other widths cut labels off.
+		f.embed, f.mime = png, "image/png"
+		svg, err := render[f.ID]("svg")
+		if err != nil {
 			return err
 		}
-		if err := writeFile(dir, f.SVG, f.svg); err != nil {
+		if err := writeFile(dir, f.SVG, svg); err != nil {
 			return err
 		}
 	}
