@@ -59,10 +59,11 @@ func readRun(dir string) (StoredRun, error) {
 }
 
 // LoadRunSet reads dir as a run directory (it holds plan.json; its
-// summary.json must exist) or else as a sweep directory: every directory
-// below it, at most two levels down, that holds plan.json is one of its
-// runs (`fiomig sweep` writes one run directory per seed). Errors name the
-// file; a directory with neither is an error naming both forms.
+// summary.json must exist) or else as a sweep directory: the run
+// directories its sweep.json lists (`fiomig sweep` writes seed-<N>/ per
+// seed), or without sweep.json every directory below it, at most two
+// levels down and not hidden, that holds plan.json. Errors name the file;
+// a directory with neither is an error naming both forms.
 func LoadRunSet(dir string) (RunSet, error) {
 	set := RunSet{Dir: dir}
 	st, err := os.Stat(dir)
@@ -81,12 +82,31 @@ func LoadRunSet(dir string) (RunSet, error) {
 		return set, nil
 	}
 	set.Sweep = true
+	if dirs, ok, err := sweepSeedDirs(dir); err != nil {
+		return set, err
+	} else if ok {
+		for _, d := range dirs {
+			r, err := readRun(filepath.Join(dir, filepath.FromSlash(d)))
+			if err != nil {
+				return set, err
+			}
+			set.Runs = append(set.Runs, r)
+		}
+		if len(set.Runs) == 0 {
+			return set, fmt.Errorf("compare: %s: no seed with a run directory", filepath.Join(dir, sweepFile))
+		}
+		sortRuns(set.Runs)
+		return set, nil
+	}
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if !d.IsDir() || path == dir {
 			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") { // a sweep's unfinished .run-seed-N
+			return filepath.SkipDir
 		}
 		rel, _ := filepath.Rel(dir, path)
 		depth := strings.Count(filepath.ToSlash(rel), "/") + 1
@@ -110,14 +130,53 @@ func LoadRunSet(dir string) (RunSet, error) {
 		return set, fmt.Errorf("compare: %s is neither a run directory (with %s and %s) nor a sweep directory (run directories below it)",
 			dir, record.PlanFile, record.SummaryFile)
 	}
-	sort.SliceStable(set.Runs, func(i, j int) bool {
-		a, b := set.Runs[i], set.Runs[j]
+	sortRuns(set.Runs)
+	return set, nil
+}
+
+func sortRuns(runs []StoredRun) {
+	sort.SliceStable(runs, func(i, j int) bool {
+		a, b := runs[i], runs[j]
 		if a.Summary.Seed != b.Summary.Seed {
 			return a.Summary.Seed < b.Summary.Seed
 		}
 		return a.Dir < b.Dir
 	})
-	return set, nil
+}
+
+// sweepFile is fiomig sweep's summary (record.SweepFile on the sweep
+// branch): {"seeds": [{"seed", "verdict", "dir", ...}]}, dir relative to
+// the sweep directory, "" for a seed that left no run directory.
+const sweepFile = "sweep.json"
+
+// sweepSeedDirs returns the run directories sweep.json lists (ok false
+// without sweep.json). Seeds without a directory are skipped: sweep.md
+// names them and why.
+func sweepSeedDirs(dir string) ([]string, bool, error) {
+	path := filepath.Join(dir, sweepFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("compare: %w", err)
+	}
+	var sw struct {
+		Seeds []struct {
+			Seed int64  `json:"seed"`
+			Dir  string `json:"dir"`
+		} `json:"seeds"`
+	}
+	if err := json.Unmarshal(b, &sw); err != nil {
+		return nil, false, fmt.Errorf("compare: %s: %w", path, err)
+	}
+	var dirs []string
+	for _, s := range sw.Seeds {
+		if s.Dir != "" {
+			dirs = append(dirs, s.Dir)
+		}
+	}
+	return dirs, true, nil
 }
 
 // Summaries returns the runs' summaries, in the set's order.

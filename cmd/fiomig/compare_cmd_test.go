@@ -116,6 +116,40 @@ func TestCompareSweeps(t *testing.T) {
 	}
 }
 
+// TestCompareSweepJSON: a sweep directory with sweep.json (fiomig sweep's
+// layout: seed-<N>/ run directories) is read from the seeds it lists; an
+// unfinished hidden .run-seed-N directory and a seed without a directory
+// are not runs.
+func TestCompareSweepJSON(t *testing.T) {
+	parent := t.TempDir()
+	sweep := filepath.Join(parent, "sweep-1")
+	for _, seed := range []string{"1", "2"} {
+		d := runInto(t, parent, "tmp-"+seed, exitPass, append(smallRun, "--seed", seed)...)
+		if err := os.MkdirAll(sweep, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(d, filepath.Join(sweep, "seed-"+seed)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A leftover of an interrupted seed: would be a third run if read.
+	runInto(t, filepath.Join(sweep, ".run-seed-3"), "x", exitCheckFailed, append(smallRun, "--seed", "3", "--cutover-pause", "7")...)
+	sw := `{"format": 1, "seeds": [{"seed": 1, "verdict": "pass", "dir": "seed-1"}, {"seed": 2, "verdict": "pass", "dir": "seed-2"}, {"seed": 4, "verdict": "error", "dir": ""}]}`
+	if err := os.WriteFile(filepath.Join(sweep, "sweep.json"), []byte(sw), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, md := compare(t, sweep, sweep)
+	if code != exitPass || !strings.Contains(md, "(2 runs: 2 pass)") {
+		t.Errorf("sweep.json sweep with itself: exit %d, want 0 over 2 runs\n%s", code, md)
+	}
+	if err := os.WriteFile(filepath.Join(sweep, "sweep.json"), []byte("{nope"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := compare(t, sweep, sweep); code != exitUsage {
+		t.Errorf("malformed sweep.json: exit %d, want 2", code)
+	}
+}
+
 func TestCompareUsage(t *testing.T) {
 	dir := t.TempDir()
 	for _, args := range [][]string{{}, {dir}, {dir, dir}, {"--resamples", "5", dir, dir}, {"--pause-threshold", "-1", dir, dir}} {
