@@ -340,3 +340,39 @@ func TestMarkdownFitsAPullRequest(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSwimlane draws one cutover's swimlane as PNG and as SVG.
+func BenchmarkSwimlane(b *testing.B) {
+	plan, sum, tl := swimlaneFixture()
+	c := Cutovers(sum, tl)[0]
+	for b.Loop() {
+		for _, f := range []string{"png", "svg"} {
+			if _, err := SwimlaneBytes(plan, c, f); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkCompare compares two sets of 2,300 cutovers (a 100-seed sweep
+// of the default run each) with the default 2,000 bootstrap resamples.
+func BenchmarkCompare(b *testing.B) {
+	set := func(shift float64) RunSet {
+		var s RunSet
+		for seed := 0; seed < 100; seed++ {
+			sum := record.Summary{Seed: int64(seed), Verdict: record.Pass}
+			for i := 0; i < 23; i++ {
+				p := 1.5 + float64((seed*23+i)%11)/10 + shift
+				sum.Migrations = append(sum.Migrations, record.MigrationSummary{ID: fmt.Sprint(i), Outcome: record.PhaseCompleted,
+					Hosts: map[string]record.HostPauses{"h": {LongestPauseS: p}}})
+			}
+			s.Runs = append(s.Runs, StoredRun{Summary: sum})
+		}
+		s.Sweep = true
+		return s
+	}
+	base, nw := set(0), set(0.1)
+	for b.Loop() {
+		Compare(base, nw, DefaultCompareOptions)
+	}
+}

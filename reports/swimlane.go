@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
+	"image/png"
+	"io"
 	"math"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/fiomig/fiomig/record"
 )
@@ -371,9 +374,18 @@ func renderStacked(ps []*plot.Plot, items []legendItem, w, h vg.Length, format s
 	sty := ps[0].Legend.TextStyle
 	sty.Font.Size = vg.Points(8)
 	lh := legendHeight(items, sty, w)
-	cv, err := draw.NewFormattedCanvas(w, h+lh, format)
-	if err != nil {
-		return nil, fmt.Errorf("plot as %s: %w", format, err)
+	var cv vg.CanvasSizer
+	var wt io.WriterTo
+	var img *vgimg.Canvas
+	if format == "png" {
+		img = vgimg.New(w, h+lh) // encoded below, faster than PngCanvas
+		cv = img
+	} else {
+		c, err := draw.NewFormattedCanvas(w, h+lh, format)
+		if err != nil {
+			return nil, fmt.Errorf("plot as %s: %w", format, err)
+		}
+		cv, wt = c, c
 	}
 	dc := draw.New(cv)
 	dc.FillPolygon(color.White, []vg.Point{{X: 0, Y: 0}, {X: w, Y: 0}, {X: w, Y: h + lh}, {X: 0, Y: h + lh}})
@@ -394,7 +406,16 @@ func renderStacked(ps []*plot.Plot, items []legendItem, w, h vg.Length, format s
 		drawLegend(draw.Crop(dc, 0, 0, 0, -h), items, sty)
 	}
 	var b bytes.Buffer
-	if _, err := cv.WriteTo(&b); err != nil {
+	if img != nil {
+		// BestSpeed: a third of the default's encoding time for a few
+		// percent more bytes on these flat-coloured plots.
+		enc := png.Encoder{CompressionLevel: png.BestSpeed}
+		if err := enc.Encode(&b, img.Image()); err != nil {
+			return nil, fmt.Errorf("plot as png: %w", err)
+		}
+		return b.Bytes(), nil
+	}
+	if _, err := wt.WriteTo(&b); err != nil {
 		return nil, fmt.Errorf("plot as %s: %w", format, err)
 	}
 	return b.Bytes(), nil
