@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"math"
 	"os"
+	"slices"
 
 	"github.com/montanaflynn/stats"
 	"gonum.org/v1/plot"
@@ -96,8 +97,7 @@ func fioAround(fs []FioSeconds, m record.MigrationSummary) []FioSeconds {
 // FioPlot builds the fio plot of migration m: two panels over the
 // migration's span ± fioPadS seconds — completions per second (IOPS) and
 // the p99 total latency per second (ms) of each volume in series — with
-// the consumer hosts' pause windows shaded and the bound's length noted in
-// the title.
+// the pause windows of the hosts fio ran on shaded.
 func FioPlot(plan record.Plan, m record.MigrationSummary, series []FioSeconds) ([]*plot.Plot, []legendItem, error) {
 	from, to := math.Max(0, m.StartS-fioPadS), m.EndS+fioPadS
 	iops, lat := plot.New(), plot.New()
@@ -150,6 +150,9 @@ func FioPlot(plan record.Plan, m record.MigrationSummary, series []FioSeconds) (
 		d.p.Y.Tick.Marker = niceTicks{Max: 5}
 		sh := &shapes{x0: from, x1: to, y0: 0, y1: d.top * 1.15}
 		for _, h := range sortedHosts(m) {
+			if !slices.ContainsFunc(series, func(s FioSeconds) bool { return s.Host == h }) {
+				continue // only the hosts whose head fio's I/O follows
+			}
 			for _, w := range m.Hosts[h].Windows {
 				sh.rects = append(sh.rects, rect{x0: w[0], x1: w[1], y0: 0, y1: d.top * 1.15, c: colorPause})
 			}
