@@ -26,14 +26,20 @@ func init() {
 const reportHelp = `Usage: fiomig report [flags] <run-dir>
 
 Re-reads <run-dir>/plan.json and <run-dir>/timeline.jsonl, evaluates every
-check from that record alone (with --pause-crit / --freezes-allowed: against
-other bounds than the run's, without rerunning it; plan.json is left as it
-is and summary.json, report.md and report.html say which bounds judged) (pause bound, freezes, leaked controllers,
+check from that record alone (pause bound, freezes, leaked controllers,
 ip:port path completeness, split brain, served after cutover, unattributed
 pauses, faults landed), rewrites summary.json, report.md, report.html,
 junit.xml and plots/ (pause, ecdf and one swimlane per migration, as .png
-and .svg; fio-<migration> for a --workload=fio run) in <run-dir>, and prints the
-verdicts. Flags may come before or after <run-dir>.
+and .svg; fio-<migration> too for a --workload=fio run) in <run-dir>, and
+prints the verdicts. Flags may come before or after <run-dir>.
+
+--pause-crit and --freezes-allowed re-judge the stored run against other
+bounds than the run's, without rerunning it:
+
+  fiomig report <run-dir> --pause-crit 3 --freezes-allowed 2
+
+plan.json is left as it was; summary.json ("rejudged"), report.md and
+report.html name the bounds that judged and the command that re-judged.
 
 A timeline whose last line was cut off (a killed run) is evaluated up to
 the last complete line, with a warning that report.md repeats. A record
