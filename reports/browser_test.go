@@ -52,6 +52,7 @@ type pageState struct {
 	Text      string     `json:"text"`
 	Figures   []figState `json:"figures"`
 	FaultsTag string     `json:"faultsTag"`
+	FaultHead []string   `json:"faultHead"`
 	FaultRows [][]string `json:"faultRows"`
 	Visible   bool       `json:"faultsVisible"`
 	Title     string     `json:"title"`
@@ -81,6 +82,7 @@ const readPage = `new Promise(done => document.readyState === 'complete' ? done(
         width: img ? img.getBoundingClientRect().width : 0};
     }),
     faultsTag: f ? f.tagName : '',
+    faultHead: f ? [...f.querySelectorAll('thead th')].map(c => c.innerText) : [],
     faultRows: f ? [...f.querySelectorAll('tbody tr')].map(r => [...r.cells].map(c => c.innerText)) : [],
     faultsVisible: f ? f.getBoundingClientRect().height > 0 : false,
   };
@@ -178,10 +180,20 @@ func checkInBrowser(bctx context.Context, path string, want expectedPage) []stri
 		}
 	}
 	if len(want.Faults) > 0 {
+		// Columns by their header: the kind ("Fault" or "Kind") and "Target".
+		kind, target := -1, -1
+		for i, h := range st.FaultHead {
+			switch strings.TrimSpace(h) {
+			case "Fault", "Kind":
+				kind = i
+			case "Target":
+				target = i
+			}
+		}
 		var got []string
 		for _, r := range st.FaultRows {
-			if len(r) >= 2 {
-				got = append(got, r[0]+"@"+r[1])
+			if kind >= 0 && target >= 0 && len(r) > max(kind, target) {
+				got = append(got, strings.TrimSpace(r[kind])+"@"+strings.TrimSpace(r[target]))
 			}
 		}
 		switch {
