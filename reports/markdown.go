@@ -63,6 +63,7 @@ const (
 	mdBudget       = 60000
 	mdMaxRows      = 100
 	mdMaxOver      = 40
+	mdShownOver    = 5 // the rest of the over-bound list is folded
 	mdMaxCellChars = 400
 )
 
@@ -117,11 +118,17 @@ func markdown(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 		b.WriteString(withinBound(plan) + "\n")
 	} else {
 		for i, o := range over {
+			if i == mdShownOver && len(over) > mdShownOver {
+				fmt.Fprintf(&b, "\n<details><summary>%d more over the bound</summary>\n\n", len(over)-mdShownOver)
+			}
 			if i == mdMaxOver {
 				fmt.Fprintf(&b, "- … and %d more (summary.json lists every migration)\n", len(over)-mdMaxOver)
 				break
 			}
 			b.WriteString("- " + o + "\n")
+		}
+		if len(over) > mdShownOver {
+			b.WriteString("\n</details>\n")
 		}
 	}
 
