@@ -219,7 +219,7 @@ func writeBrowserFixture(t *testing.T) (string, expectedPage) {
 	sum.Checks = []record.CheckResult{{Name: "pause-bound", Verdict: record.Pass, Detail: "ok"}, {Name: "freezes", Verdict: record.Fail, Detail: "m1: 2 freezes"}}
 	sum.Verdict = record.Fail
 	dir := t.TempDir()
-	if err := Write(dir, Input{Plan: plan, Summary: sum, Timeline: tl}); err != nil {
+	if err := WriteRun(dir, Input{Plan: plan, Summary: sum, Timeline: tl}); err != nil {
 		t.Fatal(err)
 	}
 	return dir, expectFrom(sum, tl)

@@ -74,7 +74,7 @@ func TestWriteFioFigure(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if err := Write(dir, Input{Plan: plan, Summary: sum, Timeline: tl, FioSeconds: []FioSeconds{fs}}); err != nil {
+	if err := WriteRun(dir, Input{Plan: plan, Summary: sum, Timeline: tl, FioSeconds: []FioSeconds{fs}}); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := os.Stat(filepath.Join(dir, PlotsDir, "fio-m1.png")); err != nil || st.Size() < 1000 {

@@ -274,7 +274,7 @@ func TestWriteWithTimeline(t *testing.T) {
 	plan, sum, tl := swimlaneFixture()
 	a, b := t.TempDir(), t.TempDir()
 	for _, d := range []string{a, b} {
-		if err := Write(d, Input{Plan: plan, Summary: sum, Timeline: tl}); err != nil {
+		if err := WriteRun(d, Input{Plan: plan, Summary: sum, Timeline: tl}); err != nil {
 			t.Fatal(err)
 		}
 	}

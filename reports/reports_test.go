@@ -174,7 +174,7 @@ func TestWriteDeterministic(t *testing.T) {
 	}
 	a, b := t.TempDir(), t.TempDir()
 	for _, d := range []string{a, b} {
-		if err := Write(d, Input{Plan: plan, Summary: sum}); err != nil {
+		if err := WriteRun(d, Input{Plan: plan, Summary: sum}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -235,14 +235,14 @@ func TestWriteDeterministic(t *testing.T) {
 
 func TestWriteEmptySummary(t *testing.T) {
 	plan, _ := fixture()
-	if err := Write(t.TempDir(), Input{Plan: plan, Summary: record.Summary{Verdict: record.Inconclusive}}); err != nil {
+	if err := Write(t.TempDir(), plan, record.Summary{Verdict: record.Inconclusive}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestWriteMissingDir(t *testing.T) {
 	plan, sum := fixture()
-	err := Write(filepath.Join(t.TempDir(), "nope"), Input{Plan: plan, Summary: sum})
+	err := WriteRun(filepath.Join(t.TempDir(), "nope"), Input{Plan: plan, Summary: sum})
 	if err == nil {
 		t.Fatal("Write into a missing directory succeeded")
 	}

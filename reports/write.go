@@ -24,7 +24,7 @@ const (
 // report names how many were left out.
 const MaxSwimlanes = 100
 
-// Input is what Write turns into a run's reports.
+// Input is what WriteRun turns into a run's reports.
 type Input struct {
 	Plan    record.Plan
 	Summary record.Summary
@@ -70,14 +70,21 @@ func baseFigures(plan record.Plan, sum record.Summary) []Figure {
 	}
 }
 
-// Write writes into dir, which must exist: summary.json (in.Summary with
+// Write is WriteRun without the timeline or fio figures: the reports of
+// plan and sum with the pause and ECDF plots and no swimlane (the
+// signature callers had before the swimlanes; prefer WriteRun).
+func Write(dir string, plan record.Plan, sum record.Summary) error {
+	return WriteRun(dir, Input{Plan: plan, Summary: sum})
+}
+
+// WriteRun writes into dir, which must exist: summary.json (in.Summary with
 // Stats filled in and, with a timeline, Churn; indented JSON), the plots —
 // plots/pause.png|svg, plots/ecdf.png|svg, one plots/swimlane-<migration>.png|svg
 // per migration (at most MaxSwimlanes, the worst first) and, with fio
 // figures, plots/fio-<migration>.png|svg — report.md, report.html (every
 // plot embedded as its PNG) and junit.xml. Equal inputs give equal bytes in
 // every file. Errors name the file.
-func Write(dir string, in Input) error {
+func WriteRun(dir string, in Input) error {
 	plan, sum := in.Plan, WithStats(in.Summary)
 	if in.Timeline != nil {
 		ch := ChurnOf(in.Timeline)

@@ -167,7 +167,7 @@ func RunFio(ctx context.Context, seed int64, cfg Config, fo FioOptions) (Result,
 	if err != nil {
 		return res, err
 	}
-	if err := reports.Write(res.Dir, reports.Input{Plan: plan, Summary: sum, Timeline: lines, FioSeconds: FioSeconds(res.Dir)}); err != nil {
+	if err := reports.WriteRun(res.Dir, reports.Input{Plan: plan, Summary: sum, Timeline: lines, FioSeconds: FioSeconds(res.Dir)}); err != nil {
 		return res, err
 	}
 	res.Summary = reports.WithStats(sum)

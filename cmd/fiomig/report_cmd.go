@@ -142,7 +142,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	if scenario.IsFioRun(plan) {
 		in.FioSeconds = scenario.FioSeconds(dir)
 	}
-	if err := reports.Write(dir, in); err != nil {
+	if err := reports.WriteRun(dir, in); err != nil {
 		fmt.Fprintf(stderr, "fiomig report: %v\n", err)
 		return exitUsage
 	}
