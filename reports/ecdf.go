@@ -62,7 +62,7 @@ func ecdfXY(vs []float64, xmax float64) plotter.XYs {
 // drawn as a thin grey line (up to 50 summaries) so a seed that differs
 // stands out. title names the set. Migrations without a terminal phase are
 // left out (Pauses).
-func ECDFPlot(title string, sums []record.Summary, crit float64) (*plot.Plot, []legendItem, error) {
+func ECDFPlot(title string, sums []record.Summary, crit float64) (*plot.Plot, []LegendItem, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "pause (s)"
@@ -86,7 +86,7 @@ func ECDFPlot(title string, sums []record.Summary, crit float64) (*plot.Plot, []
 	p.Y.Tick.Marker = niceTicks{Max: 6}
 	p.Add(plotter.NewGrid())
 
-	var items []legendItem
+	var items []LegendItem
 	if len(sums) > 1 {
 		grey := color.RGBA{R: 0xaf, G: 0xb8, B: 0xc1, A: 0xff}
 		for _, s := range sums[:min(len(sums), 50)] {
@@ -102,7 +102,7 @@ func ECDFPlot(title string, sums []record.Summary, crit float64) (*plot.Plot, []
 			l.Color, l.Width = grey, vg.Points(0.6)
 			p.Add(l)
 		}
-		items = append(items, legendItem{text: fmt.Sprintf("longest pause per (migration, host), each of %d runs", len(sums)), fill: grey})
+		items = append(items, LegendItem{Text: fmt.Sprintf("longest pause per (migration, host), each of %d runs", len(sums)), Fill: grey})
 	}
 	for _, s := range []struct {
 		vs     []float64
@@ -126,7 +126,7 @@ func ECDFPlot(title string, sums []record.Summary, crit float64) (*plot.Plot, []
 			l.Dashes = []vg.Length{vg.Points(5), vg.Points(2)}
 		}
 		p.Add(l)
-		items = append(items, legendItem{text: s.text, fill: s.c})
+		items = append(items, LegendItem{Text: s.text, Fill: s.c})
 	}
 	if len(all.Windows) == 0 && len(all.Longest) == 0 {
 		p.Title.Text += ": no pause"
@@ -138,7 +138,7 @@ func ECDFPlot(title string, sums []record.Summary, crit float64) (*plot.Plot, []
 	bound.Color, bound.Width = color.Black, vg.Points(1.2)
 	bound.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 	p.Add(bound)
-	items = append(items, legendItem{text: "CUTOVER_PAUSE_CRIT_S = " + secs(crit), line: true})
+	items = append(items, LegendItem{Text: "CUTOVER_PAUSE_CRIT_S = " + secs(crit), Dashed: true})
 	return p, items, nil
 }
 

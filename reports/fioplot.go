@@ -98,7 +98,7 @@ func fioAround(fs []FioSeconds, m record.MigrationSummary) []FioSeconds {
 // migration's span ± fioPadS seconds — completions per second (IOPS) and
 // the p99 total latency per second (ms) of each volume in series — with
 // the pause windows of the hosts fio ran on shaded.
-func FioPlot(plan record.Plan, m record.MigrationSummary, series []FioSeconds) ([]*plot.Plot, []legendItem, error) {
+func FioPlot(plan record.Plan, m record.MigrationSummary, series []FioSeconds) ([]*plot.Plot, []LegendItem, error) {
 	from, to := math.Max(0, m.StartS-fioPadS), m.EndS+fioPadS
 	iops, lat := plot.New(), plot.New()
 	iops.Title.Text = fmt.Sprintf("fio around %s (%s)", m.ID, shortOr(m.NQN))
@@ -106,7 +106,7 @@ func FioPlot(plan record.Plan, m record.MigrationSummary, series []FioSeconds) (
 	lat.Y.Label.Text = "p99 latency (ms)"
 	lat.X.Label.Text = "seconds since run start"
 	palette := []color.Color{colorWithin, colorOver, color.RGBA{R: 0x2d, G: 0xa4, B: 0x4e, A: 0xff}, color.RGBA{R: 0x82, G: 0x50, B: 0xdf, A: 0xff}}
-	var items []legendItem
+	var items []LegendItem
 	ymaxI, ymaxL := 1.0, 1.0
 	for k, s := range series {
 		var pi, pl plotter.XYs
@@ -138,7 +138,7 @@ func FioPlot(plan record.Plan, m record.MigrationSummary, series []FioSeconds) (
 			l.Color, l.Width = c, vg.Points(1.2)
 			d.p.Add(l)
 		}
-		items = append(items, legendItem{text: s.Volume + " on " + s.Host, fill: c})
+		items = append(items, LegendItem{Text: s.Volume + " on " + s.Host, Fill: c})
 	}
 	for _, d := range []struct {
 		p   *plot.Plot
@@ -159,7 +159,7 @@ func FioPlot(plan record.Plan, m record.MigrationSummary, series []FioSeconds) (
 		}
 		d.p.Add(sh)
 	}
-	items = append(items, legendItem{text: "pause window (ANA samples)", fill: colorPause})
+	items = append(items, LegendItem{Text: "pause window (ANA samples)", Fill: colorPause})
 	return []*plot.Plot{iops, lat}, items, nil
 }
 

@@ -376,3 +376,30 @@ func BenchmarkCompare(b *testing.B) {
 		Compare(base, nw, DefaultCompareOptions)
 	}
 }
+
+// TestSwimlaneBytesStable: with fio on both hosts and two states no legend
+// knows, ten renders of the same cutover are byte-identical (no map order
+// leaks into the drawing).
+func TestSwimlaneBytesStable(t *testing.T) {
+	plan, sum, tl := swimlaneFixture()
+	sum.Fio.Volumes = append(sum.Fio.Volumes, record.FioVolume{Volume: "vol1", NQN: sum.Migrations[0].NQN, Host: "host-b",
+		Gaps: []record.FioGap{{StartS: 14.1, EndS: 19.2, LengthS: 5.1}}})
+	for i := range tl {
+		if tl[i].Kind == record.KindSample && tl[i].T == 20 && len(tl[i].Controllers) > 1 {
+			tl[i].Controllers[0].State, tl[i].Controllers[1].State = "frozen", "weird"
+		}
+	}
+	c := Cutovers(sum, tl)[0]
+	first, err := SwimlaneBytes(plan, c, "svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(first, []byte("frozen (unknown state)")) || !bytes.Contains(first, []byte("weird (unknown state)")) {
+		t.Error("the legend does not name both unknown states")
+	}
+	for range 10 {
+		if b, _ := SwimlaneBytes(plan, c, "svg"); !bytes.Equal(b, first) {
+			t.Fatal("two renders of the same cutover differ")
+		}
+	}
+}

@@ -6,7 +6,9 @@ import (
 	"image/color"
 	"image/png"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -102,11 +104,13 @@ func (s *shapes) Plot(c draw.Canvas, p *plot.Plot) {
 // DataRange implements plot.DataRanger.
 func (s *shapes) DataRange() (xmin, xmax, ymin, ymax float64) { return s.x0, s.x1, s.y0, s.y1 }
 
-// legendItem is one entry of a plot's legend strip.
-type legendItem struct {
-	text string
-	fill color.Color
-	line bool // a dashed line instead of a filled swatch
+// LegendItem is one entry of the legend strip drawn under a plot (by
+// SwimlaneBytes, ECDFBytes, FioPlotBytes): a swatch of Fill, or a dashed
+// line when Dashed, and Text.
+type LegendItem struct {
+	Text   string
+	Fill   color.Color
+	Dashed bool
 }
 
 // Swimlane builds the swimlane plot of one cutover. Rows from the top: the
@@ -119,7 +123,7 @@ type legendItem struct {
 // windows are shaded red across that host's rows. The x axis is seconds
 // since run start. It returns the plot, its legend and the height the
 // caller should render it at.
-func Swimlane(plan record.Plan, c Cutover) (*plot.Plot, []legendItem, vg.Length) {
+func Swimlane(plan record.Plan, c Cutover) (*plot.Plot, []LegendItem, vg.Length) {
 	p := plot.New()
 	m := c.Migration
 	title := fmt.Sprintf("%s (%s): %s", m.ID, shortOr(m.NQN), m.Outcome)
@@ -198,7 +202,11 @@ func Swimlane(plan record.Plan, c Cutover) (*plot.Plot, []legendItem, vg.Length)
 			used[sg.State] = true
 		}
 	}
-	for h, r := range fioRow {
+	for _, h := range c.Hosts { // host order: equal inputs, equal bytes
+		r, ok := fioRow[h]
+		if !ok {
+			continue
+		}
 		s.rects = append(s.rects, rect{x0: c.FromS, x1: c.ToS, y0: y(r) - half/2, y1: y(r) + half/2, c: colorFioOK})
 		for _, g := range c.FioGaps[h] {
 			s.rects = append(s.rects, rect{x0: g.StartS, x1: g.EndS, y0: y(r) - half, y1: y(r) + half, c: colorFioGap})
@@ -267,32 +275,31 @@ func Swimlane(plan record.Plan, c Cutover) (*plot.Plot, []legendItem, vg.Length)
 	}
 	p.Add(s)
 
-	var legend []legendItem
+	var legend []LegendItem
 	for _, st := range laneStates {
 		if used[st] {
-			legend = append(legend, legendItem{text: st, fill: stateColor(st)})
+			legend = append(legend, LegendItem{Text: st, Fill: stateColor(st)})
 		}
 	}
-	for st := range used {
+	for _, st := range slices.Sorted(maps.Keys(used)) { // sorted: equal inputs, equal bytes
 		if _, known := laneColors[st]; !known && !isMarker(st) {
-			legend = append(legend, legendItem{text: st + " (unknown state)", fill: colorUnknownState})
-			break
+			legend = append(legend, LegendItem{Text: st + " (unknown state)", Fill: colorUnknownState})
 		}
 	}
 	if used["pause"] {
-		legend = append(legend, legendItem{text: "pause window", fill: colorPause})
+		legend = append(legend, LegendItem{Text: "pause window", Fill: colorPause})
 	}
 	if used["fault"] {
-		legend = append(legend, legendItem{text: "fault (inject to recover)", fill: colorFault})
+		legend = append(legend, LegendItem{Text: "fault (inject to recover)", Fill: colorFault})
 	}
 	if used["phase"] {
-		legend = append(legend, legendItem{text: "phase line", line: true})
+		legend = append(legend, LegendItem{Text: "phase line", Dashed: true})
 	}
 	if used["fio"] {
-		legend = append(legend, legendItem{text: "fio running", fill: colorFioOK})
+		legend = append(legend, LegendItem{Text: "fio running", Fill: colorFioOK})
 	}
 	if used["fio gap"] {
-		legend = append(legend, legendItem{text: "fio I/O gap", fill: colorFioGap})
+		legend = append(legend, LegendItem{Text: "fio I/O gap", Fill: colorFioGap})
 	}
 	height := vg.Length(n)*vg.Points(17) + vg.Points(90)
 	return p, legend, height
@@ -319,18 +326,18 @@ const legendRowHeight = vg.Length(13)
 
 // legendHeight is the height of the strip that lays items out in rows
 // across width w with style sty.
-func legendHeight(items []legendItem, sty draw.TextStyle, w vg.Length) vg.Length {
+func legendHeight(items []LegendItem, sty draw.TextStyle, w vg.Length) vg.Length {
 	if len(items) == 0 {
 		return 0
 	}
 	return vg.Length(len(legendRows(items, sty, w)))*legendRowHeight + 6
 }
 
-func legendRows(items []legendItem, sty draw.TextStyle, w vg.Length) [][]legendItem {
-	var rows [][]legendItem
+func legendRows(items []LegendItem, sty draw.TextStyle, w vg.Length) [][]LegendItem {
+	var rows [][]LegendItem
 	var x vg.Length
 	for _, it := range items {
-		wi := 14 + sty.Width(it.text) + 12
+		wi := 14 + sty.Width(it.Text) + 12
 		if len(rows) == 0 || x+wi > w-20 {
 			rows = append(rows, nil)
 			x = 10
@@ -342,20 +349,20 @@ func legendRows(items []legendItem, sty draw.TextStyle, w vg.Length) [][]legendI
 }
 
 // drawLegend draws items in rows into c, left to right.
-func drawLegend(c draw.Canvas, items []legendItem, sty draw.TextStyle) {
+func drawLegend(c draw.Canvas, items []LegendItem, sty draw.TextStyle) {
 	sty.YAlign = draw.YCenter
 	y := c.Max.Y - legendRowHeight/2 - 3
 	for _, row := range legendRows(items, sty, c.Size().X) {
 		x := c.Min.X + 10
 		for _, it := range row {
-			if it.line {
+			if it.Dashed {
 				c.StrokeLine2(draw.LineStyle{Color: colorPhase, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}},
 					x, y, x+10, y)
 			} else {
-				c.FillPolygon(it.fill, []vg.Point{{X: x, Y: y - 4}, {X: x + 10, Y: y - 4}, {X: x + 10, Y: y + 4}, {X: x, Y: y + 4}})
+				c.FillPolygon(it.Fill, []vg.Point{{X: x, Y: y - 4}, {X: x + 10, Y: y - 4}, {X: x + 10, Y: y + 4}, {X: x, Y: y + 4}})
 			}
-			c.FillText(sty, vg.Point{X: x + 14, Y: y}, it.text)
-			x += 14 + sty.Width(it.text) + 12
+			c.FillText(sty, vg.Point{X: x + 14, Y: y}, it.Text)
+			x += 14 + sty.Width(it.Text) + 12
 		}
 		y -= legendRowHeight
 	}
@@ -363,14 +370,14 @@ func drawLegend(c draw.Canvas, items []legendItem, sty draw.TextStyle) {
 
 // renderWithLegend draws p above a legend strip of items on a w × h
 // canvas in format ("png", "svg") and returns the file's bytes.
-func renderWithLegend(p *plot.Plot, items []legendItem, w, h vg.Length, format string) ([]byte, error) {
+func renderWithLegend(p *plot.Plot, items []LegendItem, w, h vg.Length, format string) ([]byte, error) {
 	return renderStacked([]*plot.Plot{p}, items, w, h, format)
 }
 
 // renderStacked draws ps one above the other, their data areas aligned
 // (plot.Align), above a legend strip of items, on a w × h canvas (plus the
 // strip) in format, and returns the file's bytes.
-func renderStacked(ps []*plot.Plot, items []legendItem, w, h vg.Length, format string) ([]byte, error) {
+func renderStacked(ps []*plot.Plot, items []LegendItem, w, h vg.Length, format string) ([]byte, error) {
 	sty := ps[0].Legend.TextStyle
 	sty.Font.Size = vg.Points(8)
 	lh := legendHeight(items, sty, w)
