@@ -174,7 +174,10 @@ func endpointSet(eps []string) map[string]bool {
 // summary names them, sorted; lanes per host are source paths first, then
 // target paths, then any other, each by address.
 func Cutovers(sum record.Summary, timeline []record.Line) []Cutover {
-	ix := indexTimeline(timeline)
+	return indexTimeline(timeline).cutovers(sum)
+}
+
+func (ix *timelineIndex) cutovers(sum record.Summary) []Cutover {
 	out := make([]Cutover, 0, len(sum.Migrations))
 	for _, m := range sum.Migrations {
 		out = append(out, ix.cutover(sum, m))

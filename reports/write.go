@@ -106,8 +106,9 @@ func WriteRun(dir string, in Input) error {
 	var omitted []string
 	var faults []FaultSpan
 	if in.Timeline != nil {
-		cuts := Cutovers(sum, in.Timeline)
-		faults = indexTimeline(in.Timeline).faults
+		ix := indexTimeline(in.Timeline)
+		cuts := ix.cutovers(sum)
+		faults = ix.faults
 		order := worstFirst(plan, sum)
 		if len(order) > MaxSwimlanes {
 			omitted = append(omitted, fmt.Sprintf("%d swimlane(s) of migrations within the bound are not drawn (at most %d per report; the worst are).", len(order)-MaxSwimlanes, MaxSwimlanes))
