@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fiomig/fiomig/checks"
 	"github.com/fiomig/fiomig/record"
 )
 
@@ -90,6 +91,9 @@ func swimlaneFixture() (record.Plan, record.Summary, []record.Line) {
 		Fio: &record.FioSummary{Volumes: []record.FioVolume{{Volume: "vol1", NQN: nqn, Host: "host-a",
 			Gaps: []record.FioGap{{StartS: 14.2, EndS: 16.6, LengthS: 2.4}}}}},
 	}
+	// The faults as the checks list them (the report's faults table).
+	ev := checks.Evaluate(plan, tl)
+	sum.Faults, sum.FaultMatrix = ev.Faults, ev.FaultMatrix
 	return plan, sum, tl
 }
 

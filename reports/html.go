@@ -64,11 +64,11 @@ type htmlView struct {
 	// per-migration ones among them.
 	Figures, Swimlanes []htmlFigure
 	Omitted            []string
-	// Faults are the faults the timeline's fault lines record.
-	Faults   []htmlFault
-	Rejudged *record.Rejudged
-	RunCrit  string
-	Churn    string
+	Rejudged           *record.Rejudged
+	RunCrit            string
+	Churn              string
+	// Faults is the faults section (runs with faults only; reports/faults.go).
+	Faults *FaultsView
 }
 
 // htmlFigure is one embedded plot.
@@ -76,9 +76,6 @@ type htmlFigure struct {
 	ID, Kind, Title, Caption, PNG, SVG string
 	Src                                template.URL
 }
-
-// htmlFault is one row of the faults table.
-type htmlFault struct{ Fault, Target, From, To, Length string }
 
 type htmlCheck struct{ Name, Verdict, Class, Detail string }
 
@@ -115,16 +112,15 @@ type htmlWindow struct{ Host, NQN, Window, Length string }
 func HTML(plan record.Plan, sum record.Summary, plotSVG []byte) ([]byte, error) {
 	figs := baseFigures(plan, sum)
 	figs[0].embed, figs[0].mime = plotSVG, "image/svg+xml"
-	return htmlPage(plan, sum, figs, nil, nil)
+	return htmlPage(plan, sum, figs, nil)
 }
 
-// htmlPage renders report.html with figs (each embedded from its SVG
-// bytes, else linked), the faults of the timeline and the notes of what
-// was left out. Besides HTML's content it shows the verdict sentence and
-// the worst cutover first, the swimlanes, the faults table and the rerun
-// command last; the elements a browser test looks for carry ids:
+// htmlPage renders report.html with figs (each embedded from its image
+// bytes, else linked) and the notes of what was left out. Besides HTML's content it shows the verdict sentence and
+// the worst cutover first, the swimlanes, the faults table (FaultsSection)
+// and the rerun command last; the elements a browser test looks for carry ids:
 // #verdict (data-verdict), figure.plot (data-plot = Figure.ID), #faults.
-func htmlPage(plan record.Plan, sum record.Summary, figs []Figure, faults []FaultSpan, omitted []string) ([]byte, error) {
+func htmlPage(plan record.Plan, sum record.Summary, figs []Figure, omitted []string) ([]byte, error) {
 	p := plan.Params
 	crit := p.PauseCritS
 	verdicts := checksByName(sum)
@@ -165,13 +161,6 @@ func htmlPage(plan record.Plan, sum record.Summary, figs []Figure, faults []Faul
 			v.Figures = append(v.Figures, hf)
 		}
 	}
-	for _, f := range faults {
-		row := htmlFault{Fault: f.Fault, Target: f.Target, From: secs(f.FromS), To: "not recovered", Length: "—"}
-		if !f.Open {
-			row.To, row.Length = secs(f.ToS), secs(f.ToS-f.FromS)
-		}
-		v.Faults = append(v.Faults, row)
-	}
 	for _, c := range sum.Checks {
 		v.Checks = append(v.Checks, htmlCheck{Name: c.Name, Verdict: c.Verdict, Class: verdictClass(c.Verdict), Detail: nqns.text(c.Detail)})
 	}
@@ -198,6 +187,7 @@ func htmlPage(plan record.Plan, sum record.Summary, figs []Figure, faults []Faul
 			Window: windows([][2]float64{w.Window}), Length: secs(w.Window[1] - w.Window[0])})
 	}
 	v.Fio = FioSection(plan, sum)
+	v.Faults = FaultsSection(sum)
 	var b bytes.Buffer
 	if err := htmlTemplate.Execute(&b, v); err != nil {
 		return nil, fmt.Errorf("render %s: %w", HTMLReportFile, err)

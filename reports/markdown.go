@@ -296,6 +296,11 @@ func markdown(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 		closeD()
 	}
 
+	if f := FaultsMarkdown(sum); f != nil { // runs with faults only (reports/faults.go)
+		open(fmt.Sprintf("Faults (%d) and their kind × stage coverage", len(sum.Faults)))
+		b.Write(bytes.TrimPrefix(f, []byte("\n")))
+		closeD()
+	}
 	if fio := FioMarkdown(plan, sum); fio != nil { // runs with real fio only (reports/fio.go)
 		open("fio beside the ANA samples — " + verdictOf(verdicts, checks.CheckFioPauseAgreement))
 		b.Write(bytes.TrimPrefix(fio, []byte("\n")))

@@ -104,11 +104,8 @@ func WriteRun(dir string, in Input) error {
 		},
 	}
 	var omitted []string
-	var faults []FaultSpan
 	if in.Timeline != nil {
-		ix := indexTimeline(in.Timeline)
-		cuts := ix.cutovers(sum)
-		faults = ix.faults
+		cuts := Cutovers(sum, in.Timeline)
 		order := worstFirst(plan, sum)
 		if len(order) > MaxSwimlanes {
 			omitted = append(omitted, fmt.Sprintf("%d swimlane(s) of migrations within the bound are not drawn (at most %d per report; the worst are).", len(order)-MaxSwimlanes, MaxSwimlanes))
@@ -160,7 +157,7 @@ func WriteRun(dir string, in Input) error {
 	if err := writeFile(dir, ReportFile, markdown(plan, sum, figs, omitted)); err != nil {
 		return err
 	}
-	page, err := htmlPage(plan, sum, figs, faults, omitted)
+	page, err := htmlPage(plan, sum, figs, omitted)
 	if err != nil {
 		return err
 	}
