@@ -280,3 +280,13 @@ func TestAbortedValidation(t *testing.T) {
 		t.Errorf("connecting controllers left after the killed Job, 2 min later: %v; want some with prefix, none with fixed", leftBehind)
 	}
 }
+
+var (
+	_ faults.NodeCrasher        = (*simbackend.Cluster)(nil)
+	_ faults.Partitioner        = (*simbackend.Cluster)(nil)
+	_ faults.ConnectRejecter    = (*simbackend.Cluster)(nil)
+	_ faults.OperatorRestarter  = (*simbackend.Cluster)(nil)
+	_ faults.ControllerResetter = (*simbackend.Cluster)(nil)
+	_ faults.ANAFlapper         = (*simbackend.Cluster)(nil)
+	_ faults.StageReporter      = (*simbackend.Cluster)(nil)
+)
