@@ -103,8 +103,11 @@ func FromSpec(s record.FaultSpec) (Fault, error) {
 		}
 	}
 	if m, ok := strings.CutPrefix(s.Migration, "#"); ok {
-		if n, err := strconv.Atoi(m); err != nil || n < 1 {
-			return nil, bad("migration %q: want an id or #N, the N-th migration started (N >= 1)", s.Migration)
+		if s.Fault == KindAbortedValidation {
+			m = strings.TrimSuffix(m, "+")
+		}
+		if n, err := strconv.Atoi(strings.TrimSuffix(m, "+")); err != nil || n < 1 || (s.Fault == KindAbortedValidation && strings.HasSuffix(s.Migration, "+")) {
+			return nil, bad("migration %q: want an id, #N (the N-th migration started, N >= 1) or #N+ (the first from the N-th on to reach the stage; not for aborted-validation, whose target is its migration)", s.Migration)
 		}
 	}
 	if v, ok := s.Params["after_s"]; ok {

@@ -214,7 +214,7 @@ func (in *Injector) observe(lines []record.Line, out *[]record.Line) {
 				it.state, it.dueS, it.migration = armed, l.T+it.afterS, l.Migration
 				continue
 			}
-			if it.spec.Migration != "" && record.IsTerminal(l.Phase) {
+			if it.spec.Migration != "" && !strings.HasSuffix(it.spec.Migration, "+") && record.IsTerminal(l.Phase) {
 				// The migration ended without entering the phase: the
 				// fault can never land. Say so in the timeline.
 				it.state = done
@@ -272,13 +272,19 @@ func (in *Injector) pollStages() {
 	}
 }
 
-// names reports whether a schedule entry's migration (an id, or "#N" for
-// the N-th migration started) names migration id.
+// names reports whether a schedule entry's migration names migration id:
+// an id, "#N" for the N-th migration started, or "#N+" for any migration
+// from the N-th on (the first of them to reach the trigger).
 func (in *Injector) names(want, id string) bool {
-	if n, ok := strings.CutPrefix(want, "#"); ok {
-		return n == strconv.Itoa(in.ordinal[id])
+	n, ok := strings.CutPrefix(want, "#")
+	if !ok {
+		return want == id
 	}
-	return want == id
+	if k, ok := strings.CutSuffix(n, "+"); ok {
+		min, err := strconv.Atoi(k)
+		return err == nil && in.ordinal[id] >= min
+	}
+	return n == strconv.Itoa(in.ordinal[id])
 }
 
 // fire injects and recovers everything due at or before now: recoveries
@@ -517,6 +523,9 @@ func (in *Injector) Executed() []record.FaultSpec {
 			p[k] = v
 		}
 		if it.migration != "" {
+			if s.Target == s.Migration && strings.HasPrefix(s.Target, "#") {
+				s.Target = it.migration // aborted-validation names its migration
+			}
 			s.Migration = it.migration
 		}
 		if it.state == active || it.recovered {

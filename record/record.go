@@ -10,10 +10,14 @@ const (
 	KindKernel    = "kernel"    // kernel-log-like events of a host's NVMe initiator
 	KindTarget    = "target"    // target-side counters, cumulative
 	KindEndpoints = "endpoints" // the endpoints the control plane publishes for a subsystem
+	// KindHeartbeat: the host was sampled and had not changed since its
+	// last sample line (a later format version writes samples only on
+	// change); the checks count it as an observation of the host.
+	KindHeartbeat = "heartbeat"
 )
 
 // Kinds are every line kind a timeline may hold, in the order above.
-var Kinds = []string{KindSample, KindPhase, KindFault, KindIO, KindKernel, KindTarget, KindEndpoints}
+var Kinds = []string{KindSample, KindPhase, KindFault, KindIO, KindKernel, KindTarget, KindEndpoints, KindHeartbeat}
 
 // requiredFields are, per kind, the JSON fields that identify what a line
 // is about; a line without one cannot be judged (ScanTimeline rejects it).
@@ -25,7 +29,7 @@ func requiredFields(l Line) []string {
 		}
 	}
 	switch l.Kind {
-	case KindSample:
+	case KindSample, KindHeartbeat:
 		need("host", l.Host)
 	case KindPhase:
 		need("migration", l.Migration)
