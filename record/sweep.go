@@ -84,7 +84,7 @@ type SweepSeed struct {
 	// Migrations are the seed's migrations in summary.json order.
 	Migrations []SweepMigration `json:"migrations"`
 	// TimelineKept says whether Dir still holds timeline.jsonl (fiomig
-	// sweep --timelines); without it `fiomig report` cannot re-judge the
+	// sweep --timelines, --max-timelines); without it `fiomig report` cannot re-judge the
 	// run, and Command reruns it.
 	TimelineKept bool `json:"timeline_kept"`
 	// Error says why the run ended without a verdict.

@@ -241,13 +241,25 @@ type shrinker struct {
 	stderr io.Writer
 	res    *shrinkResult
 	tries  int
+	// seen holds the check's verdict for every candidate already rerun
+	// (key: candidate.key): a rerun is deterministic, so it is not repeated.
+	seen map[string]bool
+}
+
+// key identifies a candidate's schedule.
+func (c candidate) key() string {
+	b, _ := json.Marshal(c.faults)
+	return strconv.Itoa(c.migrations) + " " + string(b)
 }
 
 // try reruns c (its schedule written to a fault file) and reports whether
 // the check still fails. keepAs, when set, keeps the run directory there
 // and takes the fault file path from faultFile (the final run); otherwise
 // the run directory is removed.
-func (s *shrinker) try(what string, c candidate, faultFile, keepAs string) (bool, record.Summary, error) {
+func (s *shrinker) try(what string, c candidate, faultFile, keepAs string) (bool, error) {
+	if fails, ok := s.seen[c.key()]; ok && keepAs == "" {
+		return fails, nil
+	}
 	s.tries++
 	tmp := filepath.Join(s.dir, fmt.Sprintf(".try-%d", s.tries))
 	defer os.RemoveAll(tmp)
@@ -255,23 +267,23 @@ func (s *shrinker) try(what string, c candidate, faultFile, keepAs string) (bool
 		faultFile = filepath.Join(tmp, shrinkFaultFile)
 	}
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		return false, record.Summary{}, err
+		return false, err
 	}
 	if err := faults.WriteFile(faultFile, c.faults); err != nil {
-		return false, record.Summary{}, err
+		return false, err
 	}
 	args := append(s.args(c, faultFile), "--out="+filepath.Join(tmp, "out"))
 	var out, errOut strings.Builder
 	code := runCmd(args, &out, &errOut)
 	if code == exitInterrupted {
-		return false, record.Summary{}, errInterrupted
+		return false, errInterrupted
 	}
 	if code != exitPass && code != exitCheckFailed && code != exitInconclusive {
-		return false, record.Summary{}, fmt.Errorf("%s: fiomig run exited %d: %s", what, code, strings.TrimSpace(errOut.String()))
+		return false, fmt.Errorf("%s: fiomig run exited %d: %s", what, code, strings.TrimSpace(errOut.String()))
 	}
 	runDirs, _ := filepath.Glob(filepath.Join(tmp, "out", "fio-mig-*"))
 	if len(runDirs) != 1 {
-		return false, record.Summary{}, fmt.Errorf("%s: fiomig run left %d run directories, want 1", what, len(runDirs))
+		return false, fmt.Errorf("%s: fiomig run left %d run directories, want 1", what, len(runDirs))
 	}
 	var sum record.Summary
 	b, err := os.ReadFile(filepath.Join(runDirs[0], record.SummaryFile))
@@ -279,7 +291,7 @@ func (s *shrinker) try(what string, c candidate, faultFile, keepAs string) (bool
 		err = json.Unmarshal(b, &sum)
 	}
 	if err != nil {
-		return false, sum, fmt.Errorf("%s: %s: %w", what, record.SummaryFile, err)
+		return false, fmt.Errorf("%s: %s: %w", what, record.SummaryFile, err)
 	}
 	verdict := "absent"
 	for _, c := range sum.Checks {
@@ -288,22 +300,23 @@ func (s *shrinker) try(what string, c candidate, faultFile, keepAs string) (bool
 		}
 	}
 	fails := verdict == record.Fail
+	if s.seen == nil {
+		s.seen = map[string]bool{}
+	}
+	s.seen[c.key()] = fails
 	if keepAs != "" {
 		if err := os.Rename(runDirs[0], keepAs); err != nil {
-			return false, sum, fmt.Errorf("keep the minimal run: %w", err)
+			return false, fmt.Errorf("keep the minimal run: %w", err)
 		}
 	}
 	step := shrinkStep{Try: what, Migrations: c.migrations, Faults: len(c.faults), Verdict: verdict, Kept: fails}
 	s.res.Steps = append(s.res.Steps, step)
-	mark := "passes now, kept out"
-	if verdict != record.Pass {
-		mark = verdict + ", kept out"
-	}
+	mark := verdict + ": not taken"
 	if fails {
-		mark = "still fails"
+		mark = "still fails: taken"
 	}
 	fmt.Fprintf(s.stderr, "shrink: try %d: %s (%d migrations, %d faults): %s %s\n", s.tries, what, c.migrations, len(c.faults), s.check, mark)
-	return fails, sum, nil
+	return fails, nil
 }
 
 // args are the run arguments of candidate c with its schedule in faultFile.
@@ -321,7 +334,7 @@ func (s *shrinker) migrationsPass(cur candidate) (candidate, error) {
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
 		c := candidate{migrations: mid, faults: withinMigrations(best.faults, mid)}
-		fails, _, err := s.try(fmt.Sprintf("--migrations=%d", mid), c, "", "")
+		fails, err := s.try(fmt.Sprintf("--migrations=%d", mid), c, "", "")
 		if err != nil {
 			return best, err
 		}
@@ -341,7 +354,7 @@ func (s *shrinker) faultsPass(cur candidate) (candidate, error) {
 		changed = false
 		for i := 0; i < len(cur.faults); {
 			c := candidate{migrations: cur.migrations, faults: slices.Delete(slices.Clone(cur.faults), i, i+1)}
-			fails, _, err := s.try("without "+describeFault(cur.faults[i]), c, "", "")
+			fails, err := s.try("without "+describeFault(cur.faults[i]), c, "", "")
 			if err != nil {
 				return cur, err
 			}
@@ -440,7 +453,7 @@ func shrinkCmd(args []string, stdout, stderr io.Writer) int {
 
 	cur := orig
 	err = func() error {
-		fails, _, err := s.try("the executed schedule, unchanged", orig, "", "")
+		fails, err := s.try("the executed schedule, unchanged", orig, "", "")
 		if err != nil {
 			return err
 		}
@@ -481,7 +494,7 @@ func shrinkCmd(args []string, stdout, stderr io.Writer) int {
 	// the recorded command's --faults and --fault-file are replaced.
 	cmd := "fiomig run " + strings.Join(s.args(cur, faultFile), " ")
 	if !res.Interrupted {
-		fails, _, err := s.try("the minimal schedule, kept", cur, faultFile, filepath.Join(dir, shrinkRunDir))
+		fails, err := s.try("the minimal schedule, kept", cur, faultFile, filepath.Join(dir, shrinkRunDir))
 		switch {
 		case errors.Is(err, errInterrupted):
 			res.Interrupted = true

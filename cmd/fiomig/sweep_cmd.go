@@ -40,21 +40,23 @@ const maxSweepSeeds = 100000
 // sweepFlags are fiomig sweep's own flags; every fiomig run flag is
 // accepted besides (runFlags).
 type sweepFlags struct {
-	run       runFlags
-	seeds     string
-	jobs      int
-	timelines string
+	run          runFlags
+	seeds        string
+	jobs         int
+	timelines    string
+	maxTimelines int
 }
 
 // sweepOnly are the flags fiomig sweep does not pass on to each run.
-var sweepOnly = map[string]bool{"seeds": true, "jobs": true, "timelines": true, "out": true, "seed": true}
+var sweepOnly = map[string]bool{"seeds": true, "jobs": true, "timelines": true, "max-timelines": true, "out": true, "seed": true}
 
 func newSweepFlagSet(f *sweepFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("fiomig sweep", flag.ContinueOnError)
 	f.run.register(fs)
 	fs.StringVar(&f.seeds, "seeds", "", "the `seeds` to run: non-negative integers and ranges, comma-separated, e.g. 1-100 or 1,5,9-12 (required)")
 	fs.IntVar(&f.jobs, "jobs", runtime.GOMAXPROCS(0), "seeds run at once (default GOMAXPROCS: one per core)")
-	fs.StringVar(&f.timelines, "timelines", keepFailing, "which seeds keep timeline.jsonl (about 40 MB each with the default flags): `failing` (seeds that did not pass), all or none; the rest of each run directory is always kept")
+	fs.StringVar(&f.timelines, "timelines", keepFailing, "which seeds keep timeline.jsonl (about 40 MB each with the default flags): `failing` (seeds that did not pass, at most --max-timelines of them), all or none; the rest of each run directory is always kept, and every seed's command reruns it byte for byte")
+	fs.IntVar(&f.maxTimelines, "max-timelines", 10, "with --timelines failing: keep the timelines of the first `N` seeds that did not pass, in --seeds order (0 = no limit)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: fiomig sweep --seeds 1-100 [run flags]
 
@@ -65,7 +67,10 @@ code, the same byte-identical timeline.jsonl and summary.json.
 
 It writes <out>/sweep-<unix seconds>/ with
   seed-<N>/   each seed's run directory (plan.json, summary.json, report.md,
-              ...); timeline.jsonl only as --timelines says
+              ...); timeline.jsonl only as --timelines says (by default
+              for the first 10 seeds that did not pass: 100 failing seeds
+              would otherwise keep about 4 GB; a dropped timeline comes
+              back byte for byte from the seed's rerun command)
   sweep.json  per seed its verdict, failed checks, rerun command and each
               migration's longest pause; counts per verdict; the
               distribution of the longest pause per migration (p50, p90,
@@ -196,6 +201,8 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		return usage("--jobs must be >= 1, got %d", f.jobs)
 	case f.timelines != keepFailing && f.timelines != keepAll && f.timelines != keepNone:
 		return usage("--timelines must be failing, all or none, got %q", f.timelines)
+	case f.maxTimelines < 0:
+		return usage("--max-timelines must be >= 0 (0 = no limit), got %d", f.maxTimelines)
 	case f.run.workload != scenario.WorkloadSim:
 		return usage("--workload=%s: a sweep runs the simulator on virtual time (--workload=sim); real fio runs on the wall clock, so a seed would not rerun the same", f.run.workload)
 	}
@@ -253,13 +260,26 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	if sw.RunArgs == nil {
 		sw.RunArgs = []string{}
 	}
+	kept := 0
 	for _, r := range results {
 		if r.interrupted || r.seed.Verdict == "" {
 			sw.Interrupted = true
 			continue
 		}
-		sw.Seeds = append(sw.Seeds, r.seed)
-		sw.Counts = tallySeed(sw.Counts, r.seed)
+		s := r.seed
+		// --max-timelines, in --seeds order (so the same seeds keep theirs
+		// whatever order the runs finished in).
+		if s.TimelineKept && f.timelines == keepFailing {
+			if kept++; f.maxTimelines > 0 && kept > f.maxTimelines {
+				if err := os.Remove(filepath.Join(dir, s.Dir, record.TimelineFile)); err != nil {
+					fmt.Fprintf(stderr, "fiomig sweep: seed %d: drop timeline: %v\n", s.Seed, err)
+				} else {
+					s.TimelineKept = false
+				}
+			}
+		}
+		sw.Seeds = append(sw.Seeds, s)
+		sw.Counts = tallySeed(sw.Counts, s)
 	}
 	crit := f.run.pauseCrit
 	if len(sw.Seeds) > 0 && sw.Seeds[0].PauseCritS > 0 {

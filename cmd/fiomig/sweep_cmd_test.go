@@ -96,12 +96,13 @@ func TestSweepSeedIsItsSingleRun(t *testing.T) {
 
 // TestSweepFailingSeedsExitOneWithRerunCommands: a cutover of 7 s (±25 %)
 // puts every migration over the 5 s bound; the sweep exits 1, counts every
-// migration over the bound, keeps the failing seeds' timelines, and each
+// migration over the bound, keeps the first failing seed's timeline
+// (--max-timelines 1), and each
 // seed's recorded command reruns it to the same summary.
 func TestSweepFailingSeedsExitOneWithRerunCommands(t *testing.T) {
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := dispatch([]string{"sweep", "--seeds", "4-5", "--out", out, "--migrations", "2", "--settle", "35", "--cutover-pause", "7", "--faults", "none"}, &stdout, &stderr)
+	code := dispatch([]string{"sweep", "--seeds", "4-5", "--out", out, "--migrations", "2", "--settle", "35", "--cutover-pause", "7", "--faults", "none", "--max-timelines", "1"}, &stdout, &stderr)
 	if code != exitCheckFailed {
 		t.Fatalf("sweep exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitCheckFailed, stdout.String(), stderr.String())
 	}
@@ -121,12 +122,15 @@ func TestSweepFailingSeedsExitOneWithRerunCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range sw.Seeds {
-		if !slices.Contains(s.FailedChecks, "pause-bound") || s.ExitCode != exitCheckFailed || !s.TimelineKept {
-			t.Errorf("seed %d: failed checks %v, exit %d, timeline kept %v; want pause-bound, 1, true", s.Seed, s.FailedChecks, s.ExitCode, s.TimelineKept)
+	for i, s := range sw.Seeds {
+		// --max-timelines 1: the first failing seed in --seeds order keeps
+		// its timeline, the second does not.
+		keep := i == 0
+		if !slices.Contains(s.FailedChecks, "pause-bound") || s.ExitCode != exitCheckFailed || s.TimelineKept != keep {
+			t.Errorf("seed %d: failed checks %v, exit %d, timeline kept %v; want pause-bound, 1, %v", s.Seed, s.FailedChecks, s.ExitCode, s.TimelineKept, keep)
 		}
-		if _, err := os.Stat(filepath.Join(dir, s.Dir, record.TimelineFile)); err != nil {
-			t.Errorf("seed %d: failing seed's timeline: %v", s.Seed, err)
+		if _, err := os.Stat(filepath.Join(dir, s.Dir, record.TimelineFile)); (err == nil) != keep {
+			t.Errorf("seed %d: timeline on disk: %v, want kept %v", s.Seed, err, keep)
 		}
 		if !bytes.Contains(md, []byte("`"+s.Command+"`")) || !strings.Contains(stdout.String(), s.Command) {
 			t.Errorf("seed %d: rerun command %q not in sweep.md and on stdout", s.Seed, s.Command)
@@ -184,6 +188,7 @@ func TestSweepUsageErrorsExitTwo(t *testing.T) {
 		{"sweep", "--seeds", "1-1000000"},
 		{"sweep", "--seeds", "1", "--jobs", "0"},
 		{"sweep", "--seeds", "1", "--timelines", "some"},
+		{"sweep", "--seeds", "1", "--max-timelines", "-1"},
 		{"sweep", "--seeds", "1", "--workload", "fio"},
 		{"sweep", "--seeds", "1", "--migrations", "-1"},
 		{"sweep", "--seeds", "1", "stray"},
