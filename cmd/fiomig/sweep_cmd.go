@@ -452,8 +452,12 @@ func runSeed(dir string, seed int64, runArgs []string, timelines string) seedRes
 	return seedResult{seed: s}
 }
 
-// printSweep prints the sweep's figures and every failing seed's rerun
-// command.
+// maxFailingShown is how many failing seeds printSweep names on stdout;
+// sweep.md names them all.
+const maxFailingShown = 10
+
+// printSweep prints the sweep's figures and the first failing seeds' rerun
+// commands.
 func printSweep(w io.Writer, dir string, sw record.Sweep, wall time.Duration, jobs int) {
 	c, p, o := sw.Counts, sw.Pauses, sw.OverBound
 	fmt.Fprintf(w, "seeds:   %d of %d ran: %d pass, %d fail, %d inconclusive, %d error (%s wall, %d at a time)\n",
@@ -462,10 +466,16 @@ func printSweep(w io.Writer, dir string, sw record.Sweep, wall time.Duration, jo
 		p.Migrations, record.FormatT(p.P50S), record.FormatT(p.P90S), record.FormatT(p.P99S), record.FormatT(p.MaxS))
 	fmt.Fprintf(w, "bound:   %d of %d migrations over %s s: %.4f, 95 %% interval [%.4f, %.4f] (Wilson score)\n",
 		o.Over, o.Migrations, record.FormatT(o.PauseCritS), o.Fraction, o.Low95, o.High95)
+	shown := 0
 	for _, s := range sw.Seeds {
-		if s.Verdict == record.Fail {
-			fmt.Fprintf(w, "failing: seed %d (%s): %s\n", s.Seed, strings.Join(s.FailedChecks, ", "), s.Command)
+		if s.Verdict != record.Fail {
+			continue
 		}
+		if shown++; shown > maxFailingShown {
+			fmt.Fprintf(w, "failing: %d more seeds, each with its rerun command in %s\n", c.Fail-maxFailingShown, record.SweepReportFile)
+			break
+		}
+		fmt.Fprintf(w, "failing: seed %d (%s): %s\n", s.Seed, strings.Join(s.FailedChecks, ", "), s.Command)
 	}
 	fmt.Fprintf(w, "summary: %s\n", filepath.Join(dir, record.SweepReportFile))
 }
