@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -246,10 +248,21 @@ func TestSweepHelpTeaches(t *testing.T) {
 }
 
 // BenchmarkSweep times `fiomig sweep` over 4 seeds of the default run (23
-// migrations each) on every core; s/seed extrapolates to --seeds 1-100 as
-// 100 × s/seed.
+// migrations each, default fault schedule) on every core. s/seed
+// extrapolates the wall time of --seeds 1-100 as 100 × s/seed on this
+// machine at its current load; cpu-s/seed (the process's user + system
+// time) does not depend on what else the machine runs: on an idle machine
+// the wall time is about cpu-s/seed × seeds / cores.
 func BenchmarkSweep(b *testing.B) {
 	const seeds = 4
+	cpu := func() float64 {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			b.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	}
+	cpu0 := cpu()
 	for b.Loop() {
 		out := b.TempDir()
 		// Any verdict will do (the default fault schedule may fail a
@@ -261,4 +274,5 @@ func BenchmarkSweep(b *testing.B) {
 		}
 	}
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)/seeds, "s/seed")
+	b.ReportMetric((cpu()-cpu0)/float64(b.N)/seeds, "cpu-s/seed")
 }
