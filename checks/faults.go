@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -11,8 +12,10 @@ import (
 
 // FaultsLanded is the check "faults-landed": every fault line with action
 // "inject" carries evidence that the fault landed — itself, or, for a fault
-// whose effect comes later (dropped CONNECTs), the first "landed" line of
-// the same fault and target after it, before its next injection — and every fault of the
+// whose effect comes later (dropped CONNECTs), a "landed" line of the same
+// fault and target after it and before its recover line (inject, landed and
+// recover lines of one fault and target pair up in order, as overlapping
+// faults write them) — and every fault of the
 // plan's schedule (plan.Faults, matched by fault and target) has an inject
 // line. A fault without evidence cannot support a pass — the run proved
 // nothing about it — so the check is inconclusive then, never pass; it
@@ -24,16 +27,17 @@ func FaultsLanded(plan record.Plan, timeline []record.Line) record.CheckResult {
 
 func (r *runIndex) faultsLanded() record.CheckResult {
 	var problems []string
+	outcomes, _ := r.faultOutcomes()
 	injected := map[string]int{}
 	n := 0
-	for i, l := range r.faults {
-		if l.Action != "inject" {
-			continue
-		}
+	for _, o := range outcomes {
 		n++
-		injected[l.Fault+"\x00"+l.Target]++
-		if len(l.Evidence) == 0 && !landedLater(l, r.faults[i+1:]) {
-			problems = append(problems, fmt.Sprintf("%s on %s injected at %s left no evidence", l.Fault, l.Target, fmtS(l.T)))
+		injected[o.Kind+"\x00"+o.Target]++
+		switch o.Status {
+		case record.FaultNotInjected:
+			problems = append(problems, fmt.Sprintf("%s on %s was never injected (%s)", o.Kind, o.Target, o.Reason))
+		case record.FaultNoEvidence:
+			problems = append(problems, fmt.Sprintf("%s on %s injected at %s left no evidence", o.Kind, o.Target, fmtS(o.InjectedS)))
 		}
 	}
 	planned := map[string]int{}
@@ -46,7 +50,6 @@ func (r *runIndex) faultsLanded() record.CheckResult {
 			problems = append(problems, fmt.Sprintf("%s on %s planned %d time(s), injected %d", f, t, planned[k], injected[k]))
 		}
 	}
-	outcomes, _ := r.faultOutcomes()
 	for _, k := range r.requestedKinds() {
 		landed := false
 		for _, o := range outcomes {
@@ -66,25 +69,6 @@ func (r *runIndex) faultsLanded() record.CheckResult {
 		Detail: fmt.Sprintf("all %d injected fault(s) left evidence", n)}
 }
 
-// landedLater reports whether a "landed" line with evidence of inj's fault
-// and target follows it, before that fault's next inject line.
-func landedLater(inj record.Line, rest []record.Line) bool {
-	for _, l := range rest {
-		if l.Fault != inj.Fault || l.Target != inj.Target {
-			continue
-		}
-		switch l.Action {
-		case "inject":
-			return false
-		case "landed":
-			if len(l.Evidence) > 0 {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // faultOutcomes pairs each inject line with its landed and recover lines
 // (the first unclaimed ones of the same fault and target after it) and
 // counts the faults per kind and stage at injection. A fault line whose
@@ -92,10 +76,12 @@ func landedLater(inj record.Line, rest []record.Line) bool {
 func (r *runIndex) faultOutcomes() ([]record.FaultOutcome, record.FaultMatrix) {
 	out := []record.FaultOutcome{}
 	claimed := make([]bool, len(r.faults))
-	claim := func(from int, l record.Line, action string) (record.Line, bool) {
+	// claim takes the first unclaimed line of action for l's fault and
+	// target after index from, at or before until.
+	claim := func(from int, l record.Line, action string, until float64) (record.Line, bool) {
 		for j := from + 1; j < len(r.faults); j++ {
 			x := r.faults[j]
-			if claimed[j] || x.Fault != l.Fault || x.Target != l.Target || x.Action != action {
+			if claimed[j] || x.Fault != l.Fault || x.Target != l.Target || x.Action != action || x.T > until {
 				continue
 			}
 			claimed[j] = true
@@ -114,23 +100,27 @@ func (r *runIndex) faultOutcomes() ([]record.FaultOutcome, record.FaultMatrix) {
 			out = append(out, o)
 			continue
 		}
+		// Its recover line first (the first unclaimed one after it); a
+		// landed line counts only up to that recover, so a later fault of
+		// the same kind and target keeps its own.
+		until := math.Inf(1)
+		if rc, ok := claim(i, l, "recover", until); ok {
+			t := rc.T
+			o.RecoveredS, until = &t, t
+			if o.Reason == "" {
+				o.Reason = rc.Reason
+			}
+		}
 		if len(l.Evidence) > 0 {
 			o.Status = record.FaultLanded
 			t := l.T
 			o.LandedS = &t
-		} else if ld, ok := claim(i, l, "landed"); ok && len(ld.Evidence) > 0 {
+		} else if ld, ok := claim(i, l, "landed", until); ok && len(ld.Evidence) > 0 {
 			o.Status = record.FaultLanded
 			t := ld.T
 			o.LandedS, o.Evidence = &t, ld.Evidence
 		} else {
 			o.Status = record.FaultNoEvidence
-		}
-		if rc, ok := claim(i, l, "recover"); ok {
-			t := rc.T
-			o.RecoveredS = &t
-			if o.Reason == "" {
-				o.Reason = rc.Reason
-			}
 		}
 		out = append(out, o)
 	}

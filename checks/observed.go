@@ -28,8 +28,9 @@ import (
 // at times t1 < t2 with t2 − t1 > record.HoleFactor × Δ (the settle
 // interval in the settle period) was not seen in between: a pause, a split
 // brain, a cutover could have come and gone. So could the stretch before a
-// host's first observation, after its last (up to the record's last
-// sample), and the whole run of a host never observed. Every check over
+// host's first observation (from the record's first observation of any
+// host), after its last (up to the record's last sample), and the whole
+// run of a host never observed. Every check over
 // that host and a time range overlapping a hole is inconclusive, naming
 // the host and the range; a failure seen elsewhere still fails.
 
@@ -70,6 +71,20 @@ func (r *runIndex) sampleHoles() []record.SampleHole {
 		return out
 	}
 	end := r.settleEnd
+	// Observation starts with the record's first sample or heartbeat of any
+	// host (a wall-clock run samples once its workload is up).
+	start := math.Inf(1)
+	for _, h := range r.hosts {
+		if s := r.samples[h]; len(s) > 0 {
+			start = math.Min(start, s[0].T)
+		}
+		for _, t := range r.heartbeats[h] {
+			start = math.Min(start, t)
+		}
+	}
+	if math.IsInf(start, 1) {
+		start = 0
+	}
 	for _, h := range r.hosts {
 		var ts []float64
 		for _, s := range r.samples[h] {
@@ -78,10 +93,10 @@ func (r *runIndex) sampleHoles() []record.SampleHole {
 		ts = append(ts, r.heartbeats[h]...)
 		slices.Sort(ts)
 		if len(ts) == 0 {
-			out = append(out, record.SampleHole{Host: h, From: 0, To: end, IntervalS: r.plan.Params.SampleIntervalS, NoSample: true})
+			out = append(out, record.SampleHole{Host: h, From: start, To: end, IntervalS: r.plan.Params.SampleIntervalS, NoSample: true})
 			continue
 		}
-		prev := 0.0
+		prev := start
 		for _, t := range append(ts, end) {
 			iv := math.Max(r.intervalAt(prev), r.intervalAt(t))
 			if t-prev > record.HoleFactor*iv+1e-9 {

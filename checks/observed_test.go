@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,5 +123,44 @@ func TestSampleHoles(t *testing.T) {
 	s = Evaluate(w.plan, cut(w.lines, "host-a", -1, 1e9))
 	if c := checkOf(s, CheckPauseBound); c.Verdict != record.Inconclusive || !strings.Contains(c.Detail, "host host-a has no sample") {
 		t.Errorf("no sample of host-a: pause-bound %s (%s)", c.Verdict, c.Detail)
+	}
+}
+
+// TestRequestedKindThatNeverLandedIsInconclusive: a kind asked for (in the
+// schedule, or by --faults) with no landed fault makes faults-landed
+// inconclusive naming the kind; the summary lists every fault and counts
+// them per kind and stage.
+func TestRequestedKindThatNeverLandedIsInconclusive(t *testing.T) {
+	w := migrationWorld(0.1, 2)
+	w.plan.Faults = []record.FaultSpec{
+		{Fault: "target-restart", Target: "storage-1", Phase: record.StageInFreeze, ForS: 3},
+		{Fault: "node-crash", Target: "storage-2", AtS: 50, ForS: 10},
+	}
+	w.plan.Params.Extra = map[string]string{"faults": "target-restart,node-crash,ana-flap"}
+	w.lines = append(w.lines,
+		record.Line{T: 10, Kind: record.KindFault, Fault: "target-restart", Action: "inject", Target: "storage-1",
+			Migration: "m1", Phase: record.StageInFreeze, Evidence: map[string]string{"ports_down": "3"}},
+		record.Line{T: 13, Kind: record.KindFault, Fault: "target-restart", Action: "recover", Target: "storage-1"},
+		record.Line{T: 50, Kind: record.KindFault, Fault: "node-crash", Action: "inject", Target: "storage-2", Phase: record.StageIdle},
+		record.Line{T: 60, Kind: record.KindFault, Fault: "node-crash", Action: "recover", Target: "storage-2", Reason: "no effect observed"},
+	)
+	s := Evaluate(w.plan, w.lines)
+	c := checkOf(s, CheckFaultsLanded)
+	for _, want := range []string{"node-crash on storage-2 injected at 50 s left no evidence", "requested fault kind node-crash never landed", "requested fault kind ana-flap never landed"} {
+		if c.Verdict != record.Inconclusive || !strings.Contains(c.Detail, want) {
+			t.Errorf("faults-landed %s (%s); want inconclusive naming %q", c.Verdict, c.Detail, want)
+		}
+	}
+	if strings.Contains(c.Detail, "kind target-restart") {
+		t.Errorf("faults-landed names target-restart, which landed: %s", c.Detail)
+	}
+	if len(s.Faults) != 2 || s.Faults[0].Status != record.FaultLanded || s.Faults[1].Status != record.FaultNoEvidence ||
+		*s.Faults[0].RecoveredS != 13 || s.Faults[0].Phase != record.StageInFreeze {
+		t.Errorf("faults %+v", s.Faults)
+	}
+	m := s.FaultMatrix
+	freeze, idle := slices.Index(m.Stages, record.StageInFreeze), slices.Index(m.Stages, record.StageIdle)
+	if len(m.Kinds) != 2 || m.Kinds[0].Cells[freeze] != (record.FaultCell{Injected: 1, Landed: 1}) || m.Kinds[1].Cells[idle] != (record.FaultCell{Injected: 1}) {
+		t.Errorf("matrix %+v", m)
 	}
 }

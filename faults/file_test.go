@@ -59,7 +59,7 @@ faults:
 		{name: "bad duration type", text: "faults:\n- {kind: target-restart, target: storage-1, when: 1, duration: long}\n",
 			err: `f.yaml: fault 1: field "duration": want float64, got string`},
 		{name: "kind check", text: "faults:\n- {kind: target-restart, target: storage-1, when: 1}\n", err: `for_s must be > 0`},
-		{name: "bad migration", text: "faults:\n- {kind: target-restart, target: storage-1, when: in-freeze, migration: '#0', duration: 1}\n", err: `want an id or #N`},
+		{name: "bad migration", text: "faults:\n- {kind: target-restart, target: storage-1, when: in-freeze, migration: '#0', duration: 1}\n", err: `want an id, #N`},
 		{name: "empty", text: "# nothing\n", err: "f.yaml: empty fault file"},
 		{name: "not yaml", text: "faults: [\n", err: "f.yaml: not YAML or JSON"},
 	} {
