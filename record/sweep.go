@@ -47,8 +47,9 @@ type Sweep struct {
 	// OverBound is the fraction of those migrations whose longest pause is
 	// over the pause bound, with its 95 % interval.
 	OverBound SweepOverBound `json:"over_bound"`
-	// Interrupted is true when the sweep was stopped (SIGINT/SIGTERM)
-	// before every listed seed ran.
+	// Interrupted is true when the sweep stopped before every listed seed
+	// ran: on SIGINT/SIGTERM, or when its first seeds were all refused as
+	// bad usage by fiomig run (the rest would have been too).
 	Interrupted bool `json:"interrupted"`
 }
 

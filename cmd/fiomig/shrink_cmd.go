@@ -17,6 +17,7 @@ import (
 
 	"github.com/fiomig/fiomig/faults"
 	"github.com/fiomig/fiomig/record"
+	"github.com/fiomig/fiomig/scenario"
 )
 
 func init() {
@@ -411,6 +412,9 @@ func shrinkCmd(args []string, stdout, stderr io.Writer) int {
 	base, err := runCommandArgs(plan.Command)
 	if err != nil {
 		return usage("%s: %v", runDir, err)
+	}
+	if slices.Contains(base, "--workload="+scenario.WorkloadFio) {
+		return usage("%s ran real fio (--workload=%s) on the wall clock: a rerun is not the same run, so it cannot be shrunk", runDir, scenario.WorkloadFio)
 	}
 	base = withoutFlags(base, overriddenFlags)
 	var failing []string

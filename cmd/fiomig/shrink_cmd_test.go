@@ -65,6 +65,24 @@ func TestShrinkUsageErrorsExitTwo(t *testing.T) {
 		t.Fatalf("setup run: exit %d", code)
 	}
 	passing := runDirOf(t, out)
+	// The same run, its plan.json claiming real fio (wall clock).
+	fioRun := filepath.Join(t.TempDir(), "fio-run")
+	if err := os.Mkdir(fioRun, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := record.ReadPlan(filepath.Join(passing, record.PlanFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan.Command = strings.Replace(plan.Command, "--workload=sim", "--workload=fio", 1)
+	if err := record.WriteJSON(filepath.Join(fioRun, record.PlanFile), plan); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := os.ReadFile(filepath.Join(passing, record.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, fioRun, record.SummaryFile, string(sum))
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -73,6 +91,7 @@ func TestShrinkUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"shrink", t.TempDir()}, "is not a run directory"},
 		{[]string{"shrink", "shrink_cmd.go"}, "is not a run directory"},
 		{[]string{"shrink", passing}, "did not fail (verdict pass)"},
+		{[]string{"shrink", fioRun}, "ran real fio (--workload=fio)"},
 		{[]string{"shrink", passing, "other"}, "unexpected argument"},
 		{[]string{"shrink", "--bogus", passing}, "flag provided but not defined"},
 	} {

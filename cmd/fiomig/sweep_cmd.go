@@ -291,18 +291,31 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	printSweep(stdout, dir, sw, time.Since(start), jobs)
-	switch {
-	case sw.Interrupted:
-		fmt.Fprintf(stderr, "fiomig sweep: interrupted; %s covers the %d seed(s) that finished\n", filepath.Join(dir, record.SweepFile), len(sw.Seeds))
-		return exitInterrupted
-	case sw.Counts.Fail > 0:
-		return exitCheckFailed
-	case sw.Counts.Error > 0:
+	printErrors := func() {
+		shown := 0
 		for _, s := range sw.Seeds {
 			if s.Verdict == "error" {
+				if shown++; shown > 3 {
+					fmt.Fprintf(stderr, "fiomig sweep: %d more seeds without a verdict (sweep.md names them)\n", sw.Counts.Error-3)
+					break
+				}
 				fmt.Fprintf(stderr, "fiomig sweep: seed %d: %s\n", s.Seed, s.Error)
 			}
 		}
+	}
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintf(stderr, "fiomig sweep: interrupted; %s covers the %d seed(s) that finished\n", filepath.Join(dir, record.SweepFile), len(sw.Seeds))
+		return exitInterrupted
+	case sw.Interrupted:
+		// runSeeds stopped: every seed so far was refused as bad usage.
+		printErrors()
+		fmt.Fprintf(stderr, "fiomig sweep: stopped after %d seed(s) without a verdict; the other %d were not run\n", len(sw.Seeds), sw.SeedsListed-len(sw.Seeds))
+		return exitUsage
+	case sw.Counts.Fail > 0:
+		return exitCheckFailed
+	case sw.Counts.Error > 0:
+		printErrors()
 		return exitUsage
 	case sw.Counts.Inconclusive > 0:
 		return exitInconclusive
@@ -334,10 +347,16 @@ type seedResult struct {
 // the order of seeds; progress is called after each seed, in the order they
 // finish, from one goroutine. Once ctx is done no further seed starts (the
 // runs under way end themselves: each fiomig run watches SIGINT/SIGTERM
-// too) and the seeds that did not run are marked interrupted.
+// too) and the seeds that did not run are marked interrupted. So too when
+// the seeds finished so far all ended without a verdict and one of them was
+// refused as bad usage (exit 2): flags that fiomig run refuses (a fault file
+// that does not parse, say) would make every seed fail the same way; a
+// seed-specific error after some verdict lets the sweep go on.
 func runSeeds(ctx context.Context, dir string, seeds []int64, runArgs []string, jobs int, timelines string,
 	progress func(done int, r seedResult, tally record.SweepCounts)) []seedResult {
 	results := make([]seedResult, len(seeds))
+	feed, stopFeed := context.WithCancel(ctx)
+	defer stopFeed()
 	idx := make(chan int)
 	type finished struct {
 		i int
@@ -357,7 +376,7 @@ func runSeeds(ctx context.Context, dir string, seeds []int64, runArgs []string, 
 	go func() {
 		defer close(idx)
 		for i := range seeds {
-			if ctx.Err() != nil {
+			if feed.Err() != nil {
 				for j := i; j < len(seeds); j++ {
 					results[j] = seedResult{seed: record.SweepSeed{Seed: seeds[j]}, interrupted: true}
 				}
@@ -365,7 +384,7 @@ func runSeeds(ctx context.Context, dir string, seeds []int64, runArgs []string, 
 			}
 			select {
 			case idx <- i:
-			case <-ctx.Done():
+			case <-feed.Done():
 				for j := i; j < len(seeds); j++ {
 					results[j] = seedResult{seed: record.SweepSeed{Seed: seeds[j]}, interrupted: true}
 				}
@@ -381,6 +400,9 @@ func runSeeds(ctx context.Context, dir string, seeds []int64, runArgs []string, 
 		done++
 		if !x.r.interrupted {
 			tally = tallySeed(tally, x.r.seed)
+		}
+		if x.r.seed.ExitCode == exitUsage && tally.Error == done {
+			stopFeed()
 		}
 		progress(done, x.r, tally)
 	}

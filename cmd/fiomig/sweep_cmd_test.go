@@ -205,6 +205,27 @@ func TestSweepUsageErrorsExitTwo(t *testing.T) {
 	}
 }
 
+// TestSweepStopsWhenRunRefusesTheFlags: a fault file that does not exist
+// passes the sweep's own checks but makes fiomig run refuse every seed;
+// the sweep stops after the first refusals instead of running all 20,
+// exits 2 and names the file.
+func TestSweepStopsWhenRunRefusesTheFlags(t *testing.T) {
+	out := t.TempDir()
+	missing := filepath.Join(out, "no-such-faults.yaml")
+	var stdout, stderr bytes.Buffer
+	code := dispatch([]string{"sweep", "--seeds", "1-20", "--jobs", "2", "--out", out, "--migrations", "1", "--fault-file", missing}, &stdout, &stderr)
+	if code != exitUsage {
+		t.Fatalf("exit %d, want %d\nstderr:\n%s", code, exitUsage, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "no-such-faults.yaml") || !strings.Contains(stderr.String(), "were not run") {
+		t.Errorf("stderr does not name the fault file and the seeds not run:\n%s", stderr.String())
+	}
+	sw := readSweep(t, sweepDirOf(t, out))
+	if len(sw.Seeds) >= 20 || !sw.Interrupted || sw.Counts.Error != len(sw.Seeds) {
+		t.Errorf("sweep.json: %d seeds ran (%+v), interrupted %v; want fewer than 20, all errors, interrupted", len(sw.Seeds), sw.Counts, sw.Interrupted)
+	}
+}
+
 func TestParseSeeds(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
