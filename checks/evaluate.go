@@ -24,7 +24,7 @@ func Evaluate(plan record.Plan, timeline []record.Line) record.Summary {
 		complRes,
 		r.splitBrain(),
 		r.servedAfterCutover(),
-		unattributedPauses(pr),
+		unattributedPauses(r, pr),
 		r.faultsLanded(),
 	}
 	holes := r.sampleHoles()

@@ -240,11 +240,11 @@ func (e FileEntry) Spec() (record.FaultSpec, error) {
 
 // resultParams are the params the Injector adds to the executed schedule
 // (Executed); a fault file keeps only what was planned.
-var resultParams = []string{"injected_at_s", "recovered_at_s", "overlap"}
+var resultParams = []string{"injected_at_s", "recovered_at_s", "overlap", "planned_migration"}
 
 // Entry converts a schedule entry to a fault file entry, dropping the
 // params that report what happened (injected_at_s, recovered_at_s,
-// overlap), so that an executed schedule (plan.json) writes as the
+// overlap, planned_migration), so that an executed schedule (plan.json) writes as the
 // schedule that reruns it.
 func Entry(s record.FaultSpec) FileEntry {
 	e := FileEntry{Kind: s.Fault, Target: s.Target, When: When{Phase: s.Phase, AtS: s.AtS},

@@ -489,8 +489,8 @@ func (in *Injector) faultLine(t float64, it *item, action string, ev map[string]
 
 // RecoverAll recovers every fault still active, now, and returns the fault
 // lines (a lagging fault that never landed gets no landed line; its
-// recover line says so). Faults waiting for a trigger are dropped: they will
-// not be injected any more.
+// recover line says so). A fault still waiting for its trigger gets an
+// inject line whose reason says it was never injected.
 func (in *Injector) RecoverAll() []record.Line {
 	var out []record.Line
 	for _, it := range in.items {
@@ -498,7 +498,18 @@ func (in *Injector) RecoverAll() []record.Line {
 		case active:
 			in.recover(&out, it)
 		case waiting, armed:
+			// Say so in the timeline, so that it, plan.json and the
+			// report agree on every scheduled fault.
 			it.state = done
+			why := "its trigger never came"
+			if it.spec.Phase != "" {
+				why = "no migration"
+				if it.spec.Migration != "" {
+					why += " " + it.spec.Migration
+				}
+				why += " entered " + it.spec.Phase
+			}
+			in.line(&out, in.Now(), it, ActionInject, nil, fmt.Errorf("%w: the run ended before it (%s)", errNotInjected, why))
 		}
 	}
 	return out
@@ -512,8 +523,10 @@ func (in *Injector) Close() error {
 }
 
 // Executed is the schedule as executed, for plan.json: each entry as
-// planned, with the resolved trigger migration, and params injected_at_s
-// and recovered_at_s (cluster seconds) for the faults that were injected.
+// planned, with the resolved trigger migration (params planned_migration
+// keeps what the schedule said, e.g. "#3+"), params injected_at_s and
+// recovered_at_s (cluster seconds) for the faults that were injected, and
+// params overlap for faults that shared their effect with others.
 func (in *Injector) Executed() []record.FaultSpec {
 	out := make([]record.FaultSpec, 0, len(in.items))
 	for _, it := range in.items {
@@ -523,6 +536,9 @@ func (in *Injector) Executed() []record.FaultSpec {
 			p[k] = v
 		}
 		if it.migration != "" {
+			if s.Migration != it.migration && s.Migration != "" {
+				p["planned_migration"] = s.Migration
+			}
 			if s.Target == s.Migration && strings.HasPrefix(s.Target, "#") {
 				s.Target = it.migration // aborted-validation names its migration
 			}

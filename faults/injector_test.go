@@ -308,9 +308,13 @@ func TestRecoveryIsRegisteredBeforeInjectionAndRunsAtTheEnd(t *testing.T) {
 	want := []string{
 		"target-restart recover storage-1",
 		"dropped-connects recover storage-3",
+		"target-restart inject storage-2", // never reached: its line says so
 	}
 	if d := cmp.Diff(want, actions); d != "" {
 		t.Errorf("RecoverAll lines (-want +got):\n%s", d)
+	}
+	if r := lines[2].Reason; !strings.HasPrefix(r, "not injected: the run ended before it") || len(lines[2].Evidence) != 0 {
+		t.Errorf("never-injected fault's line %+v: want no evidence and a reason saying so", lines[2])
 	}
 	if again := in.RecoverAll(); len(again) != 0 {
 		t.Errorf("a second RecoverAll returned %d lines", len(again))

@@ -83,11 +83,12 @@ type Line struct {
 	// (multipath heads) — needed to tell "no namespace" from "no leg".
 	Subsystems []Subsystem `json:"subsystems,omitempty"`
 
-	// phase
+	// phase; fault (inject lines): the migration in progress at injection
 	Migration string `json:"migration,omitempty"`
 	// phase, io, endpoints
 	NQN string `json:"nqn,omitempty"`
-	// phase: one of the Phase* constants.
+	// phase: one of the Phase* constants. fault (inject lines): the stage
+	// that migration was in at injection (Stages, or StageIdle).
 	Phase string `json:"phase,omitempty"`
 	// phase: why a migration failed or was aborted (operator's message).
 	// fault: why an injection or recovery failed or left no evidence.
@@ -100,7 +101,7 @@ type Line struct {
 
 	// fault
 	Fault    string            `json:"fault,omitempty"`
-	Action   string            `json:"action,omitempty"` // "inject" or "recover"
+	Action   string            `json:"action,omitempty"` // "inject", "landed" or "recover"
 	Target   string            `json:"target,omitempty"`
 	Evidence map[string]string `json:"evidence,omitempty"`
 

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fiomig/fiomig/checks"
 	"github.com/fiomig/fiomig/faults"
 	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/scenario"
@@ -315,6 +316,10 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
+	if f.sampleInterval > checks.ResolutionFraction*f.pauseCrit {
+		fmt.Fprintf(stderr, "fiomig run: warning: --sample-interval %g s is coarser than %g × --pause-crit %g s: pause-bound and freezes will be inconclusive (sample every %g s or less to judge them)\n",
+			f.sampleInterval, checks.ResolutionFraction, f.pauseCrit, checks.ResolutionFraction*f.pauseCrit)
+	}
 	fmt.Fprintln(stdout, "fiomig run — parameters:")
 	fs.VisitAll(func(fl *flag.Flag) { fmt.Fprintf(stdout, "  --%-24s %s\n", fl.Name, fl.Value.String()) })
 	cmdline := reproduceCommand(fs)
