@@ -112,13 +112,14 @@ type candidate struct {
 }
 
 // migrationOrdinal returns N for a migration reference "#N" (the N-th
-// migration started) or a simulator id "mig-NNNN" (ids are numbered in the
+// migration started), "#N+" (the N-th or any later one: none runs when
+// fewer than N do) or a simulator id "mig-NNNN" (ids are numbered in the
 // order migrations start).
 func migrationOrdinal(ref string) (int, bool) {
 	var num string
 	switch {
 	case strings.HasPrefix(ref, "#"):
-		num = ref[1:]
+		num = strings.TrimSuffix(ref[1:], "+")
 	case strings.HasPrefix(ref, "mig-"):
 		num = ref[4:]
 	default:

@@ -40,6 +40,7 @@ func TestWithinMigrations(t *testing.T) {
 		{Fault: faults.KindAbortedValidation, Target: "mig-0004", Phase: record.PhaseValidating},
 		{Fault: faults.KindTargetRestart, Target: "storage-3", AtS: 400, ForS: 5},
 		{Fault: faults.KindTargetRestart, Target: "storage-3", Phase: record.PhaseValidating, ForS: 5},
+		{Fault: faults.KindNodeCrash, Target: "storage-1", Phase: record.StageInFreeze, Migration: "#3+", ForS: 10},
 	}
 	var got []string
 	for _, s := range withinMigrations(sched, 2) {
