@@ -94,15 +94,17 @@ type shrinkStep struct {
 
 // shrinkResult is shrink.json.
 type shrinkResult struct {
-	RunDir             string       `json:"run_dir"`
-	Check              string       `json:"check"`
-	OriginalMigrations int          `json:"original_migrations"`
-	OriginalFaults     int          `json:"original_faults"`
-	Migrations         int          `json:"migrations"`
-	Faults             int          `json:"faults"`
-	Command            string       `json:"command"`
-	Steps              []shrinkStep `json:"steps"`
-	Interrupted        bool         `json:"interrupted,omitempty"`
+	RunDir             string `json:"run_dir"`
+	Check              string `json:"check"`
+	OriginalMigrations int    `json:"original_migrations"`
+	OriginalFaults     int    `json:"original_faults"`
+	Migrations         int    `json:"migrations"`
+	Faults             int    `json:"faults"`
+	Command            string `json:"command"`
+	// Detail is the check's detail in the minimal schedule's run.
+	Detail      string       `json:"detail"`
+	Steps       []shrinkStep `json:"steps"`
+	Interrupted bool         `json:"interrupted,omitempty"`
 }
 
 // candidate is a schedule: the first migrations migrations, and faults.
@@ -295,10 +297,10 @@ func (s *shrinker) try(what string, c candidate, faultFile, keepAs string) (bool
 	if err != nil {
 		return false, fmt.Errorf("%s: %s: %w", what, record.SummaryFile, err)
 	}
-	verdict := "absent"
+	verdict, detail := "absent", ""
 	for _, c := range sum.Checks {
 		if c.Name == s.check {
-			verdict = c.Verdict
+			verdict, detail = c.Verdict, c.Detail
 		}
 	}
 	fails := verdict == record.Fail
@@ -307,6 +309,7 @@ func (s *shrinker) try(what string, c candidate, faultFile, keepAs string) (bool
 	}
 	s.seen[c.key()] = fails
 	if keepAs != "" {
+		s.res.Detail = detail
 		if err := os.Rename(runDirs[0], keepAs); err != nil {
 			return false, fmt.Errorf("keep the minimal run: %w", err)
 		}
@@ -530,6 +533,9 @@ func shrinkCmd(args []string, stdout, stderr io.Writer) int {
 		cur.migrations, orig.migrations, len(cur.faults), len(orig.faults), check, s.tries)
 	for _, x := range cur.faults {
 		fmt.Fprintf(stdout, "  fault: %s\n", describeFault(x))
+	}
+	if res.Detail != "" {
+		fmt.Fprintf(stdout, "check:   %s: %s\n", check, res.Detail)
 	}
 	fmt.Fprintf(stdout, "faults:  %s\nrerun:   %s\n", faultFile, cmd)
 	if res.Interrupted {
