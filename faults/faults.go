@@ -356,6 +356,12 @@ func (f *AbortedValidation) Inject(env Env) (map[string]string, error) {
 		ev = copyMap(kev)
 		ev["job_killed_on"] = host
 	default:
+		if before != record.PhaseValidating {
+			// An abort is a validation fault only while validating; later
+			// it takes the control plane's cancel after continue, a
+			// different fault.
+			return nil, fmt.Errorf("%s: migration %s is %q, not Validating: not aborted", KindAbortedValidation, f.Migration, before)
+		}
 		from, err := a.AbortMigration(f.Migration, "aborted by fault "+KindAbortedValidation)
 		if err != nil {
 			return nil, err
