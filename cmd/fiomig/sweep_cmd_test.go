@@ -182,6 +182,33 @@ func TestSweepInconclusiveExitsThree(t *testing.T) {
 	}
 }
 
+// TestSweepSummaryIsDeterministic: the same sweep twice (2 jobs, so the
+// seeds may finish in either order) writes the same sweep.json and
+// sweep.md bytes: no wall-clock figure, seeds in --seeds order.
+func TestSweepSummaryIsDeterministic(t *testing.T) {
+	var dirs []string
+	for range 2 {
+		out := t.TempDir()
+		if code := dispatch([]string{"sweep", "--seeds", "5,1", "--jobs", "2", "--out", out, "--migrations", "1", "--settle", "35"}, &bytes.Buffer{}, &bytes.Buffer{}); code == exitUsage {
+			t.Fatalf("sweep exit %d", code)
+		}
+		dirs = append(dirs, sweepDirOf(t, out))
+	}
+	for _, f := range []string{record.SweepFile, record.SweepReportFile} {
+		a, err := os.ReadFile(filepath.Join(dirs[0], f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dirs[1], f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two identical sweeps", f)
+		}
+	}
+}
+
 func TestSweepUsageErrorsExitTwo(t *testing.T) {
 	for _, args := range [][]string{
 		{"sweep"},
