@@ -135,6 +135,9 @@ func SweepMarkdown(s record.Sweep) []byte {
 			return
 		}
 		fmt.Fprintf(&b, "\n## %s\n\n", title)
+		if verdict == record.Fail {
+			fmt.Fprintf(&b, "`fiomig shrink seed-N` (from this directory) cuts a failing seed's schedule down to the faults and migrations that still fail the check.\n\n")
+		}
 		for _, sd := range rows {
 			what := strings.Join(checks(sd), ", ")
 			if sd.Error != "" {
