@@ -211,6 +211,11 @@ func reproduceCommand(fs *flag.FlagSet) string {
 		if fl.Name == "out" {
 			return
 		}
+		// --fault-file replaces --faults: writing both makes the command
+		// unrunnable ("give --faults or --fault-file, not both").
+		if fl.Name == "faults" && fs.Lookup("fault-file").Value.String() != "" {
+			return
+		}
 		fmt.Fprintf(&b, " --%s=%s", fl.Name, fl.Value.String())
 	})
 	return b.String()
