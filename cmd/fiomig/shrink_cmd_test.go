@@ -145,7 +145,7 @@ func TestShrinkKeepsTheCheckFailingWithFewerFaults(t *testing.T) {
 - {kind: ana-flap, target: storage-3, when: after-cutover, migration: "#4", duration: 3}
 `)
 	var stdout, stderr bytes.Buffer
-	if code := dispatch([]string{"run", "--migrations", "4", "--settle", "35", "--fault-file", file, "--out", out}, &stdout, &stderr); code != exitCheckFailed {
+	if code := dispatch([]string{"run", "--migrations", "4", "--settle", "35", "--control-plane", "sbcli", "--fault-file", file, "--out", out}, &stdout, &stderr); code != exitCheckFailed {
 		t.Fatalf("setup run: exit %d, want %d (the faults should fail a check)\n%s\n%s", code, exitCheckFailed, stdout.String(), stderr.String())
 	}
 	runDir := runDirOf(t, out)
