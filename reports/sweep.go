@@ -177,12 +177,53 @@ func dirNote(sd record.SweepSeed) string {
 // fmtF formats seconds without trailing zeros.
 func fmtF(x float64) string { return record.FormatT(x) }
 
-// WriteSweep writes sweep.json and sweep.md into dir.
+// WriteSweep writes sweep.json and sweep.md into dir, and, when at least
+// one seed's summary.json (dir/<seed dir>/summary.json) can be read, the
+// ECDF of pause windows pooled over the seeds (ECDFPlotFile, ECDFSVGFile
+// under dir; ECDFPlot), linked from sweep.md. A seed whose summary cannot
+// be read is left out of the plot and named in sweep.md.
 func WriteSweep(dir string, s record.Sweep) error {
 	if err := record.WriteJSON(filepath.Join(dir, record.SweepFile), s); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, record.SweepReportFile), SweepMarkdown(s), 0o644); err != nil {
+	var sums []record.Summary
+	var unread []string
+	for _, sd := range s.Seeds {
+		if sd.Dir == "" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, sd.Dir, record.SummaryFile))
+		if err == nil {
+			var sum record.Summary
+			if sum, err = decodeSummary(b); err == nil {
+				sums = append(sums, sum)
+				continue
+			}
+		}
+		unread = append(unread, fmt.Sprintf("seed %d (%v)", sd.Seed, err))
+	}
+	md := SweepMarkdown(s)
+	if len(sums) > 0 {
+		crit := s.OverBound.PauseCritS
+		title := fmt.Sprintf("pause windows over %d seed(s)", len(sums))
+		for _, f := range []struct{ name, format string }{{ECDFPlotFile, "png"}, {ECDFSVGFile, "svg"}} {
+			b, err := ECDFBytes(title, sums, crit, f.format)
+			if err != nil {
+				return fmt.Errorf("sweep ECDF: %w", err)
+			}
+			if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(f.name)), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dir, f.name), b, 0o644); err != nil {
+				return fmt.Errorf("write %s: %w", f.name, err)
+			}
+		}
+		md = append(md, fmt.Sprintf("\n## Pause windows, all seeds\n\n![ECDF of pause windows over %d seeds](%s)\n", len(sums), ECDFPlotFile)...)
+		if len(unread) > 0 {
+			md = append(md, fmt.Sprintf("\nLeft out of the plot (no readable summary.json): %s.\n", strings.Join(unread, "; "))...)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, record.SweepReportFile), md, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", record.SweepReportFile, err)
 	}
 	return nil

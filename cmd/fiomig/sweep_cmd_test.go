@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fiomig/fiomig/record"
+	"github.com/fiomig/fiomig/reports"
 )
 
 // sweepDirOf returns the one sweep directory under out.
@@ -127,6 +128,15 @@ func TestSweepFailingSeedsExitOneWithRerunCommands(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(dir, record.SweepReportFile))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The ECDF of pause windows pooled over the seeds, linked from sweep.md.
+	for _, f := range []string{reports.ECDFPlotFile, reports.ECDFSVGFile} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("sweep ECDF %s: %v", f, err)
+		}
+	}
+	if !bytes.Contains(md, []byte("("+reports.ECDFPlotFile+")")) || !bytes.Contains(md, []byte("over 2 seeds")) {
+		t.Errorf("sweep.md does not link the ECDF over both seeds:\n%s", md)
 	}
 	for i, s := range sw.Seeds {
 		// --max-timelines 1: the first failing seed in --seeds order keeps
