@@ -108,7 +108,13 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	// without re-decoding them and without keeping them (checks.Judge).
 	judge := checks.NewJudge(cfg.Plan)
 	var states record.Expander
-	tl.OnAppend = func(l record.Line) error { return states.Push(l, judge.Add) }
+	var report ReportLines // the per-tick states the report's swimlanes need, bounded
+	tl.OnAppend = func(l record.Line) error {
+		return states.Push(l, func(x record.Line) error {
+			report.Add(x)
+			return judge.Add(x)
+		})
+	}
 	r := &runner{cluster: cluster, tl: tl, sampler: collectors.NewSampler(cluster.Hosts(), tl)}
 	var runErr error
 	if p.TimelineFormat == record.FormatChangeOnly {
@@ -152,7 +158,10 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 		return res, err
 	}
 	res.Summary = reports.WithStats(sum)
-	if err := reports.Write(dir, cfg.Plan, res.Summary); err != nil {
+	if report.Dropped {
+		fmt.Fprintf(progress, "report: over %d host states, no swimlanes drawn (the checks saw every one)\n", ReportStatesMax)
+	}
+	if err := reports.WriteRun(dir, reports.Input{Plan: cfg.Plan, Summary: res.Summary, Timeline: report.Lines()}); err != nil {
 		return res, err
 	}
 	return res, nil

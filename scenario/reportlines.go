@@ -1,0 +1,41 @@
+package scenario
+
+import (
+	"github.com/fiomig/fiomig/checks"
+	"github.com/fiomig/fiomig/record"
+)
+
+// ReportStatesMax bounds the per-tick host states (expanded sample lines)
+// kept in memory for the report's swimlanes and churn counts: about 200 MB.
+// The default run keeps ~17,000; a run past the bound (100 hosts × 1,000
+// migrations holds ~43 million) is judged in full by the streaming checks
+// but its report draws no swimlane (reports.Input.Timeline nil).
+const ReportStatesMax = 500_000
+
+// ReportLines keeps the lines reports.WriteRun reads (the kinds
+// checks.Judges accepts, per-tick states) while they stay under
+// ReportStatesMax samples, and drops them all past it.
+type ReportLines struct {
+	lines   []record.Line
+	samples int
+	// Dropped is set once the bound was passed.
+	Dropped bool
+}
+
+// Add keeps l if the bound allows.
+func (k *ReportLines) Add(l record.Line) {
+	if k.Dropped || !checks.Judges(l.Kind) {
+		return
+	}
+	if l.Kind == record.KindSample {
+		k.samples++
+		if k.samples > ReportStatesMax {
+			k.Dropped, k.lines = true, nil
+			return
+		}
+	}
+	k.lines = append(k.lines, l)
+}
+
+// Lines are the kept lines, nil when the bound was passed.
+func (k *ReportLines) Lines() []record.Line { return k.lines }
