@@ -5,12 +5,14 @@ import (
 	"github.com/fiomig/fiomig/record"
 )
 
-// ReportStatesMax bounds the per-tick host states (expanded sample lines)
-// kept in memory for the report's swimlanes and churn counts: about 200 MB.
-// The default run keeps ~17,000; a run past the bound (100 hosts × 1,000
-// migrations holds ~43 million) is judged in full by the streaming checks
-// but its report draws no swimlane (reports.Input.Timeline nil).
-const ReportStatesMax = 500_000
+// ReportStatesMax bounds the per-tick host states (expanded sample lines,
+// 464 bytes each plus what they share) kept in memory for the report's
+// swimlanes and churn counts: ~100 MB. The default run keeps ~17,000; a run
+// past the bound (100 hosts × 1,000 migrations holds ~43 million) is
+// judged in full by the streaming checks, but its report draws no swimlane
+// and summary.json has no churn (reports.Input.Timeline nil) — until the
+// reports read the timeline per migration, streaming.
+const ReportStatesMax = 200_000
 
 // ReportLines keeps the lines reports.WriteRun reads (the kinds
 // checks.Judges accepts, per-tick states) while they stay under
