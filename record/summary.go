@@ -126,6 +126,9 @@ type CheckResult struct {
 	Name    string `json:"name"`
 	Verdict string `json:"verdict"`
 	Detail  string `json:"detail"`
+	// Failing are the migrations (ids) a failing check failed on, sorted,
+	// where the check judges per migration. Added field.
+	Failing []string `json:"failing,omitempty"`
 }
 
 // MigrationSummary is one migration as the checks saw it.
