@@ -5,6 +5,8 @@ const (
 	Pass         = "pass"
 	Fail         = "fail"
 	Inconclusive = "inconclusive"
+	// Warn is a finding that does not fail the run (a pass with a warning).
+	Warn = "warn"
 )
 
 // Summary is summary.json. Fields may be added, never renamed.

@@ -15,6 +15,7 @@ func DefaultParams() record.Params {
 		Migrations: 23, Volumes: 10, Hosts: 3, ConsumersPerVolume: 1,
 		SampleIntervalS: 0.1, SettleSampleIntervalS: 0.1, CutoverPauseS: 2.0,
 		PauseCritS: 5.0, FreezesAllowed: 1, SettleS: 60, AttributionMarginS: 30,
+		Seed: record.SeedThresholds{}.WithDefaults(),
 	}
 }
 

@@ -93,7 +93,7 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	if err != nil {
 		return res, err
 	}
-	tl.Keep = checks.Judges // the checks judge exactly the lines written, without re-decoding them
+	tl.KeepLine = checks.JudgesLine(cfg.Plan) // the checks judge exactly the lines written, without re-decoding them
 	r := &runner{cluster: cluster, tl: tl, sampler: collectors.NewSampler(cluster.Hosts(), tl)}
 	runErr := r.migrations(ctx, cfg, progress)
 	// Faults still injected are recovered whatever happened, and their

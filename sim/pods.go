@@ -27,8 +27,12 @@ type Pod struct {
 	intervalErrors int64
 	queued         int64
 	lastCompletion float64
-	waiting        bool // I/O is being requeued (reported once per pause)
+	waiting        bool  // I/O is being requeued (reported once per pause)
+	lostBlocks     int64 // lost writes fio's verify found, reported on the next io event
 }
+
+// ErrnoEILSEQ is fio's errno for a verify (checksum) failure.
+const ErrnoEILSEQ = 84
 
 // podTickS is the resolution of the pods' I/O model, seconds.
 const podTickS = 0.1
@@ -68,8 +72,15 @@ func (w *World) scheduleIOReport() {
 			}
 			done := int64(p.intervalDone)
 			p.intervalDone -= float64(done)
-			w.emit(Event{Kind: EventIO, Volume: p.Vol.Name, NQN: p.Vol.NQN, Host: p.Host.Name,
-				Completed: done, Errors: p.intervalErrors, Queued: p.queued, Pod: p.Name, PodState: "running"})
+			e := Event{Kind: EventIO, Volume: p.Vol.Name, NQN: p.Vol.NQN, Host: p.Host.Name,
+				Completed: done, Errors: p.intervalErrors, Queued: p.queued, Pod: p.Name, PodState: "running"}
+			if p.lostBlocks > 0 {
+				// fio --verify with continue_on_error: EILSEQ per bad block.
+				e.Errno, e.VerifyErrors, e.Errors = ErrnoEILSEQ, p.lostBlocks, e.Errors+p.lostBlocks
+				p.Errors += p.lostBlocks
+				p.lostBlocks = 0
+			}
+			w.emit(e)
 			p.intervalErrors = 0
 		}
 		w.scheduleIOReport()

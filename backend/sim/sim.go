@@ -131,11 +131,14 @@ func Line(e sim.Event) record.Line {
 	case sim.EventKernel:
 		l.Host, l.Controller, l.Message = e.Host, e.Controller, e.Message
 	case sim.EventTarget:
-		l.Node, l.RejectedConnects = e.Node, record.Int64(e.RejectedConnects)
+		l.Node, l.RejectedConnects, l.NotAllowedConnects = e.Node, record.Int64(e.RejectedConnects), record.Int64(e.NotAllowedConnects)
 	case sim.EventIO:
 		l.Volume, l.NQN, l.Host = e.Volume, e.NQN, e.Host
 		l.Completed, l.Errors, l.Queued = record.Int64(e.Completed), record.Int64(e.Errors), record.Int64(e.Queued)
 		l.Pod, l.PodState, l.Reason = e.Pod, e.PodState, e.Reason
+		if e.VerifyErrors > 0 {
+			l.Errno, l.VerifyErrors = e.Errno, record.Int64(e.VerifyErrors)
+		}
 	case sim.EventFault:
 		l.Fault, l.Action, l.Target, l.Evidence = e.Fault, e.Action, e.Target, e.Evidence
 	}

@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/scenario"
@@ -44,7 +47,7 @@ func TestReproduceUsage(t *testing.T) {
 // TestReproduceFixed runs the whole incident with the fixed operator (flags
 // after and before the incident name): the side-by-side table on stdout, a
 // normal run directory plus reproduce.md, and an exit code that follows the
-// shape printed — 0 only with "expected shape: yes"; with "NO" each missed
+// expectations printed — 0 only with "every expectation holds: yes"; with "NO" each missed
 // criterion is listed and explained by at least one note, and the exit is
 // 1, or 3 when the run's faults left no evidence.
 func TestReproduceFixed(t *testing.T) {
@@ -121,6 +124,45 @@ func TestReproduceIncidentFromFile(t *testing.T) {
 		}
 		if plan.Params.Migrations != 3 || plan.Params.Hosts != 2 || plan.Params.Extra["incident"] != "small-healthy" {
 			t.Errorf("%v: plan params %+v, want the file's", args, plan.Params)
+		}
+	}
+}
+
+// TestReproduceRetriedCutoverIncident: fiomig reproduce fiomig-1787171993
+// exits 0, and the freezes and data-integrity checks fail on exactly the
+// four sourced migrations, each with its sourced freezes and lost blocks.
+func TestReproduceRetriedCutoverIncident(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := runCLI("reproduce", "fiomig-1787171993", "--out", out)
+	if code != exitPass || !strings.Contains(stdout, "every expectation holds: yes") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(runDirOf(t, out), record.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum record.Summary
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	four := []string{"mig-0020", "mig-0029", "mig-0038", "mig-0042"}
+	for _, c := range sum.Checks {
+		if (c.Name == "freezes" || c.Name == "data-integrity") && (c.Verdict != record.Fail || strings.Join(c.Failing, " ") != strings.Join(four, " ")) {
+			t.Errorf("%s: %s on %v, want fail on exactly %v", c.Name, c.Verdict, c.Failing, four)
+		}
+	}
+	freezes := map[string]int{}
+	for _, m := range sum.Migrations {
+		if m.Freezes > 1 {
+			freezes[m.ID] = m.Freezes
+		}
+	}
+	if d := cmp.Diff(map[string]int{"mig-0020": 2, "mig-0029": 4, "mig-0038": 5, "mig-0042": 5}, freezes); d != "" {
+		t.Errorf("migrations with more than one freeze (-sourced +got):\n%s", d)
+	}
+	for _, c := range sum.Checks {
+		if c.Name == "data-integrity" && !strings.Contains(c.Detail, "mig-0020 5 block(s), mig-0029 4 block(s), mig-0038 2 block(s), mig-0042 2 block(s)") {
+			t.Errorf("data-integrity detail %q lacks the sourced blocks per migration", c.Detail)
 		}
 	}
 }

@@ -47,6 +47,7 @@ type runFlags struct {
 	faults             string
 	faultFile          string
 	controlPlane       string
+	seedChecks         record.SeedThresholds
 	// faultKinds is --faults parsed (validate): nil = every kind.
 	faultKinds []string
 }
@@ -72,6 +73,17 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.faults, "faults", scenario.FaultsDefault, "`default`: a seeded schedule of one fault of every kind, together covering every stage (in-validation, before-cutover, in-freeze, after-cutover); none; or a comma-separated list of kinds ("+strings.Join(faults.Kinds, ", ")+") drawn the same way")
 	fs.StringVar(&f.controlPlane, "control-plane", "fixed-cancel", "the simulated control plane's cancel before continue: `fixed-cancel` (the main job's default: an assumed fix, with no source, that spares the source's tertiary node) or sbcli (as sourced, and as fiomig reproduce runs it: sbcli's _cleanup_created deletes the volume's subsystem on the source's tertiary node, a path no host gets back, so every cancelled validation fails path-completeness — a control-plane defect, research/incident.md §4)")
 	fs.StringVar(&f.faultFile, "fault-file", "", "a fault `file` (YAML or JSON, format below) whose schedule replaces --faults")
+	sd := d.Seed
+	fs.Float64Var(&f.seedChecks.MinCompleted, "min-completed", sd.MinCompleted, "`fraction` of migrations that must complete within --migration-timeout (migration-outcomes)")
+	fs.Float64Var(&f.seedChecks.MaxTimedOut, "max-timed-out", sd.MaxTimedOut, "`fraction` of migrations that may not end within --migration-timeout (migration-outcomes)")
+	fs.Float64Var(&f.seedChecks.MigrationTimeoutS, "migration-timeout", sd.MigrationTimeoutS, "`seconds` a migration may take before it counts as timed out (the seed harness's 420 s)")
+	fs.Float64Var(&f.seedChecks.OutageS, "outage", sd.OutageS, "`seconds` without a completed I/O on a volume that fail io-outage")
+	fs.Float64Var(&f.seedChecks.VerifyLagS, "verify-lag", sd.VerifyLagS, "`seconds` after a migration's end within which a verify failure is charged to it (data-integrity; fio detects lost writes 3-34 s later)")
+	fs.IntVar(&f.seedChecks.MaxNetControllers, "max-net-controllers", sd.MaxNetControllers, "controllers created minus removed per subsystem and host above which controller-churn fails")
+	fs.IntVar(&f.seedChecks.MaxReconnects, "max-reconnects", sd.MaxReconnects, "reconnect `attempts` of one controller above which controller-churn fails")
+	fs.IntVar(&f.seedChecks.MaxCtrlLossTmoS, "max-ctrl-loss-tmo", sd.MaxCtrlLossTmoS, "`seconds` of ctrl_loss_tmo above which (or off) loss-timeout warns")
+	fs.IntVar(&f.seedChecks.MaxPaths, "max-paths", sd.MaxPaths, "controllers per subsystem on a host at the end above which paths-per-subsystem warns")
+	fs.IntVar(&f.seedChecks.MaxNotAllowed, "max-not-allowed", sd.MaxNotAllowed, "target rejections logged as \"does not allow host\" at or above which target-log-pattern fails")
 	fs.Int64Var(&f.fioCorruptWrite, "fio-corrupt-write", 0, "with --workload=fio: store the `N`-th write to the first volume corrupted underneath fio, to prove a verify failure is reported as a data integrity failure with its offset (0 = off)")
 }
 
@@ -171,8 +183,8 @@ func (f *runFlags) params() record.Params {
 		ConsumersPerVolume: f.consumersPerVolume, SampleIntervalS: f.sampleInterval,
 		SettleSampleIntervalS: settleInterval, CutoverPauseS: f.cutoverPause,
 		PauseCritS: f.pauseCrit, FreezesAllowed: f.freezesAllowed, SettleS: f.settle,
-		AttributionMarginS: f.attributionMargin,
-		Extra:              map[string]string{"gap_s": strconv.FormatFloat(f.gap, 'g', -1, 64), "faults": f.faultSelection(), "control_plane": f.controlPlane},
+		AttributionMarginS: f.attributionMargin, Seed: f.seedChecks,
+		Extra: map[string]string{"gap_s": strconv.FormatFloat(f.gap, 'g', -1, 64), "faults": f.faultSelection(), "control_plane": f.controlPlane},
 	}
 }
 
@@ -240,6 +252,28 @@ run settles and is judged from the record alone:
   unattributed-pauses  no pause window outside every migration
   faults-landed        every injected fault left evidence, and every kind
                        asked for landed at least once
+
+and the seed harness's checks (operator fio_migration_test.py, sbtest):
+
+  migration-outcomes   >= --min-completed completed, <= --max-timed-out not
+                       ended within --migration-timeout
+  io-outage            no volume without a completed I/O for --outage seconds
+                       (runs with a workload)
+  data-integrity       no verify failure nor fio errno 84 EILSEQ, 5 EIO,
+                       28 ENOSPC, 30 EROFS; each charged to the migration that
+                       ended at most --verify-lag seconds before it
+  controller-churn     <= --max-net-controllers created minus removed per
+                       subsystem and host, <= --max-reconnects per controller
+  loss-timeout         warns on ctrl_loss_tmo above --max-ctrl-loss-tmo or off
+  paths-per-subsystem  warns on more than --max-paths controllers per
+                       subsystem on a host at the end
+  dirty-start          a controller leaked before the run (connecting, or
+                       live with no namespace, in the first sample) makes
+                       the run inconclusive
+  target-log-pattern   < --max-not-allowed target rejections logged as
+                       "does not allow host"
+
+A warn is reported (report.md, junit.xml system-out) and does not fail the run.
 
 It writes <out>/fio-mig-<unix seconds>/ with plan.json, timeline.jsonl,
 summary.json, report.md, report.html, junit.xml and plots/, and prints the
