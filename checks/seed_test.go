@@ -207,3 +207,33 @@ func TestJudgesLineKeepsWhatTheChecksNeed(t *testing.T) {
 		t.Errorf("results on all lines vs kept lines (-all +kept):\n%s", d)
 	}
 }
+
+// TestOneNamespaceFreezeIsAFreeze: on a namespaced subsystem (NSIDs 1..3)
+// a pause is per namespace: samples in which only NSID 2 has no accessible
+// leg make a pause window, and two such stretches are two freezes.
+func TestOneNamespaceFreezeIsAFreeze(t *testing.T) {
+	mk := func(at float64, ana2 string) record.Line {
+		c := record.Controller{Name: "nvme0", NQN: "nqn.ns", Address: "10.0.0.1:4426", State: "live",
+			Legs: []record.Leg{{NSID: 1, ANA: "optimized"}, {NSID: 2, ANA: ana2}, {NSID: 3, ANA: "optimized"}}}
+		return record.Line{T: at, Kind: record.KindSample, Host: "h1", Controllers: []record.Controller{c},
+			Subsystems: []record.Subsystem{{NQN: "nqn.ns", NSIDs: []int{1, 2, 3}}}}
+	}
+	var samples []record.Line
+	for i := range 40 {
+		ana := "optimized"
+		if (i >= 10 && i < 15) || (i >= 25 && i < 28) {
+			ana = "inaccessible"
+		}
+		samples = append(samples, mk(float64(i)*0.1, ana))
+	}
+	if !Paused(samples[10], "nqn.ns", []int{1, 2, 3}) || Paused(samples[0], "nqn.ns", []int{1, 2, 3}) {
+		t.Fatal("a sample with NSID 2 inaccessible must pause the subsystem, one with all accessible must not")
+	}
+	if !Paused(samples[10], "nqn.ns", nil) {
+		t.Error("the namespaces the sample shows are judged even when the plan names none")
+	}
+	ws := pauseWindows(samples, "nqn.ns", []int{1, 2, 3})
+	if len(ws) != 2 {
+		t.Fatalf("windows %+v, want two freezes of NSID 2", ws)
+	}
+}

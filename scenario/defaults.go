@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"strconv"
+
 	"github.com/fiomig/fiomig/backend"
 	simbackend "github.com/fiomig/fiomig/backend/sim"
 	"github.com/fiomig/fiomig/record"
@@ -29,6 +31,15 @@ func SimCluster(seed int64, p record.Params) (backend.Cluster, error) {
 	return simbackend.New(simbackend.Config{
 		Seed: seed, Nodes: 3, Hosts: p.Hosts, Volumes: p.Volumes,
 		ConsumersPerVolume: p.ConsumersPerVolume, CutoverPauseS: p.CutoverPauseS,
-		ControlPlane: p.Extra["control_plane"],
+		ControlPlane:        p.Extra["control_plane"],
+		NamespacesPerVolume: atoiOr(p.Extra["namespaces_per_volume"], 1), NamespacedVolumes: atoiOr(p.Extra["namespaced_volumes"], 0),
 	})
+}
+
+// atoiOr is s as an int, or d when s is empty (plan.json of older runs).
+func atoiOr(s string, d int) int {
+	if n, err := strconv.Atoi(s); err == nil {
+		return n
+	}
+	return d
 }

@@ -38,17 +38,19 @@ const ErrnoEILSEQ = 84
 const podTickS = 0.1
 
 // Pods are the modelled fio pods (Config.Pods): one per namespace of every
-// subsystem (a PVC each), on the subsystem's first consumer host.
+// subsystem (a PVC each); the pod of the k-th namespace runs on the
+// subsystem's consumer k mod consumers (a single volume's pod on its first
+// consumer), so the namespaces of one subsystem spread over its hosts.
 func (w *World) Pods() []*Pod { return w.pods }
 
 func (w *World) startPods() {
 	for _, v := range w.volumes {
-		for _, ns := range v.NSIDs {
+		for k, ns := range v.NSIDs {
 			name := "fio-" + v.Name
 			if len(v.NSIDs) > 1 {
 				name = fmt.Sprintf("%s-ns%d", name, ns)
 			}
-			w.pods = append(w.pods, &Pod{Name: name, Vol: v, NSID: ns, Host: w.hosts[v.Consumers[0]], lastCompletion: w.now})
+			w.pods = append(w.pods, &Pod{Name: name, Vol: v, NSID: ns, Host: w.hosts[v.Consumers[k%len(v.Consumers)]], lastCompletion: w.now})
 		}
 	}
 	w.schedulePodTick(w.now)

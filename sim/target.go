@@ -165,10 +165,17 @@ func (w *World) buildTopology() {
 		v := &Volume{Index: i, Name: fmt.Sprintf("vol-%03d", i+1),
 			NQN:       "nqn.2023-02.io.simplyblock:" + ClusterUUID + ":lvol:" + lvol,
 			SizeBytes: 10 << 30, LVS: i % cfg.Nodes}
-		// NSIDs start at 2 + i%3 so that head indexes (allocated from 1 in
-		// discovery order) differ from NSIDs.
-		base := 2 + i%3
-		for k := 0; k < cfg.NamespacesPerVolume; k++ {
+		// A namespaced volume has NSIDs 1..N; a single one NSID 2 + i%3, so
+		// that head indexes (allocated from 1 in discovery order) differ
+		// from NSIDs.
+		n, base := 1, 2+i%3
+		if cfg.NamespacedVolumes == 0 || i >= cfg.Volumes-cfg.NamespacedVolumes {
+			n = cfg.NamespacesPerVolume
+		}
+		if n > 1 {
+			base = 1
+		}
+		for k := 0; k < n; k++ {
 			v.NSIDs = append(v.NSIDs, base+k)
 		}
 		for k := 0; k < cfg.ConsumersPerVolume; k++ {

@@ -23,6 +23,10 @@ type Config struct {
 	ConsumersPerVolume int
 	// NamespacesPerVolume is the namespaces per subsystem (default 1).
 	NamespacesPerVolume int
+	// NamespacedVolumes: how many volumes (the last) have
+	// NamespacesPerVolume namespaces, the others one (0 = all;
+	// sim.Config.NamespacedVolumes).
+	NamespacedVolumes int
 	// CutoverPauseS is the design all-inaccessible window of a cutover,
 	// seconds (default 2.0).
 	CutoverPauseS float64
@@ -60,7 +64,7 @@ type Config struct {
 func (c Config) simConfig() sim.Config {
 	sc := sim.Config{
 		Seed: c.Seed, Nodes: c.Nodes, Hosts: c.Hosts, Volumes: c.Volumes,
-		ConsumersPerVolume: c.ConsumersPerVolume, NamespacesPerVolume: c.NamespacesPerVolume,
+		ConsumersPerVolume: c.ConsumersPerVolume, NamespacesPerVolume: c.NamespacesPerVolume, NamespacedVolumes: c.NamespacedVolumes,
 		CutoverPauseS: c.CutoverPauseS, CutoverJitter: c.CutoverJitter, HostsAreNodes: c.HostsAreNodes,
 		ReconnectReset: c.ReconnectReset, KernelDNR: c.KernelDNR, TargetDNR: c.TargetDNR,
 		Operator: c.Operator, ControlPlane: c.ControlPlane, Pods: c.Pods, PodToleranceS: c.PodToleranceS, ConnectTimeoutS: c.ConnectTimeoutS,

@@ -48,6 +48,8 @@ type runFlags struct {
 	faultFile          string
 	controlPlane       string
 	seedChecks         record.SeedThresholds
+	namespaces         int
+	namespacedVolumes  int
 	// faultKinds is --faults parsed (validate): nil = every kind.
 	faultKinds []string
 }
@@ -58,6 +60,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.migrations, "migrations", d.Migrations, "number of migrations, run one after another")
 	fs.IntVar(&f.volumes, "volumes", d.Volumes, "number of volumes (one NVMe-oF subsystem each)")
 	fs.IntVar(&f.hosts, "hosts", d.Hosts, "number of consumer hosts")
+	fs.IntVar(&f.namespaces, "namespaces-per-volume", 1, "`N` namespaces (NSIDs 1..N) per namespaced volume's subsystem; such a volume migrates as a batch (the whole subsystem moves), and a pause of any one namespace is a pause")
+	fs.IntVar(&f.namespacedVolumes, "namespaced-volumes", 0, "how many of the volumes (the last ones) are namespaced, the others single-namespace (0 = all; the seed harness mixes 10 single and 6 namespaced)")
 	fs.IntVar(&f.consumersPerVolume, "consumers-per-volume", d.ConsumersPerVolume, "consumer hosts per volume (hosts running a pod that uses it)")
 	fs.Float64Var(&f.sampleInterval, "sample-interval", d.SampleIntervalS, "`seconds` between samples of every host's controllers")
 	fs.Float64Var(&f.settleInterval, "settle-sample-interval", 0, "`seconds` between samples during the settle period (0 = --sample-interval)")
@@ -148,6 +152,10 @@ func (f *runFlags) validate() error {
 		return usagef("--hosts must be in [1, 1000], got %d", f.hosts)
 	case f.consumersPerVolume < 1 || f.consumersPerVolume > f.hosts:
 		return usagef("--consumers-per-volume must be between 1 and --hosts (%d), got %d", f.hosts, f.consumersPerVolume)
+	case f.namespaces < 1 || f.namespaces > 64:
+		return usagef("--namespaces-per-volume must be in [1, 64], got %d", f.namespaces)
+	case f.namespacedVolumes < 0 || f.namespacedVolumes > f.volumes:
+		return usagef("--namespaced-volumes must be between 0 and --volumes (%d), got %d", f.volumes, f.namespacedVolumes)
 	case f.freezesAllowed < 0:
 		return usagef("--freezes-allowed (or CUTOVER_FREEZES_ALLOWED) must be >= 0, got %d", f.freezesAllowed)
 	case f.out == "":
@@ -184,7 +192,8 @@ func (f *runFlags) params() record.Params {
 		SettleSampleIntervalS: settleInterval, CutoverPauseS: f.cutoverPause,
 		PauseCritS: f.pauseCrit, FreezesAllowed: f.freezesAllowed, SettleS: f.settle,
 		AttributionMarginS: f.attributionMargin, Seed: f.seedChecks,
-		Extra: map[string]string{"gap_s": strconv.FormatFloat(f.gap, 'g', -1, 64), "faults": f.faultSelection(), "control_plane": f.controlPlane},
+		Extra: map[string]string{"gap_s": strconv.FormatFloat(f.gap, 'g', -1, 64), "faults": f.faultSelection(), "control_plane": f.controlPlane,
+			"namespaces_per_volume": strconv.Itoa(f.namespaces), "namespaced_volumes": strconv.Itoa(f.namespacedVolumes)},
 	}
 }
 
