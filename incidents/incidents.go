@@ -88,6 +88,13 @@ type Topology struct {
 type Model struct {
 	// ControlPlane is "sbcli" (as sourced) or "fixed-cancel" (assumed fix).
 	ControlPlane Setting `json:"control_plane"`
+	// LvolMonitor "on" runs sbcli's lvol monitor repair; "off" or absent
+	// does not.
+	LvolMonitor Setting `json:"lvol_monitor,omitzero"`
+	// CSIRestore is the CSI driver's path restore: "off" or absent,
+	// "operator" (the CSI of each operator's release: prefix matches by IP
+	// only, fixed by ip:port), "ip" or "ip-port" for every operator.
+	CSIRestore Setting `json:"csi_restore,omitzero"`
 	// CutoverPauseS is the design all-inaccessible window, seconds.
 	CutoverPauseS float64 `json:"cutover_pause_s"`
 	Source        Source  `json:"source"`
@@ -241,6 +248,18 @@ func (inc Incident) validate() error {
 	src("model.control_plane", inc.Model.ControlPlane.Source)
 	if v := inc.Model.ControlPlane.Value; v != "sbcli" && v != "fixed-cancel" {
 		bad("model.control_plane.value: %q: want sbcli or fixed-cancel", v)
+	}
+	if v := inc.Model.LvolMonitor.Value; v != "" {
+		src("model.lvol_monitor", inc.Model.LvolMonitor.Source)
+		if v != "on" && v != "off" {
+			bad("model.lvol_monitor.value: %q: want on or off", v)
+		}
+	}
+	if v := inc.Model.CSIRestore.Value; v != "" {
+		src("model.csi_restore", inc.Model.CSIRestore.Source)
+		if v != "off" && v != "operator" && v != "ip" && v != "ip-port" {
+			bad("model.csi_restore.value: %q: want off, operator, ip or ip-port", v)
+		}
 	}
 	src("operators", inc.Operators.Source)
 	if len(inc.OperatorList()) == 0 {

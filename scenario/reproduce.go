@@ -156,6 +156,8 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 		"incident":              inc.Name,
 		"control_plane":         inc.Model.ControlPlane.Value,
 		"namespaces_per_volume": strconv.Itoa(max(1, inc.Topology.NamespacesPerVolume)),
+		"lvol_monitor":          orDefault(inc.Model.LvolMonitor.Value, "off"),
+		"csi_restore":           orDefault(csiRestore(inc, o.Operator), "off"),
 	}
 	cluster, err := simbackend.New(simbackend.Config{
 		Seed: o.Seed, Nodes: inc.Topology.Nodes, Hosts: p.Hosts, Volumes: p.Volumes, ConsumersPerVolume: p.ConsumersPerVolume,
@@ -163,7 +165,8 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 		HostsAreNodes:       inc.Topology.HostsAreNodes, CutoverPauseS: p.CutoverPauseS, Operator: o.Operator,
 		ReconnectReset: o.ReconnectReset, KernelDNR: o.KernelDNR, TargetDNR: targetDNR,
 		ControlPlane: inc.Model.ControlPlane.Value,
-		Pods:         inc.Topology.Pods, PodToleranceS: podToleranceS,
+		LvolMonitor:  inc.Model.LvolMonitor.Value == "on", CSIRestore: csiRestore(inc, o.Operator),
+		Pods: inc.Topology.Pods, PodToleranceS: podToleranceS,
 	})
 	if err != nil {
 		return ReproduceResult{}, fmt.Errorf("reproduce %s: simulator: %w", inc.File, err)
@@ -221,4 +224,21 @@ func WriteReproduceReport(r ReproduceResult, all []ReproduceResult) error {
 		return fmt.Errorf("write reproduce report: %w", err)
 	}
 	return nil
+}
+
+// csiRestore is the sim's CSI restore variant for inc and operator: the
+// "operator" value follows the operator's release (prefix: by IP only,
+// fixed: by ip:port).
+func csiRestore(inc incidents.Incident, operator string) string {
+	switch v := inc.Model.CSIRestore.Value; v {
+	case "", "off":
+		return ""
+	case "operator":
+		if operator == "fixed" {
+			return "ip-port"
+		}
+		return "ip"
+	default:
+		return v
+	}
 }

@@ -97,6 +97,15 @@ type Config struct {
 	// only loses the migration's listener). See controlplane.go cpCancel.
 	ControlPlane string
 
+	// LvolMonitor runs sbcli's lvol monitor repair (monitor.go): it brings
+	// back a non-leader's subsystem and listener that a cancel deleted,
+	// ≤ 300 s + 30 s later. Off by default (the main job's record is kept
+	// as it was); incidents turn it on.
+	LvolMonitor bool
+	// CSIRestore runs the CSI node plugin's path restore: CSIRestoreOff
+	// (default), CSIRestoreByIP (pre-fix) or CSIRestoreByEndpoint (fixed).
+	CSIRestore string
+
 	// Pods runs one modelled fio pod per volume (on its first consumer host).
 	Pods bool
 	// PodToleranceS: a pod dies when no I/O completes for longer than this
@@ -200,6 +209,9 @@ func (c Config) withDefaults() Config {
 	if c.Operator == "" {
 		c.Operator = OperatorFixed
 	}
+	if c.CSIRestore == "" {
+		c.CSIRestore = CSIRestoreOff
+	}
 	if c.PodToleranceS == 0 {
 		c.PodToleranceS = 5
 	}
@@ -261,6 +273,9 @@ func (c Config) validate() error {
 	}
 	if c.ControlPlane != ControlPlaneSbcli && c.ControlPlane != ControlPlaneFixedCancel {
 		errs = append(errs, fmt.Errorf("control plane %q: want %q or %q", c.ControlPlane, ControlPlaneSbcli, ControlPlaneFixedCancel))
+	}
+	if c.CSIRestore != CSIRestoreOff && c.CSIRestore != CSIRestoreByIP && c.CSIRestore != CSIRestoreByEndpoint {
+		errs = append(errs, fmt.Errorf("CSI restore %q: want %q, %q or %q", c.CSIRestore, CSIRestoreOff, CSIRestoreByIP, CSIRestoreByEndpoint))
 	}
 	if c.Operator != OperatorPrefix && c.Operator != OperatorFixed {
 		errs = append(errs, fmt.Errorf("operator %q: want %q or %q", c.Operator, OperatorPrefix, OperatorFixed))

@@ -46,6 +46,9 @@ type Config struct {
 	// ControlPlane is the control plane's cancel: "sbcli" (default) or
 	// "fixed-cancel" (sim.Config.ControlPlane).
 	ControlPlane string
+	// LvolMonitor and CSIRestore: sim.Config's switches of the same names.
+	LvolMonitor bool
+	CSIRestore  string
 	// Pods runs one modelled fio pod per volume (io lines, pod deaths).
 	Pods bool
 	// PodToleranceS: a pod dies after this long without a completed I/O
@@ -65,6 +68,7 @@ func (c Config) simConfig() sim.Config {
 	sc := sim.Config{
 		Seed: c.Seed, Nodes: c.Nodes, Hosts: c.Hosts, Volumes: c.Volumes,
 		ConsumersPerVolume: c.ConsumersPerVolume, NamespacesPerVolume: c.NamespacesPerVolume, NamespacedVolumes: c.NamespacedVolumes,
+		LvolMonitor: c.LvolMonitor, CSIRestore: c.CSIRestore,
 		CutoverPauseS: c.CutoverPauseS, CutoverJitter: c.CutoverJitter, HostsAreNodes: c.HostsAreNodes,
 		ReconnectReset: c.ReconnectReset, KernelDNR: c.KernelDNR, TargetDNR: c.TargetDNR,
 		Operator: c.Operator, ControlPlane: c.ControlPlane, Pods: c.Pods, PodToleranceS: c.PodToleranceS, ConnectTimeoutS: c.ConnectTimeoutS,

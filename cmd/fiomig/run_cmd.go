@@ -49,6 +49,8 @@ type runFlags struct {
 	controlPlane       string
 	seedChecks         record.SeedThresholds
 	namespaces         int
+	lvolMonitor        bool
+	csiRestore         string
 	namespacedVolumes  int
 	// faultKinds is --faults parsed (validate): nil = every kind.
 	faultKinds []string
@@ -76,6 +78,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.fioRateIOPS, "fio-rate-iops", workload.DefaultRateIOPS, "with --workload=fio: each volume's fio job is capped at this many `I/Os per second` (rate_iops)")
 	fs.StringVar(&f.faults, "faults", scenario.FaultsDefault, "`default`: a seeded schedule of one fault of every kind, together covering every stage (in-validation, before-cutover, in-freeze, after-cutover); none; or a comma-separated list of kinds ("+strings.Join(faults.Kinds, ", ")+") drawn the same way")
 	fs.StringVar(&f.controlPlane, "control-plane", "fixed-cancel", "the simulated control plane's cancel before continue: `fixed-cancel` (the main job's default: an assumed fix, with no source, that spares the source's tertiary node) or sbcli (as sourced, and as fiomig reproduce runs it: sbcli's _cleanup_created deletes the volume's subsystem on the source's tertiary node, a path no host gets back, so every cancelled validation fails path-completeness — a control-plane defect, research/incident.md §4)")
+	fs.BoolVar(&f.lvolMonitor, "lvol-monitor", false, "run sbcli's lvol monitor repair in the simulator (every 300 s it re-creates a non-leader's deleted subsystem and listener; sourced, research/incident.md §4)")
+	fs.StringVar(&f.csiRestore, "csi-restore", "off", "the CSI driver's path restore in the simulator: `off`, ip (pre-fix: only when no controller of the subsystem is at that IP) or ip-port (fixed: every published ip:port without a controller)")
 	fs.StringVar(&f.faultFile, "fault-file", "", "a fault `file` (YAML or JSON, format below) whose schedule replaces --faults")
 	sd := d.Seed
 	fs.Float64Var(&f.seedChecks.MinCompleted, "min-completed", sd.MinCompleted, "`fraction` of migrations that must complete within --migration-timeout (migration-outcomes)")
@@ -152,6 +156,8 @@ func (f *runFlags) validate() error {
 		return usagef("--hosts must be in [1, 1000], got %d", f.hosts)
 	case f.consumersPerVolume < 1 || f.consumersPerVolume > f.hosts:
 		return usagef("--consumers-per-volume must be between 1 and --hosts (%d), got %d", f.hosts, f.consumersPerVolume)
+	case f.csiRestore != "off" && f.csiRestore != "ip" && f.csiRestore != "ip-port":
+		return usagef("--csi-restore must be off, ip or ip-port, got %q", f.csiRestore)
 	case f.namespaces < 1 || f.namespaces > 64:
 		return usagef("--namespaces-per-volume must be in [1, 64], got %d", f.namespaces)
 	case f.namespacedVolumes < 0 || f.namespacedVolumes > f.volumes:
@@ -193,7 +199,8 @@ func (f *runFlags) params() record.Params {
 		PauseCritS: f.pauseCrit, FreezesAllowed: f.freezesAllowed, SettleS: f.settle,
 		AttributionMarginS: f.attributionMargin, Seed: f.seedChecks,
 		Extra: map[string]string{"gap_s": strconv.FormatFloat(f.gap, 'g', -1, 64), "faults": f.faultSelection(), "control_plane": f.controlPlane,
-			"namespaces_per_volume": strconv.Itoa(f.namespaces), "namespaced_volumes": strconv.Itoa(f.namespacedVolumes)},
+			"namespaces_per_volume": strconv.Itoa(f.namespaces), "namespaced_volumes": strconv.Itoa(f.namespacedVolumes),
+			"lvol_monitor": strconv.FormatBool(f.lvolMonitor), "csi_restore": f.csiRestore},
 	}
 }
 
