@@ -7,8 +7,9 @@ RUN_FLAGS   ?=
 BIN         := bin/fiomig
 FUZZTIME    ?= 60s
 # Debian packages the tests need: fio (real workloads), nvme-cli (cross-check
-# of `nvme list-subsys` against our parser), fuse3 (fio through FUSE volumes).
-TOOLS_PKGS  := fio nvme-cli fuse3
+# of `nvme list-subsys` against our parser), fuse3 (fio through FUSE volumes),
+# chromium (report.html opened in headless Chromium by reports' browser test).
+TOOLS_PKGS  := fio nvme-cli fuse3 chromium
 
 .DEFAULT_GOAL := help
 .PHONY: help run reproduce test bench lint fuzz tools build clean
@@ -31,12 +32,13 @@ run: build ## run 23 migrations on the embedded simulator and write a report und
 reproduce: build ## reproduce incident fio-mig-1787159565 with both operators side by side
 	./$(BIN) reproduce fio-mig-1787159565 --out $(OUT) $(RUN_FLAGS)
 
-tools: ## install the Debian packages the tests need (fio, nvme-cli, fuse3) when missing
+tools: ## install the Debian packages the tests need (fio, nvme-cli, fuse3, chromium) when missing
 	@missing=""; \
 	command -v fio >/dev/null 2>&1 || missing="$$missing fio"; \
 	command -v nvme >/dev/null 2>&1 || missing="$$missing nvme-cli"; \
 	command -v fusermount3 >/dev/null 2>&1 || missing="$$missing fuse3"; \
-	if [ -z "$$missing" ]; then echo "tools: fio, nvme-cli and fuse3 are installed"; exit 0; fi; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	if [ -z "$$missing" ]; then echo "tools: fio, nvme-cli, fuse3 and chromium are installed"; exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 		echo "tools: installing$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \

@@ -80,7 +80,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.controlPlane, "control-plane", "fixed-cancel", "the simulated control plane's cancel before continue: `fixed-cancel` (the main job's default: an assumed fix, with no source, that spares the source's tertiary node) or sbcli (as sourced, and as fiomig reproduce runs it: sbcli's _cleanup_created deletes the volume's subsystem on the source's tertiary node, a path no host gets back, so every cancelled validation fails path-completeness — a control-plane defect, research/incident.md §4)")
 	fs.BoolVar(&f.lvolMonitor, "lvol-monitor", false, "run sbcli's lvol monitor repair in the simulator (every 300 s it re-creates a non-leader's deleted subsystem and listener; sourced, research/incident.md §4)")
 	fs.StringVar(&f.csiRestore, "csi-restore", "off", "the CSI driver's path restore in the simulator: `off`, ip (pre-fix: only when no controller of the subsystem is at that IP) or ip-port (fixed: every published ip:port without a controller)")
-	fs.StringVar(&f.faultFile, "fault-file", "", "a fault `file` (YAML or JSON, format below) whose schedule replaces --faults")
+	fs.StringVar(&f.faultFile, "fault-file", "", "a fault `file` (YAML or JSON; format in fiomig run --help) whose schedule replaces --faults")
 	sd := d.Seed
 	fs.Float64Var(&f.seedChecks.MinCompleted, "min-completed", sd.MinCompleted, "`fraction` of migrations that must complete within --migration-timeout (migration-outcomes)")
 	fs.Float64Var(&f.seedChecks.MaxTimedOut, "max-timed-out", sd.MaxTimedOut, "`fraction` of migrations that may not end within --migration-timeout (migration-outcomes)")
@@ -237,6 +237,11 @@ func reproduceCommand(fs *flag.FlagSet) string {
 	b.WriteString("fiomig run")
 	fs.VisitAll(func(fl *flag.Flag) {
 		if fl.Name == "out" {
+			return
+		}
+		// --fault-file replaces --faults: writing both makes the command
+		// unrunnable ("give --faults or --fault-file, not both").
+		if fl.Name == "faults" && fs.Lookup("fault-file").Value.String() != "" {
 			return
 		}
 		fmt.Fprintf(&b, " --%s=%s", fl.Name, fl.Value.String())
