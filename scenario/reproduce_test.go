@@ -319,7 +319,7 @@ func TestJudgeShape(t *testing.T) {
 func BenchmarkReproduceBothOperators(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		for _, op := range []string{"prefix", "fixed"} {
-			if _, err := Reproduce(context.Background(), ReproduceOptions{Seed: 1, Operator: op,
+			if _, err := Reproduce(context.Background(), ReproduceOptions{Incident: mustIncident(IncidentID), Seed: 1, Operator: op,
 				OutDir: b.TempDir(), StartUnix: 1787159565}); err != nil {
 				b.Fatal(err)
 			}
