@@ -29,13 +29,14 @@ var allowed = map[string][]string{
 	"record":     {},
 	"internal":   {}, // test helpers (internal/tooltest), imported by _test.go files only
 	"checks":     {"record", "nvmeof", "fio"},
+	"incidents":  {"record"},
 	"sim":        {"nvmeof", "fio"},
 	"reports":    {"record", "checks", "nvmeof", "fio"},
 	"workload":   {"fio"},
 	"backend":    {"backend", "record", "nvmeof", "fio", "sim", "workload"},
 	"collectors": {"backend", "record", "nvmeof", "fio"},
 	"faults":     {"backend", "record", "nvmeof", "fio"},
-	"scenario":   {"backend", "collectors", "faults", "checks", "reports", "record", "nvmeof", "fio", "sim", "workload"},
+	"scenario":   {"backend", "collectors", "faults", "checks", "reports", "record", "nvmeof", "fio", "sim", "workload", "incidents"},
 	"suites":     {"*"},
 	"cmd":        {"*"},
 }

@@ -19,6 +19,9 @@ func verdicts(s record.Summary) map[string]string {
 var allChecks = []string{
 	CheckPauseBound, CheckFreezes, CheckLeakedControllers, CheckPathCompleteness,
 	CheckSplitBrain, CheckServedAfterCutover, CheckUnattributedPauses, CheckFaultsLanded,
+	// The seed harness's checks this synthetic record has the lines for
+	// (no io, kernel or target lines, no ctrl_loss_tmo: those are not made).
+	CheckMigrationOutcomes, CheckPathsPerSubsystem, CheckDirtyStart,
 }
 
 func TestEvaluateCleanRunPassesEveryCheck(t *testing.T) {

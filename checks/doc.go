@@ -25,6 +25,16 @@
 //     kind asked for landed at least once; otherwise the run is
 //     inconclusive, never a pass.
 //
+// The seed harness's checks (seed.go; operator fio_migration_test.py and
+// sbtest, research/upstream.md §4), thresholds in plan.Params.Seed, each a
+// self-contained function of the plan and the lines: migration-outcomes,
+// io-outage, data-integrity (with the verify lag), controller-churn,
+// loss-timeout (warn), paths-per-subsystem (warn), dirty-start
+// (inconclusive) and target-log-pattern. A check whose lines the record
+// does not carry at all is not made (SeedChecks); a warn does not fail the
+// run. Checks that judge per migration list the migrations they fail on
+// (CheckResult.Failing).
+//
 // Verdicts only on what was seen (observed.go): pause-bound and freezes
 // need a sample interval of at most ResolutionFraction (0.1) of the pause
 // bound; a hole in a host's observations (a gap over record.HoleFactor

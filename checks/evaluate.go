@@ -10,10 +10,10 @@ import "github.com/fiomig/fiomig/record"
 // settle period (Coverage.TruncatedLine is the reader's to set). Stats are left zero: package
 // reports computes them. Slices are never nil, so summary.json shows [].
 //
-// Evaluate reads only the lines whose kind Judges accepts; a caller may
-// hand it just those. It indexes the whole record in memory: it is the
-// reference the streaming Judge (what fiomig run and fiomig report use) is
-// tested against, and the convenient call for small records in tests.
+// Evaluate reads only the lines JudgesLine accepts; a caller may hand it
+// just those. It indexes the whole record in memory: it is the reference
+// the streaming Judge (what fiomig run and fiomig report use) is tested
+// against, and the convenient call for small records in tests.
 func Evaluate(plan record.Plan, timeline []record.Line) record.Summary {
 	r := newIndex(plan, timeline)
 	pr := r.pauses()
@@ -29,6 +29,7 @@ func Evaluate(plan record.Plan, timeline []record.Line) record.Summary {
 		unattributedPauses(r, pr),
 		r.faultsLanded(),
 	}
+	results = append(results, SeedChecks(plan, timeline)...)
 	holes := r.sampleHoles()
 	r.blind(results, holes)
 	outcomes, matrix := r.faultOutcomes()
@@ -53,15 +54,15 @@ func Evaluate(plan record.Plan, timeline []record.Line) record.Summary {
 }
 
 // Overall combines check verdicts: fail if any check failed, else
-// inconclusive if any is inconclusive, else pass. An unknown verdict string
-// counts as inconclusive.
+// inconclusive if any is inconclusive, else pass (a warn is a pass). An
+// unknown verdict string counts as inconclusive.
 func Overall(results []record.CheckResult) string {
 	v := record.Pass
 	for _, c := range results {
 		switch c.Verdict {
 		case record.Fail:
 			return record.Fail
-		case record.Pass:
+		case record.Pass, record.Warn:
 		default:
 			v = record.Inconclusive
 		}

@@ -276,9 +276,11 @@ func Freezes(plan record.Plan, timeline []record.Line) record.CheckResult {
 func freezes(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResult {
 	allowed := plan.Params.FreezesAllowed
 	over, most, worst := 0, 0, ""
+	var failing []string
 	for _, m := range pr.migrations {
 		if m.Freezes > allowed {
 			over++
+			failing = append(failing, m.ID)
 		}
 		if m.Freezes > most {
 			most = m.Freezes
@@ -295,7 +297,7 @@ func freezes(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResult {
 	case over > 0:
 		return record.CheckResult{Name: CheckFreezes, Verdict: record.Fail,
 			Detail: fmt.Sprintf("%d of %d migration(s) over CUTOVER_FREEZES_ALLOWED = %d; most %d freezes (%s); see \"Over the pause bound\"",
-				over, len(pr.migrations), allowed, most, worst)}
+				over, len(pr.migrations), allowed, most, worst), Failing: slices.Sorted(slices.Values(failing))}
 	case r.noMigration() != "":
 		return record.CheckResult{Name: CheckFreezes, Verdict: record.Inconclusive, Detail: r.noMigration()}
 	case r.missingMigrations() != "":

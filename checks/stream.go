@@ -42,17 +42,23 @@ type Judge struct {
 	learned   map[string]bool      // NQNs outside the topology seen so far
 	served    map[*smig]*served
 
-	hosts    map[string]*shost
-	pending  []record.Line // endpoints lines after the last sample
-	hasObs   bool
-	obsStart float64
-	closed   []closedWindow
+	hosts map[string]*shost
+	// seed harness's checks (SeedChecks): the non-sample lines they read,
+	// each host's first and last sample, and loss-timeout accumulated.
+	seedKeep  func(record.Line) bool
+	seedLines []record.Line
+	loss      lossAcc
+	pending   []record.Line // endpoints lines after the last sample
+	hasObs    bool
+	obsStart  float64
+	closed    []closedWindow
 }
 
 // shost is what the Judge keeps of one host.
 type shost struct {
 	name       string
 	firstT     float64
+	first      record.Line  // the first sample
 	lastSample *record.Line // &last once sampled
 	last       record.Line
 	stateVer   int // counts the host's sample lines whose state changed
@@ -131,7 +137,7 @@ func NewJudge(plan record.Plan) *Judge {
 	}
 	j := &Judge{r: r, byID: map[string]*smig{}, byNQN: map[string][]*smig{},
 		judges: map[string][]*served{}, learned: map[string]bool{}, hosts: map[string]*shost{},
-		served: map[*smig]*served{}}
+		served: map[*smig]*served{}, seedKeep: JudgesLine(plan), loss: lossAcc{over: map[string]int{}}}
 	for _, h := range plan.Topology.Hosts {
 		r.hostNQN[h.Name] = h.HostNQN
 	}
@@ -153,6 +159,9 @@ func (j *Judge) Add(l record.Line) error {
 		return j.err
 	}
 	j.started, j.lastT = true, l.T
+	if l.Kind != record.KindSample && j.seedKeep(l) {
+		j.seedLines = append(j.seedLines, l)
+	}
 	if !Judges(l.Kind) {
 		return nil
 	}
@@ -353,7 +362,11 @@ func (j *Judge) sample(s record.Line) {
 			}
 		}
 	}
+	if first {
+		h.first = s
+	}
 	if changed {
+		j.loss.add(s, j.r.plan)
 		h.stateVer++
 		for _, c := range s.Controllers {
 			if r.ever[c.NQN] == nil {
@@ -571,6 +584,7 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 		unattributedPauses(r, pr),
 		r.faultsLanded(),
 	}
+	results = append(results, j.seedChecks()...)
 	holes := j.sampleHoles()
 	r.blind(results, holes)
 	outcomes, matrix := r.faultOutcomes()
@@ -772,4 +786,26 @@ func EvaluateStream(plan record.Plan, timeline []record.Line) (record.Summary, e
 		}
 	}
 	return j.Summary(plan)
+}
+
+// seedChecks is SeedChecks on what the Judge kept: the lines they read but
+// samples (JudgesLine), each host's first and last sample (dirty-start,
+// paths-per-subsystem), and loss-timeout accumulated over every state.
+func (j *Judge) seedChecks() []record.CheckResult {
+	lines := slices.Clone(j.seedLines)
+	for _, name := range slices.Sorted(maps.Keys(j.hosts)) {
+		if h := j.hosts[name]; h.lastSample != nil {
+			lines = append(lines, h.first, h.last)
+		}
+	}
+	sort.SliceStable(lines, func(a, b int) bool { return lines[a].T < lines[b].T })
+	out := SeedChecks(j.r.plan, lines)
+	// loss-timeout read every state the Judge saw, not only the kept ones;
+	// it goes where SeedChecks puts it, before paths-per-subsystem.
+	out = slices.DeleteFunc(out, func(c record.CheckResult) bool { return c.Name == CheckLossTimeout })
+	if res, ok := j.loss.result(j.r.plan); ok {
+		at := slices.IndexFunc(out, func(c record.CheckResult) bool { return c.Name == CheckPathsPerSubsystem })
+		out = slices.Insert(out, at, res)
+	}
+	return out
 }

@@ -61,6 +61,9 @@ func SampleLine(t float64, host string, hs nvmeof.HostState) record.Line {
 	for _, c := range ctrls {
 		rc := record.Controller{Name: c.Name, NQN: c.NQN, Address: c.Address.Key(),
 			State: string(c.State), Transport: c.Transport, Legs: []record.Leg{}}
+		if c.CtrlLossTmo != 0 { // 0: the file is absent (non-fabrics)
+			rc.CtrlLossTmo = &c.CtrlLossTmo
+		}
 		for _, leg := range c.Legs {
 			rc.Legs = append(rc.Legs, record.Leg{NSID: leg.NSID, ANA: string(leg.ANA)})
 		}

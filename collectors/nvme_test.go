@@ -30,11 +30,12 @@ func TestSampleLineFromCapture(t *testing.T) {
 	}
 	got := SampleLine(1.5, "capture", hs)
 	const nqn = "nqn.2023-02.io.simplyblock:nvmetlab:lvol:00000001-0000-4000-8000-000000000001"
+	tmo := 600 // the capture's ctrl_loss_tmo (the kernel default)
 	want := record.Line{T: 1.5, Kind: record.KindSample, Host: "capture",
 		Controllers: []record.Controller{
-			{Name: "nvme0", NQN: nqn, Address: "127.0.0.1:14420", State: "live", Transport: "tcp",
+			{Name: "nvme0", NQN: nqn, Address: "127.0.0.1:14420", State: "live", Transport: "tcp", CtrlLossTmo: &tmo,
 				Legs: []record.Leg{{NSID: 1, ANA: "optimized"}, {NSID: 2, ANA: "optimized"}}},
-			{Name: "nvme1", NQN: nqn, Address: "10.0.0.1:14420", State: "live", Transport: "tcp", Legs: []record.Leg{}},
+			{Name: "nvme1", NQN: nqn, Address: "10.0.0.1:14420", State: "live", Transport: "tcp", CtrlLossTmo: &tmo, Legs: []record.Leg{}},
 		},
 		Subsystems: []record.Subsystem{{NQN: nqn, NSIDs: []int{1, 2}}},
 	}

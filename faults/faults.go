@@ -170,8 +170,17 @@ func FromSpec(s record.FaultSpec) (Fault, error) {
 		return &OperatorRestart{}, nil
 	case KindResetController:
 		return &ResetController{Host: s.Target, Node: s.Params["node"]}, nil
+	case KindRetriedCutover:
+		if s.Migration != "" && s.Migration != s.Target {
+			return nil, bad("migration %q: the target of a retried cutover is its migration", s.Migration)
+		}
+		f, err := retriedCutoverFromParams(s.Target, s.Params)
+		if err != nil {
+			return nil, bad("%v", err)
+		}
+		return f, nil
 	}
-	return nil, fmt.Errorf("fault %q: unknown kind (want one of %s)", s.Fault, strings.Join(Kinds, ", "))
+	return nil, fmt.Errorf("fault %q: unknown kind (want one of %s, %s)", s.Fault, strings.Join(Kinds, ", "), KindRetriedCutover)
 }
 
 // TargetRestart stops a storage node's target, then starts it again at

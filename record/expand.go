@@ -75,7 +75,7 @@ func Expand(lines []Line) ([]Line, error) {
 }
 
 // SameState reports whether two sample lines show the same host state:
-// equal controllers (name, NQN, address, state, transport, legs) and equal
+// equal controllers (every field of record.Controller) and equal
 // subsystems, in order. Lines sharing their slices (a collector that
 // reused an unchanged parse) compare in constant time.
 func SameState(a, b Line) bool {
@@ -88,8 +88,10 @@ func SameState(a, b Line) bool {
 	}
 	return slices.EqualFunc(a.Controllers, b.Controllers, func(x, y Controller) bool {
 		return x.Name == y.Name && x.NQN == y.NQN && x.Address == y.Address && x.State == y.State &&
-			x.Transport == y.Transport && slices.Equal(x.Legs, y.Legs)
+			x.Transport == y.Transport && eqIntPtr(x.CtrlLossTmo, y.CtrlLossTmo) && slices.Equal(x.Legs, y.Legs)
 	}) && slices.EqualFunc(a.Subsystems, b.Subsystems, func(x, y Subsystem) bool {
 		return x.NQN == y.NQN && slices.Equal(x.NSIDs, y.NSIDs)
 	})
 }
+
+func eqIntPtr(a, b *int) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }

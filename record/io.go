@@ -138,6 +138,12 @@ func (p Plan) validate(present map[string]bool) error {
 		return fmt.Errorf("params.attribution_margin_s must be >= 0 seconds, got %v", pr.AttributionMarginS)
 	case pr.Migrations < 0:
 		return fmt.Errorf("params.migrations must be >= 0, got %d", pr.Migrations)
+	case !(pr.Seed.MinCompleted >= 0 && pr.Seed.MinCompleted <= 1) || !(pr.Seed.MaxTimedOut >= 0 && pr.Seed.MaxTimedOut <= 1):
+		return fmt.Errorf("params.seed_checks.min_completed and max_timed_out must be fractions in [0, 1], got %v and %v", pr.Seed.MinCompleted, pr.Seed.MaxTimedOut)
+	case !(pr.Seed.MigrationTimeoutS >= 0) || !(pr.Seed.OutageS >= 0) || !(pr.Seed.VerifyLagS >= 0) || !finite(pr.Seed.MigrationTimeoutS+pr.Seed.OutageS+pr.Seed.VerifyLagS):
+		return fmt.Errorf("params.seed_checks: migration_timeout_s, outage_s and verify_lag_s must be finite and >= 0 seconds, got %v, %v, %v", pr.Seed.MigrationTimeoutS, pr.Seed.OutageS, pr.Seed.VerifyLagS)
+	case pr.Seed.MaxNetControllers < 0 || pr.Seed.MaxReconnects < 0 || pr.Seed.MaxCtrlLossTmoS < 0 || pr.Seed.MaxPaths < 0 || pr.Seed.MaxNotAllowed < 0:
+		return fmt.Errorf("params.seed_checks: max_net_controllers, max_reconnects, max_ctrl_loss_tmo_s, max_paths and max_not_allowed must be >= 0, got %+v", pr.Seed)
 	}
 	if pr.Migrations > 0 {
 		if len(p.Topology.Hosts) == 0 {
@@ -174,7 +180,9 @@ type TimelineWriter struct {
 	// Keep, when set, makes the writer also keep each appended line whose
 	// kind it accepts, exactly as encoded (times rounded), for Kept.
 	Keep func(kind string) bool
-	kept []Line
+	// KeepLine, when set, is asked instead of Keep with the whole line.
+	KeepLine func(Line) bool
+	kept     []Line
 	// OnAppend, when set, is called with each appended line exactly as
 	// encoded (times rounded), in order: a streaming consumer such as the
 	// checks. Its error fails the Append.
@@ -237,7 +245,12 @@ func (tw *TimelineWriter) Append(l Line) error {
 			return err
 		}
 	}
-	if tw.Keep != nil && tw.Keep(l.Kind) {
+	switch {
+	case tw.KeepLine != nil:
+		if tw.KeepLine(l) {
+			tw.kept = append(tw.kept, l)
+		}
+	case tw.Keep != nil && tw.Keep(l.Kind):
 		tw.kept = append(tw.kept, l)
 	}
 	if tw.OnAppend != nil {

@@ -42,6 +42,9 @@ type Params struct {
 	// host's heartbeats while it is unchanged: every sampling tick, so
 	// sample_interval_s (settle_sample_interval_s in the settle period).
 	HeartbeatIntervalS float64 `json:"heartbeat_interval_s,omitempty"`
+	// Thresholds of the seed harness's checks (upstream.md §4), zero = the
+	// default named on each (plan.json of older runs has none). Added fields.
+	Seed SeedThresholds `json:"seed_checks,omitzero"`
 	// Extra holds backend- or scenario-specific parameters (operator variant,
 	// kernel switches, pod tolerance, ...), keyed by flag name.
 	Extra map[string]string `json:"extra,omitempty"`
@@ -109,3 +112,58 @@ const (
 
 // Stages are the migration stages in the order a migration goes through them.
 var Stages = []string{StageInValidation, StageBeforeCutover, StageInFreeze, StageAfterCutover}
+
+// SeedThresholds are the thresholds of the checks fiomig took from the
+// operator's seed harness and its successor sbtest (upstream.md §4). A
+// zero field takes the default in its comment.
+type SeedThresholds struct {
+	// MinCompleted is the least fraction of migrations that must complete
+	// within MigrationTimeoutS (0.8); MaxTimedOut the most that may time
+	// out (0.1); MigrationTimeoutS the harness's wait (420 s).
+	MinCompleted      float64 `json:"min_completed,omitempty"`
+	MaxTimedOut       float64 `json:"max_timed_out,omitempty"`
+	MigrationTimeoutS float64 `json:"migration_timeout_s,omitempty"`
+	// OutageS: no I/O completed on a volume for this long fails (30 s).
+	OutageS float64 `json:"outage_s,omitempty"`
+	// VerifyLagS: a verify failure up to this long after a migration ends
+	// is that migration's (45 s; fio detects lost writes 3–34 s later).
+	VerifyLagS float64 `json:"verify_lag_s,omitempty"`
+	// MaxNetControllers: more controllers created than removed per
+	// subsystem and host fails (4); MaxReconnects: more reconnect attempts
+	// of one controller fails (100).
+	MaxNetControllers int `json:"max_net_controllers,omitempty"`
+	MaxReconnects     int `json:"max_reconnects,omitempty"`
+	// MaxCtrlLossTmoS: a controller with ctrl_loss_tmo above this (or off)
+	// warns (60 s); MaxPaths: more controllers per subsystem on a host at
+	// the end warns (3).
+	MaxCtrlLossTmoS int `json:"max_ctrl_loss_tmo_s,omitempty"`
+	MaxPaths        int `json:"max_paths,omitempty"`
+	// MaxNotAllowed: this many target rejections logged as "does not allow
+	// host" or more fails (50).
+	MaxNotAllowed int `json:"max_not_allowed,omitempty"`
+}
+
+// WithDefaults fills every zero threshold with its default.
+func (t SeedThresholds) WithDefaults() SeedThresholds {
+	def := func(v *float64, d float64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	defI := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&t.MinCompleted, 0.8)
+	def(&t.MaxTimedOut, 0.1)
+	def(&t.MigrationTimeoutS, 420)
+	def(&t.OutageS, 30)
+	def(&t.VerifyLagS, 45)
+	defI(&t.MaxNetControllers, 4)
+	defI(&t.MaxReconnects, 100)
+	defI(&t.MaxCtrlLossTmoS, 60)
+	defI(&t.MaxPaths, 3)
+	defI(&t.MaxNotAllowed, 50)
+	return t
+}

@@ -138,6 +138,11 @@ type Line struct {
 	Completed *int64 `json:"completed,omitempty"`
 	Errors    *int64 `json:"errors,omitempty"`
 	Queued    *int64 `json:"queued,omitempty"`
+	// io: the fio errno of the interval's first error (84 EILSEQ = a
+	// verify/checksum failure, 5 EIO, 28 ENOSPC, 30 EROFS, ...) and the
+	// blocks whose verify failed in the interval. Added fields.
+	Errno        int    `json:"errno,omitempty"`
+	VerifyErrors *int64 `json:"verify_errors,omitempty"`
 
 	// kernel
 	Controller string `json:"controller,omitempty"`
@@ -146,6 +151,10 @@ type Line struct {
 	// target
 	Node             string `json:"node,omitempty"`
 	RejectedConnects *int64 `json:"rejected_connects,omitempty"`
+	// target: cumulative count of the rejections the target logs as
+	// "Subsystem … does not allow host … to connect" (SPDK lib/nvmf/ctrlr.c;
+	// "Could not find subsystem" is not among them). Added field.
+	NotAllowedConnects *int64 `json:"not_allowed_connects,omitempty"`
 
 	// endpoints: the canonical ip:port endpoints (IPv6 bracketed) published
 	// for NQN, sorted; replaces any earlier endpoints line for that NQN.
@@ -177,7 +186,10 @@ type Controller struct {
 	State   string `json:"state"`   // kernel state string: live, connecting, ...
 	// Transport is the transport file (tcp, rdma, ...); added field.
 	Transport string `json:"transport,omitempty"`
-	Legs      []Leg  `json:"legs"` // path legs nvmeScCnH under the controller, sorted by NSID
+	// CtrlLossTmo is the ctrl_loss_tmo file in seconds (-1 = off, retry
+	// forever); absent when the file was not read. Added field.
+	CtrlLossTmo *int  `json:"ctrl_loss_tmo,omitempty"`
+	Legs        []Leg `json:"legs"` // path legs nvmeScCnH under the controller, sorted by NSID
 }
 
 // Leg is one path leg of a controller to a namespace.

@@ -5,6 +5,8 @@ const (
 	Pass         = "pass"
 	Fail         = "fail"
 	Inconclusive = "inconclusive"
+	// Warn is a finding that does not fail the run (a pass with a warning).
+	Warn = "warn"
 )
 
 // Summary is summary.json. Fields may be added, never renamed.
@@ -155,6 +157,9 @@ type CheckResult struct {
 	Name    string `json:"name"`
 	Verdict string `json:"verdict"`
 	Detail  string `json:"detail"`
+	// Failing are the migrations (ids) a failing check failed on, sorted,
+	// where the check judges per migration. Added field.
+	Failing []string `json:"failing,omitempty"`
 }
 
 // MigrationSummary is one migration as the checks saw it.

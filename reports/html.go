@@ -201,6 +201,8 @@ func verdictClass(v string) string {
 	switch v {
 	case record.Pass, record.Fail, record.Inconclusive:
 		return v
+	case record.Warn:
+		return record.Inconclusive // coloured like a verdict to look at
 	}
 	return "other"
 }

@@ -63,7 +63,8 @@ type junitSkipped struct {
 // <testcase> per check of sum in order (name = check name, classname
 // "fiomig.checks"). A fail check carries <failure message="detail"
 // type="fail">detail</failure>; an inconclusive check carries <skipped
-// message="detail"/>; a pass check carries its detail as <system-out>; any
+// message="detail"/>; a pass check carries its detail as <system-out>, a
+// warn check "warn: detail" there (JUnit has no warning); any
 // other verdict is a failure whose type is that verdict ("no verdict" when
 // empty). Text is escaped by
 // encoding/xml (characters XML cannot hold become U+FFFD). Equal inputs give
@@ -81,6 +82,8 @@ func JUnit(plan record.Plan, sum record.Summary) ([]byte, error) {
 		switch c.Verdict {
 		case record.Pass:
 			tc.SystemOut = c.Detail
+		case record.Warn:
+			tc.SystemOut = "warn: " + c.Detail
 		case record.Inconclusive:
 			tc.Skipped = &junitSkipped{Message: c.Detail}
 			s.Skipped++

@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"strconv"
+
 	"github.com/fiomig/fiomig/backend"
 	simbackend "github.com/fiomig/fiomig/backend/sim"
 	"github.com/fiomig/fiomig/record"
@@ -15,6 +17,7 @@ func DefaultParams() record.Params {
 		Migrations: 23, Volumes: 10, Hosts: 3, ConsumersPerVolume: 1,
 		SampleIntervalS: 0.1, SettleSampleIntervalS: 0.1, CutoverPauseS: 2.0,
 		PauseCritS: 5.0, FreezesAllowed: 1, SettleS: 60, AttributionMarginS: 30,
+		Seed: record.SeedThresholds{}.WithDefaults(),
 	}
 }
 
@@ -28,6 +31,16 @@ func SimCluster(seed int64, p record.Params) (backend.Cluster, error) {
 	return simbackend.New(simbackend.Config{
 		Seed: seed, Nodes: 3, Hosts: p.Hosts, Volumes: p.Volumes,
 		ConsumersPerVolume: p.ConsumersPerVolume, CutoverPauseS: p.CutoverPauseS,
-		ControlPlane: p.Extra["control_plane"],
+		ControlPlane:        p.Extra["control_plane"],
+		NamespacesPerVolume: atoiOr(p.Extra["namespaces_per_volume"], 1), NamespacedVolumes: atoiOr(p.Extra["namespaced_volumes"], 0),
+		LvolMonitor: p.Extra["lvol_monitor"] == "true", CSIRestore: p.Extra["csi_restore"],
 	})
+}
+
+// atoiOr is s as an int, or d when s is empty (plan.json of older runs).
+func atoiOr(s string, d int) int {
+	if n, err := strconv.Atoi(s); err == nil {
+		return n
+	}
+	return d
 }

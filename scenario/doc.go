@@ -3,9 +3,9 @@
 // settle, and leaves a complete run record (plan.json, timeline.jsonl)
 // that the checks and reports then judge from the record alone. Run is the
 // main job (virtual time); RunFio runs real fio through FUSE on the wall
-// clock; Reproduce replays incident fio-mig-1787159565 with its seeded
-// fault schedule.
+// clock; Reproduce replays a catalogued incident (package incidents: one
+// YAML file each) and judges its expected bands (bands.go).
 //
 // scenario may import backend, collectors, faults, checks, reports, record,
-// workload, sim and the leaves (nvmeof, fio).
+// workload, sim, incidents and the leaves (nvmeof, fio).
 package scenario

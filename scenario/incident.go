@@ -26,6 +26,8 @@ import (
 // IncidentFigures are what the incident report compares: computed from
 // plan.json, timeline.jsonl and summary.json only.
 type IncidentFigures struct {
+	// Incident is the catalogue name reproduced (plan params.extra.incident).
+	Incident string `json:"incident,omitempty"`
 	Operator string `json:"operator"`
 	Seed     int64  `json:"seed"`
 	// ReconnectReset is the kernel switch the run used ("full" = upstream).
@@ -289,7 +291,7 @@ func fieldValue(b []byte, key string) string {
 // the timeline's lines (all of them, or those IncidentLines keeps) and
 // summary.json.
 func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Summary) IncidentFigures {
-	f := IncidentFigures{Operator: plan.Params.Extra["operator"], Seed: plan.Seed,
+	f := IncidentFigures{Incident: plan.Params.Extra["incident"], Operator: plan.Params.Extra["operator"], Seed: plan.Seed,
 		ReconnectReset: plan.Params.Extra["reconnect_reset"], Outcomes: map[string]int{},
 		ControllersPerHost: map[string]int{}, ExpectedPerHost: map[string]int{}, LeakedByState: map[string]int{},
 		RejectionWindowS: RejectionWindowS, Failures: []ValidationFailure{}, LeakedKinds: map[string]int{},
@@ -1057,7 +1059,7 @@ func WriteIncidentTable(w io.Writer, figs []IncidentFigures, shapes []Shape) {
 	add("CONNECT rejections/min at the end", func(f IncidentFigures) string { return fmt.Sprintf("%.0f", f.RejectionsPerMin) })
 	add("pods killed", func(f IncidentFigures) string { return strconv.Itoa(f.PodsKilled) })
 	add("longest pause", func(f IncidentFigures) string { return fmt.Sprintf("%.1f s", f.LongestPauseS) })
-	add("expected shape", func(f IncidentFigures) string {
+	add("every expectation holds", func(f IncidentFigures) string {
 		for i := range figs {
 			if figs[i].Operator == f.Operator && i < len(shapes) {
 				if shapes[i].OK {
@@ -1087,7 +1089,6 @@ func WriteIncidentTable(w io.Writer, figs []IncidentFigures, shapes []Shape) {
 	fmt.Fprintf(w, "(controllers: of the run's subsystems in each host's last sample, every state but deleting/dead — what the "+
 		"leak check inspects; expected: one per published ip:port endpoint of each volume the host consumes; healthy: not named by "+
 		"the leak check; endpoints missing: published endpoints with no controller, path-completeness)\n")
-	fmt.Fprintf(w, "(incident fio-mig-1787159565: 16 of 23 failed validation; 32 controllers where ~18 were expected, 18 leaked; ~146 rejections/min; 8 of 10 pods killed)\n")
 }
 
 // IncidentMarkdown renders one run's reproduce report: the figures, the
@@ -1095,12 +1096,12 @@ func WriteIncidentTable(w io.Writer, figs []IncidentFigures, shapes []Shape) {
 // controller that failed each migration and the migration that leaked it.
 func IncidentMarkdown(f IncidentFigures, s Shape, all []IncidentFigures, shapes []Shape) []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Reproduction of fio-mig-1787159565 — operator %s, seed %d\n\n", f.Operator, f.Seed)
+	fmt.Fprintf(&b, "# Reproduction of %s — operator %s, seed %d\n\n", orDefault(f.Incident, IncidentID), f.Operator, f.Seed)
 	fmt.Fprintf(&b, "Kernel reconnect counter reset: %s.\n\n", orDefault(f.ReconnectReset, "full"))
 	if s.OK {
-		fmt.Fprintf(&b, "**Expected shape: yes.**\n\n")
+		fmt.Fprintf(&b, "**Every expectation of the incident file holds: yes.**\n\n")
 	} else {
-		fmt.Fprintf(&b, "**Expected shape: NO.**\n\n")
+		fmt.Fprintf(&b, "**Every expectation of the incident file holds: NO.**\n\n")
 		for _, m := range s.Missing {
 			fmt.Fprintf(&b, "- %s\n", m)
 		}

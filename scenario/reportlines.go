@@ -14,19 +14,25 @@ import (
 // reports read the timeline per migration, streaming.
 const ReportStatesMax = 200_000
 
-// ReportLines keeps the lines reports.WriteRun reads (the kinds
-// checks.Judges accepts, per-tick states) while they stay under
-// ReportStatesMax samples, and drops them all past it.
+// ReportLines keeps the lines reports.WriteRun reads (those
+// checks.JudgesLine accepts, samples as per-tick states) while they stay
+// under ReportStatesMax samples, and drops them all past it.
 type ReportLines struct {
+	keep    func(record.Line) bool
 	lines   []record.Line
 	samples int
 	// Dropped is set once the bound was passed.
 	Dropped bool
 }
 
+// NewReportLines keeps the lines of a run of plan.
+func NewReportLines(plan record.Plan) *ReportLines {
+	return &ReportLines{keep: checks.JudgesLine(plan)}
+}
+
 // Add keeps l if the bound allows.
 func (k *ReportLines) Add(l record.Line) {
-	if k.Dropped || !checks.Judges(l.Kind) {
+	if k.Dropped || !k.keep(l) {
 		return
 	}
 	if l.Kind == record.KindSample {

@@ -2,78 +2,96 @@ package scenario
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	simbackend "github.com/fiomig/fiomig/backend/sim"
 	"github.com/fiomig/fiomig/faults"
+	"github.com/fiomig/fiomig/incidents"
 	"github.com/fiomig/fiomig/record"
 )
 
-// IncidentID is the run `fiomig reproduce` knows how to reproduce.
+// IncidentID is the catalogue's first incident (incidents/), the one
+// issue 4 set out to reproduce.
 const IncidentID = "fio-mig-1787159565"
 
 // ReproduceReportFile is the reproduce report in each run directory.
 const ReproduceReportFile = "reproduce.md"
 
-// IncidentParams are the incident's parameters (DESIGN.md "The incident to
-// reproduce"; issue 4 part 7): 3 hosts that are also the 3 storage nodes,
-// 10 volumes with one fio pod each, 23 migrations one at a time sampled
-// every 0.1 s, then 2.5 h (9000 s) of settle sampled every 10 s; the
-// cutover and the thresholds are fiomig's defaults.
-func IncidentParams() record.Params {
+// LoadIncident finds name in the incident catalogue (embedded, then dirs;
+// a name ending in ".yaml" is a file path) and checks that every figure
+// its bands name is one IncidentFigures computes. Errors name the file and
+// the field.
+func LoadIncident(name string, dirs ...string) (incidents.Incident, error) {
+	inc, err := incidents.Find(name, dirs...)
+	if err != nil {
+		return inc, err
+	}
+	return inc, checkFigureNames(inc)
+}
+
+func checkFigureNames(inc incidents.Incident) error {
+	known := FigureNames()
+	for i, e := range inc.Expected {
+		if e.Figure != "" && !slices.Contains(known, e.Figure) {
+			return fmt.Errorf("%s: expected[%d].figure: unknown figure %q (known: %s)", inc.File, i, e.Figure, strings.Join(known, ", "))
+		}
+	}
+	return nil
+}
+
+// IncidentParams are an incident's run parameters: its topology and pacing
+// over fiomig's default thresholds.
+func IncidentParams(inc incidents.Incident) record.Params {
 	p := DefaultParams()
-	p.Migrations, p.Volumes, p.Hosts, p.ConsumersPerVolume = 23, 10, 3, 1
-	p.SettleS, p.SettleSampleIntervalS = 9000, 10
+	t, pc := inc.Topology, inc.Pacing
+	p.Hosts, p.Volumes, p.ConsumersPerVolume = t.Hosts, t.Volumes, t.ConsumersPerVolume
+	p.Migrations, p.SampleIntervalS = pc.Migrations, pc.SampleIntervalS
+	p.SettleS, p.SettleSampleIntervalS = pc.SettleS, pc.SettleSampleIntervalS
+	if inc.Model.CutoverPauseS > 0 {
+		p.CutoverPauseS = inc.Model.CutoverPauseS
+	}
 	return p
 }
 
-// Incident fault schedule (issue 4 part 7: "a seeded fault schedule that
-// gives the cascade its first failures, for example dropped CONNECTs or a
-// target restart during early validations"): two faults, on two distinct
-// migrations among the first five, each a storage-node restart or a window
-// of dropped CONNECTs to a node, injected 0.5–2.5 s into Validating (while
-// the validation Jobs start: the Job start delay is 1–3 s). Each lasts
-// 190–300 s: a fault gives a first failure only when it outlasts the
-// validation Job's retry budget — 3 connect+verify attempts 2 s apart,
-// each blocked up to the 60 s admin_timeout by a dropped CONNECT, 184 s in
-// all (simplyblock-rebalancer validate-migration) — and up to 5 min is an
-// SPDK storage-node restart with its lvstore recovery. The window follows
-// from that budget, not from the cascade figures; the earlier 20–60 s
-// window was outlasted by every retrying Job.
-var incidentFaults = faults.SeededOptions{
-	Count:  2,
-	Kinds:  []string{faults.KindTargetRestart, faults.KindDroppedConnects},
-	Phase:  record.PhaseValidating,
-	AfterS: [2]float64{0.5, 2.5},
-	ForS:   [2]float64{190, 300},
-}
-
-// IncidentSchedule is the incident's fault schedule for seed (the same
-// for both operator variants).
-func IncidentSchedule(seed int64, nodes []string) ([]record.FaultSpec, error) {
-	o := incidentFaults
-	o.Nodes = nodes
-	for i := 1; i <= 5; i++ {
-		o.Migrations = append(o.Migrations, fmt.Sprintf("mig-%04d", i))
+// IncidentSchedule is an incident's fault schedule for seed: the explicit
+// entries, then the seeded family drawn over its migrations and nodes (the
+// same for every operator variant).
+func IncidentSchedule(inc incidents.Incident, seed int64, nodes []string) ([]record.FaultSpec, error) {
+	sched := slices.Clone(inc.Faults.Scheduled)
+	if s := inc.Faults.Seeded; s != nil {
+		o := faults.SeededOptions{Count: s.Count, Kinds: s.Kinds, Phase: s.Phase, AfterS: s.AfterS, ForS: s.ForS, Nodes: nodes}
+		for i := s.FirstMigration; i <= s.LastMigration; i++ {
+			o.Migrations = append(o.Migrations, fmt.Sprintf("mig-%04d", i))
+		}
+		drawn, err := faults.Seeded(seed, o)
+		if err != nil {
+			return nil, fmt.Errorf("%s: faults.seeded: %w", inc.File, err)
+		}
+		sched = append(sched, drawn...)
 	}
-	return faults.Seeded(seed, o)
+	return sched, nil
 }
 
 // ReproduceOptions is one operator's reproduction of the incident.
 type ReproduceOptions struct {
-	Seed int64
+	// Incident is what to reproduce (LoadIncident).
+	Incident incidents.Incident
+	Seed     int64
 	// Operator is "prefix" or "fixed".
 	Operator string
-	// ReconnectReset is the kernel switch: "full" (upstream, default) or
-	// "partial"; KernelDNR "honor" (default) or "ignore"; TargetDNR makes
-	// the targets set DNR on rejections (SPDK does not).
+	// ReconnectReset is the kernel switch: "full" (upstream) or "partial";
+	// KernelDNR "honor" or "ignore"; TargetDNR makes the targets set DNR on
+	// rejections (SPDK does not). Empty (nil) takes the incident's value.
 	ReconnectReset string
 	KernelDNR      string
-	TargetDNR      bool
+	TargetDNR      *bool
 	// Params default to IncidentParams; Schedule to IncidentSchedule(Seed).
 	Params   *record.Params
 	Schedule []record.FaultSpec
@@ -90,7 +108,9 @@ type ReproduceResult struct {
 	Plan    record.Plan
 	Summary record.Summary
 	Figures IncidentFigures
-	Shape   Shape
+	// Shape is whether every expectation of the incident holds (Bands).
+	Shape Shape
+	Bands []BandResult
 	// FaultErrors are injections or recoveries that failed (also in the timeline).
 	FaultErrors []error
 	Interrupted bool
@@ -101,35 +121,55 @@ type ReproduceResult struct {
 // schedule as executed, timeline.jsonl, summary.json, report.md), then
 // computes the incident's figures from the record and writes reproduce.md.
 func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error) {
+	inc := o.Incident
+	if inc.Name == "" {
+		return ReproduceResult{}, errors.New("reproduce: no incident")
+	}
 	if o.Operator != "prefix" && o.Operator != "fixed" {
 		return ReproduceResult{}, fmt.Errorf("reproduce: operator %q: want prefix or fixed", o.Operator)
 	}
 	if o.ReconnectReset == "" {
-		o.ReconnectReset = "full"
+		o.ReconnectReset = inc.Kernel.ReconnectReset.Value
 	}
 	if o.KernelDNR == "" {
-		o.KernelDNR = "honor"
+		o.KernelDNR = inc.Kernel.DNR.Value
 	}
-	p := IncidentParams()
+	targetDNR := inc.Kernel.TargetDNR.Value == "true"
+	if o.TargetDNR != nil {
+		targetDNR = *o.TargetDNR
+	}
+	p := IncidentParams(inc)
 	if o.Params != nil {
 		p = *o.Params
 	}
-	const podToleranceS = 5.0
+	podToleranceS := inc.Topology.PodToleranceS
+	if podToleranceS == 0 {
+		podToleranceS = 5
+	}
+	gapS := inc.Pacing.GapS
 	p.Extra = map[string]string{
 		"operator": o.Operator, "reconnect_reset": o.ReconnectReset, "kernel_dnr": o.KernelDNR,
-		"target_dnr": strconv.FormatBool(o.TargetDNR), "hosts_are_nodes": "true", "pods": "true",
-		"pod_tolerance_s": strconv.FormatFloat(podToleranceS, 'g', -1, 64),
-		"gap_s":           strconv.FormatFloat(DefaultGapS, 'g', -1, 64),
-		"incident":        IncidentID,
+		"target_dnr": strconv.FormatBool(targetDNR), "hosts_are_nodes": strconv.FormatBool(inc.Topology.HostsAreNodes),
+		"pods":                  strconv.FormatBool(inc.Topology.Pods),
+		"pod_tolerance_s":       strconv.FormatFloat(podToleranceS, 'g', -1, 64),
+		"gap_s":                 strconv.FormatFloat(gapS, 'g', -1, 64),
+		"incident":              inc.Name,
+		"control_plane":         inc.Model.ControlPlane.Value,
+		"namespaces_per_volume": strconv.Itoa(max(1, inc.Topology.NamespacesPerVolume)),
+		"lvol_monitor":          orDefault(inc.Model.LvolMonitor.Value, "off"),
+		"csi_restore":           orDefault(csiRestore(inc, o.Operator), "off"),
 	}
 	cluster, err := simbackend.New(simbackend.Config{
-		Seed: o.Seed, Nodes: 3, Hosts: p.Hosts, Volumes: p.Volumes, ConsumersPerVolume: p.ConsumersPerVolume,
-		HostsAreNodes: true, CutoverPauseS: p.CutoverPauseS, Operator: o.Operator,
-		ReconnectReset: o.ReconnectReset, KernelDNR: o.KernelDNR, TargetDNR: o.TargetDNR,
-		Pods: true, PodToleranceS: podToleranceS,
+		Seed: o.Seed, Nodes: inc.Topology.Nodes, Hosts: p.Hosts, Volumes: p.Volumes, ConsumersPerVolume: p.ConsumersPerVolume,
+		NamespacesPerVolume: inc.Topology.NamespacesPerVolume,
+		HostsAreNodes:       inc.Topology.HostsAreNodes, CutoverPauseS: p.CutoverPauseS, Operator: o.Operator,
+		ReconnectReset: o.ReconnectReset, KernelDNR: o.KernelDNR, TargetDNR: targetDNR,
+		ControlPlane: inc.Model.ControlPlane.Value,
+		LvolMonitor:  inc.Model.LvolMonitor.Value == "on", CSIRestore: csiRestore(inc, o.Operator),
+		Pods: inc.Topology.Pods, PodToleranceS: podToleranceS,
 	})
 	if err != nil {
-		return ReproduceResult{}, fmt.Errorf("reproduce: simulator: %w", err)
+		return ReproduceResult{}, fmt.Errorf("reproduce %s: simulator: %w", inc.File, err)
 	}
 	sched := o.Schedule
 	if sched == nil {
@@ -137,7 +177,7 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 		for _, n := range cluster.Topology().Nodes {
 			nodes = append(nodes, n.Name)
 		}
-		if sched, err = IncidentSchedule(o.Seed, nodes); err != nil {
+		if sched, err = IncidentSchedule(inc, o.Seed, nodes); err != nil {
 			return ReproduceResult{}, err
 		}
 	}
@@ -146,11 +186,11 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 		return ReproduceResult{}, err
 	}
 	defer inj.Close()
-	plan := record.Plan{Tool: "fiomig", Scenario: "reproduce " + IncidentID, Seed: o.Seed, Command: o.Command,
+	plan := record.Plan{Tool: "fiomig", Scenario: "reproduce " + inc.Name, Seed: o.Seed, Command: o.Command,
 		Params: p, Faults: sched}
 	// Run recovers what is still injected (recording its lines) and writes
 	// the schedule as executed into plan.json.
-	res, err := Run(ctx, inj, Config{Plan: plan, OutDir: o.OutDir, StartUnix: o.StartUnix, GapS: DefaultGapS, Progress: o.Progress})
+	res, err := Run(ctx, inj, Config{Plan: plan, OutDir: o.OutDir, StartUnix: o.StartUnix, GapS: gapS, Progress: o.Progress})
 	out := ReproduceResult{Dir: res.Dir, Interrupted: res.Interrupted, Summary: res.Summary, Plan: res.Plan}
 	out.FaultErrors = inj.Errors()
 	if err != nil || res.Interrupted {
@@ -163,7 +203,8 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 		return out, err
 	}
 	out.Figures = ComputeIncidentFigures(plan, lines, out.Summary)
-	out.Shape = JudgeShape(out.Figures)
+	out.Bands = JudgeBands(inc, out.Figures, out.Summary)
+	out.Shape = ShapeOf(out.Bands, out.Figures)
 	return out, WriteReproduceReport(out, nil)
 }
 
@@ -178,8 +219,26 @@ func WriteReproduceReport(r ReproduceResult, all []ReproduceResult) error {
 		shapes = append(shapes, x.Shape)
 	}
 	b := IncidentMarkdown(r.Figures, r.Shape, figs, shapes)
+	b = append(b, BandsMarkdown(r.Bands)...)
 	if err := os.WriteFile(filepath.Join(r.Dir, ReproduceReportFile), b, 0o644); err != nil {
 		return fmt.Errorf("write reproduce report: %w", err)
 	}
 	return nil
+}
+
+// csiRestore is the sim's CSI restore variant for inc and operator: the
+// "operator" value follows the operator's release (prefix: by IP only,
+// fixed: by ip:port).
+func csiRestore(inc incidents.Incident, operator string) string {
+	switch v := inc.Model.CSIRestore.Value; v {
+	case "", "off":
+		return ""
+	case "operator":
+		if operator == "fixed" {
+			return "ip-port"
+		}
+		return "ip"
+	default:
+		return v
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fiomig/fiomig/faults"
+	"github.com/fiomig/fiomig/incidents"
 	"github.com/fiomig/fiomig/record"
 )
 
@@ -18,14 +19,24 @@ import (
 // settle) so that tests stay quick; the fault schedule (on the first five
 // migrations) and every other parameter are the incident's.
 func shortIncident() *record.Params {
-	p := IncidentParams()
+	p := IncidentParams(mustIncident(IncidentID))
 	p.Migrations, p.SettleS = 8, 1200
 	return &p
 }
 
+// mustIncident loads a catalogued incident or panics (the catalogue is
+// embedded: a bad file fails every test that reads it).
+func mustIncident(name string) incidents.Incident {
+	inc, err := LoadIncident(name)
+	if err != nil {
+		panic(err)
+	}
+	return inc
+}
+
 func reproduce(t *testing.T, seed int64, op string, p *record.Params) ReproduceResult {
 	t.Helper()
-	r, err := Reproduce(context.Background(), ReproduceOptions{Seed: seed, Operator: op, Params: p,
+	r, err := Reproduce(context.Background(), ReproduceOptions{Incident: mustIncident(IncidentID), Seed: seed, Operator: op, Params: p,
 		Command: "test", OutDir: t.TempDir(), StartUnix: 1787159565})
 	if err != nil {
 		t.Fatal(err)
@@ -76,11 +87,11 @@ func TestReproduceSameSeedSameRecord(t *testing.T) {
 // validation it hits.
 func TestReproduceScheduleIsTheIncidents(t *testing.T) {
 	nodes := []string{"storage-1", "storage-2", "storage-3"}
-	s1, err := IncidentSchedule(7, nodes)
+	s1, err := IncidentSchedule(mustIncident(IncidentID), 7, nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s2, _ := IncidentSchedule(7, nodes)
+	s2, _ := IncidentSchedule(mustIncident(IncidentID), 7, nodes)
 	if d := cmp.Diff(s1, s2); d != "" {
 		t.Errorf("seed 7 twice:\n%s", d)
 	}
@@ -308,7 +319,7 @@ func TestJudgeShape(t *testing.T) {
 func BenchmarkReproduceBothOperators(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		for _, op := range []string{"prefix", "fixed"} {
-			if _, err := Reproduce(context.Background(), ReproduceOptions{Seed: 1, Operator: op,
+			if _, err := Reproduce(context.Background(), ReproduceOptions{Incident: mustIncident(IncidentID), Seed: 1, Operator: op,
 				OutDir: b.TempDir(), StartUnix: 1787159565}); err != nil {
 				b.Fatal(err)
 			}

@@ -13,7 +13,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fiomig/fiomig/checks"
 	"github.com/fiomig/fiomig/record"
+	"github.com/fiomig/fiomig/reports"
 )
 
 // scaleRun is `fiomig run` without the CLI: the default faults on a sim
@@ -113,6 +115,14 @@ func TestChangeOnlySamplesAgreeWithFullSamples(t *testing.T) {
 			}
 			if d := cmp.Diff(byTick(a), byTick(b)); d != "" {
 				t.Errorf("expanded change-only timeline differs from the full one:\n%s", d)
+			}
+			// And the streaming Judge agrees with the in-memory reference.
+			if d := cmp.Diff(checks.Evaluate(full.Plan, a), checks.Evaluate(co.Plan, b)); d != "" {
+				t.Errorf("Evaluate differs between the formats:\n%s", d)
+			}
+			ref := reports.WithStats(checks.Evaluate(full.Plan, a))
+			if d := cmp.Diff(ref, co.Summary); d != "" {
+				t.Errorf("the run's streamed summary (+) differs from Evaluate over the whole record (-):\n%s", d)
 			}
 		})
 	}

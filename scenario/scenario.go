@@ -112,7 +112,7 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	// without re-decoding them and without keeping them (checks.Judge).
 	judge := checks.NewJudge(cfg.Plan)
 	var states record.Expander
-	var report ReportLines // the per-tick states the report's swimlanes need, bounded
+	report := NewReportLines(cfg.Plan) // the per-tick states the report's swimlanes need, bounded
 	report.Dropped = cfg.SummaryOnly
 	tl.OnAppend = func(l record.Line) error {
 		return states.Push(l, func(x record.Line) error {

@@ -24,10 +24,18 @@ type Config struct {
 	// ConsumersPerVolume is how many hosts consume (connect) each volume
 	// (default 1); volume i is consumed by hosts i, i+1, ... modulo Hosts.
 	ConsumersPerVolume int
-	// NamespacesPerVolume is the number of namespaces of each volume's
-	// subsystem (default 1). NSIDs start above 1 on purpose, so that the
+	// NamespacesPerVolume is the number of namespaces of a namespaced
+	// volume's subsystem (default 1), NSIDs 1..N (sbcli add_lvol_thread
+	// adds them with explicit NSIDs; max_namespace_per_subsys > 1 takes
+	// the batch migration path: the whole subsystem moves). A
+	// single-namespace volume's NSID is 2 + i%3 on purpose, so that the
 	// kernel's head index H of nvmeSnH differs from the NSID.
 	NamespacesPerVolume int
+	// NamespacedVolumes is how many volumes (the last ones) have
+	// NamespacesPerVolume namespaces; the others have one, which mixes
+	// single and namespaced volumes as the seed harness does (10 + 6).
+	// 0 = every volume.
+	NamespacedVolumes int
 	// HA is the number of nodes serving each lvstore: one primary listener
 	// (ANA optimized) and HA-1 secondaries (non-optimized) per subsystem
 	// (default min(3, Nodes)).
@@ -88,6 +96,15 @@ type Config struct {
 	// the tertiaries, as create_migration computes it, so every target node
 	// only loses the migration's listener). See controlplane.go cpCancel.
 	ControlPlane string
+
+	// LvolMonitor runs sbcli's lvol monitor repair (monitor.go): it brings
+	// back a non-leader's subsystem and listener that a cancel deleted,
+	// ≤ 300 s + 30 s later. Off by default (the main job's record is kept
+	// as it was); incidents turn it on.
+	LvolMonitor bool
+	// CSIRestore runs the CSI node plugin's path restore: CSIRestoreOff
+	// (default), CSIRestoreByIP (pre-fix) or CSIRestoreByEndpoint (fixed).
+	CSIRestore string
 
 	// Pods runs one modelled fio pod per volume (on its first consumer host).
 	Pods bool
@@ -192,6 +209,9 @@ func (c Config) withDefaults() Config {
 	if c.Operator == "" {
 		c.Operator = OperatorFixed
 	}
+	if c.CSIRestore == "" {
+		c.CSIRestore = CSIRestoreOff
+	}
 	if c.PodToleranceS == 0 {
 		c.PodToleranceS = 5
 	}
@@ -227,6 +247,9 @@ func (c Config) validate() error {
 	if c.NamespacesPerVolume < 1 || c.NamespacesPerVolume > 64 {
 		errs = append(errs, fmt.Errorf("namespaces per volume %d: need 1..64", c.NamespacesPerVolume))
 	}
+	if c.NamespacedVolumes < 0 || c.NamespacedVolumes > c.Volumes {
+		errs = append(errs, fmt.Errorf("namespaced volumes %d: need 0..volumes (%d)", c.NamespacedVolumes, c.Volumes))
+	}
 	if c.HA < 1 || c.HA > c.Nodes {
 		errs = append(errs, fmt.Errorf("HA %d: need 1..nodes (%d)", c.HA, c.Nodes))
 	}
@@ -250,6 +273,9 @@ func (c Config) validate() error {
 	}
 	if c.ControlPlane != ControlPlaneSbcli && c.ControlPlane != ControlPlaneFixedCancel {
 		errs = append(errs, fmt.Errorf("control plane %q: want %q or %q", c.ControlPlane, ControlPlaneSbcli, ControlPlaneFixedCancel))
+	}
+	if c.CSIRestore != CSIRestoreOff && c.CSIRestore != CSIRestoreByIP && c.CSIRestore != CSIRestoreByEndpoint {
+		errs = append(errs, fmt.Errorf("CSI restore %q: want %q, %q or %q", c.CSIRestore, CSIRestoreOff, CSIRestoreByIP, CSIRestoreByEndpoint))
 	}
 	if c.Operator != OperatorPrefix && c.Operator != OperatorFixed {
 		errs = append(errs, fmt.Errorf("operator %q: want %q or %q", c.Operator, OperatorPrefix, OperatorFixed))

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/fiomig/fiomig/nvmeof"
@@ -91,6 +92,16 @@ func (w *World) cpCutover(m *Migration) {
 	}
 	j := w.cfg.CutoverJitter
 	m.CutoverWindowS = w.cfg.CutoverPauseS * (1 + w.uniform(-j, j))
+	if r := m.retry; r != nil {
+		r.done++
+		if r.done < r.freezes {
+			w.after(m.CutoverWindowS, func() { w.cpCutoverRollback(m) })
+			return
+		}
+		if r.lostBlocks > 0 {
+			w.after(m.CutoverWindowS+r.detectAfterS, func() { w.loseWrites(m.Vol, r.lostBlocks) })
+		}
+	}
 	w.after(m.CutoverWindowS, func() {
 		for k, ep := range w.listenerEndpoints(nqn, m.DstLVS) {
 			if ts, ok := ep.node.subsystems[nqn]; ok {
@@ -99,6 +110,69 @@ func (w *World) cpCutover(m *Migration) {
 		}
 		m.cp = cpCutDone
 	})
+}
+
+// cpCutoverRollback ends a cutover attempt that is to be retried (a
+// retried-cutover fault: no source says why the real cutover retried): the
+// source listeners report their HA states again, I/O resumes on the source
+// for a seeded 3–8 s, and the cutover starts over — one more freeze.
+func (w *World) cpCutoverRollback(m *Migration) {
+	for k, ep := range w.listenerEndpoints(m.Vol.NQN, m.SrcLVS) {
+		if ts, ok := ep.node.subsystems[m.Vol.NQN]; ok {
+			ts.setANA(ep.port, haANA(k))
+		}
+	}
+	m.cp = cpSyncing
+	w.after(w.uniform(3, 8), func() {
+		if m.cp == cpSyncing {
+			w.cpCutover(m)
+		}
+	})
+}
+
+// RetryCutover arms migration id's cutover to be retried until it froze
+// the subsystem freezes times (>= 2), after which lostBlocks writes of the
+// volume are lost and its first pod's verify reports them (errno 84)
+// detectAfterS seconds after the last cutover window. The migration must
+// not have started its cutover yet. Evidence: the migration, its phase,
+// the freezes and lost blocks armed.
+func (w *World) RetryCutover(id string, freezes int, lostBlocks int64, detectAfterS float64) (map[string]string, error) {
+	m, ok := w.Migration(id)
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("retry cutover: no migration %q", id)
+	case freezes < 2:
+		return nil, fmt.Errorf("retry cutover %s: freezes %d: want at least 2", id, freezes)
+	case lostBlocks < 0 || detectAfterS < 0:
+		return nil, fmt.Errorf("retry cutover %s: lost blocks and detect delay must not be negative", id)
+	case m.cp >= cpCutover:
+		return nil, nil // the cutover already started: no evidence
+	}
+	m.retry = &cutoverRetry{freezes: freezes, lostBlocks: lostBlocks, detectAfterS: detectAfterS}
+	return map[string]string{"migration": id, "phase": m.Phase, "freezes_armed": strconv.Itoa(freezes),
+		"lost_blocks_armed": strconv.FormatInt(lostBlocks, 10)}, nil
+}
+
+// CutoverRetryReport is what an armed retried cutover did so far: the
+// cutover windows it opened. Once armed the retries run their course (a
+// control plane's retry cannot be called back), so recovery only reports.
+func (w *World) CutoverRetryReport(id string) map[string]string {
+	m, ok := w.Migration(id)
+	if !ok || m.retry == nil {
+		return nil
+	}
+	return map[string]string{"cutover_windows_so_far": strconv.Itoa(m.retry.done)}
+}
+
+// loseWrites makes the volume's first live pod report lost writes: its
+// next io interval carries errno 84 (EILSEQ) and verify_errors blocks.
+func (w *World) loseWrites(v *Volume, blocks int64) {
+	for _, p := range w.pods {
+		if p.Vol == v && !p.Dead {
+			p.lostBlocks += blocks
+			return
+		}
+	}
 }
 
 // cpFinish removes the source listeners (and the subsystem from source

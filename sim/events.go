@@ -60,6 +60,13 @@ type Event struct {
 	// target
 	Node             string
 	RejectedConnects int64
+	// Errno and VerifyErrors (io): the interval's fio errno and blocks
+	// whose verify failed (lost writes).
+	Errno        int
+	VerifyErrors int64
+	// NotAllowedConnects (target): the rejections logged as "does not
+	// allow host" (cumulative).
+	NotAllowedConnects int64
 
 	// io
 	Volume    string

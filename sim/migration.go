@@ -37,6 +37,19 @@ type Migration struct {
 
 	// Operator state.
 	jobs []*job
+
+	// retry is a retried cutover armed by RetryCutover (a labelled fault).
+	retry *cutoverRetry
+}
+
+// cutoverRetry: the cutover rolls back and is tried again until it has
+// frozen the subsystem Freezes times; then LostBlocks writes turn out
+// lost, and the volume's first pod reports them (fio errno 84 EILSEQ)
+// DetectAfterS seconds after the last cutover window.
+type cutoverRetry struct {
+	freezes, done int
+	lostBlocks    int64
+	detectAfterS  float64
 }
 
 // ValidationFailure is what failed a migration's path validation: the host,

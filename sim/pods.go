@@ -27,24 +27,30 @@ type Pod struct {
 	intervalErrors int64
 	queued         int64
 	lastCompletion float64
-	waiting        bool // I/O is being requeued (reported once per pause)
+	waiting        bool  // I/O is being requeued (reported once per pause)
+	lostBlocks     int64 // lost writes fio's verify found, reported on the next io event
 }
+
+// ErrnoEILSEQ is fio's errno for a verify (checksum) failure.
+const ErrnoEILSEQ = 84
 
 // podTickS is the resolution of the pods' I/O model, seconds.
 const podTickS = 0.1
 
 // Pods are the modelled fio pods (Config.Pods): one per namespace of every
-// subsystem (a PVC each), on the subsystem's first consumer host.
+// subsystem (a PVC each); the pod of the k-th namespace runs on the
+// subsystem's consumer k mod consumers (a single volume's pod on its first
+// consumer), so the namespaces of one subsystem spread over its hosts.
 func (w *World) Pods() []*Pod { return w.pods }
 
 func (w *World) startPods() {
 	for _, v := range w.volumes {
-		for _, ns := range v.NSIDs {
+		for k, ns := range v.NSIDs {
 			name := "fio-" + v.Name
 			if len(v.NSIDs) > 1 {
 				name = fmt.Sprintf("%s-ns%d", name, ns)
 			}
-			w.pods = append(w.pods, &Pod{Name: name, Vol: v, NSID: ns, Host: w.hosts[v.Consumers[0]], lastCompletion: w.now})
+			w.pods = append(w.pods, &Pod{Name: name, Vol: v, NSID: ns, Host: w.hosts[v.Consumers[k%len(v.Consumers)]], lastCompletion: w.now})
 		}
 	}
 	w.schedulePodTick(w.now)
@@ -68,8 +74,15 @@ func (w *World) scheduleIOReport() {
 			}
 			done := int64(p.intervalDone)
 			p.intervalDone -= float64(done)
-			w.emit(Event{Kind: EventIO, Volume: p.Vol.Name, NQN: p.Vol.NQN, Host: p.Host.Name,
-				Completed: done, Errors: p.intervalErrors, Queued: p.queued, Pod: p.Name, PodState: "running"})
+			e := Event{Kind: EventIO, Volume: p.Vol.Name, NQN: p.Vol.NQN, Host: p.Host.Name,
+				Completed: done, Errors: p.intervalErrors, Queued: p.queued, Pod: p.Name, PodState: "running"}
+			if p.lostBlocks > 0 {
+				// fio --verify with continue_on_error: EILSEQ per bad block.
+				e.Errno, e.VerifyErrors, e.Errors = ErrnoEILSEQ, p.lostBlocks, e.Errors+p.lostBlocks
+				p.Errors += p.lostBlocks
+				p.lostBlocks = 0
+			}
+			w.emit(e)
 			p.intervalErrors = 0
 		}
 		w.scheduleIOReport()

@@ -78,7 +78,7 @@ func checkRoundTrip(t *testing.T, w *World, when string) {
 }
 
 func TestRoundTripThroughNvmeof(t *testing.T) {
-	w := newWorld(t, Config{Seed: 7, Volumes: 4, NamespacesPerVolume: 2, ConsumersPerVolume: 2})
+	w := newWorld(t, Config{Seed: 7, Volumes: 4, NamespacesPerVolume: 2, NamespacedVolumes: 2, ConsumersPerVolume: 2})
 	advance(t, w, 0)
 	checkRoundTrip(t, w, "t=0")
 	st := readHost(t, w.Hosts()[0])
@@ -103,8 +103,8 @@ func TestRoundTripThroughNvmeof(t *testing.T) {
 			t.Errorf("%s: %d controllers, want 3 (one per listener)", s.NQN, len(s.Controllers))
 		}
 		for _, c := range s.Controllers {
-			if len(c.Legs) != 2 {
-				t.Errorf("%s: %d legs, want 2", c.Name, len(c.Legs))
+			if want := len(w.byNQN[s.NQN].NSIDs); len(c.Legs) != want {
+				t.Errorf("%s: %d legs, want %d", c.Name, len(c.Legs), want)
 			}
 		}
 	}

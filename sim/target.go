@@ -25,8 +25,10 @@ type Node struct {
 	ports []int
 	// subsystems are the target subsystems on this node, by NQN.
 	subsystems map[string]*TargetSubsystem
-	// rejected is the cumulative count of rejected Fabrics CONNECTs.
-	rejected int64
+	// rejected is the cumulative count of rejected Fabrics CONNECTs;
+	// notAllowed those SPDK logs as "does not allow host".
+	rejected   int64
+	notAllowed int64
 	// reported is the rejected count last reported in a target event.
 	reported  int64
 	cntlidSeq int
@@ -163,10 +165,17 @@ func (w *World) buildTopology() {
 		v := &Volume{Index: i, Name: fmt.Sprintf("vol-%03d", i+1),
 			NQN:       "nqn.2023-02.io.simplyblock:" + ClusterUUID + ":lvol:" + lvol,
 			SizeBytes: 10 << 30, LVS: i % cfg.Nodes}
-		// NSIDs start at 2 + i%3 so that head indexes (allocated from 1 in
-		// discovery order) differ from NSIDs.
-		base := 2 + i%3
-		for k := 0; k < cfg.NamespacesPerVolume; k++ {
+		// A namespaced volume has NSIDs 1..N; a single one NSID 2 + i%3, so
+		// that head indexes (allocated from 1 in discovery order) differ
+		// from NSIDs.
+		n, base := 1, 2+i%3
+		if cfg.NamespacedVolumes == 0 || i >= cfg.Volumes-cfg.NamespacedVolumes {
+			n = cfg.NamespacesPerVolume
+		}
+		if n > 1 {
+			base = 1
+		}
+		for k := 0; k < n; k++ {
 			v.NSIDs = append(v.NSIDs, base+k)
 		}
 		for k := 0; k < cfg.ConsumersPerVolume; k++ {
@@ -343,6 +352,7 @@ func (w *World) fabricConnect1(ip string, port int, nqn, hostNQN string) connect
 	}
 	if w.rejectConnect(n, port, hostNQN) {
 		n.rejected++
+		n.notAllowed++
 		return connectResult{err: &ConnectError{Kind: ConnectRejected,
 			Msg:       fmt.Sprintf("Connect for subsystem %s is not allowed, hostnqn: %s", nqn, hostNQN),
 			TargetMsg: fmt.Sprintf("Subsystem '%s' does not allow host '%s' to connect at this address.", nqn, hostNQN)}}
@@ -356,12 +366,14 @@ func (w *World) fabricConnect1(ip string, port int, nqn, hostNQN string) connect
 	}
 	if _, ok := ts.listener(port); !ok {
 		n.rejected++
+		n.notAllowed++
 		return connectResult{err: &ConnectError{Kind: ConnectRejected,
 			Msg:       fmt.Sprintf("Connect for subsystem %s is not allowed, hostnqn: %s", nqn, hostNQN),
 			TargetMsg: fmt.Sprintf("Subsystem '%s' does not allow host '%s' to connect at this address.", nqn, hostNQN)}}
 	}
 	if !ts.allows(hostNQN) {
 		n.rejected++
+		n.notAllowed++
 		return connectResult{err: &ConnectError{Kind: ConnectRejected,
 			Msg:       fmt.Sprintf("Connect for subsystem %s is not allowed, hostnqn: %s", nqn, hostNQN),
 			TargetMsg: fmt.Sprintf("Subsystem '%s' does not allow host '%s'", nqn, hostNQN)}}
@@ -378,7 +390,7 @@ func (n *Node) nextCntlid() int {
 // emitTarget reports the node's cumulative rejected CONNECT count.
 func (w *World) emitTarget(n *Node) {
 	n.reported = n.rejected
-	w.emit(Event{Kind: EventTarget, Node: n.Name, RejectedConnects: n.rejected})
+	w.emit(Event{Kind: EventTarget, Node: n.Name, RejectedConnects: n.rejected, NotAllowedConnects: n.notAllowed})
 }
 
 // RejectedConnects is the node's cumulative count of rejected CONNECTs.

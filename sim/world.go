@@ -41,6 +41,9 @@ type World struct {
 	// faultState holds the other fault hooks' state (faultkinds.go).
 	faultState
 	pods []*Pod
+	// monitorRepairs and csiRestores count the lvol monitor's repairs and
+	// the CSI driver's restored paths (monitor.go).
+	monitorRepairs, csiRestores int64
 }
 
 // New builds the world at time 0: every volume's subsystem on the nodes of
@@ -82,6 +85,12 @@ func New(cfg Config) (*World, error) {
 		w.emitTarget(n)
 	}
 	w.scheduleTargetReport()
+	if cfg.LvolMonitor {
+		w.startLvolMonitor()
+	}
+	if cfg.CSIRestore != CSIRestoreOff {
+		w.startCSIRestore()
+	}
 	if cfg.Pods {
 		w.startPods()
 	}

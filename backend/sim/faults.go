@@ -193,3 +193,11 @@ func noAlready(ev map[string]string, err error) (map[string]string, error) {
 	}
 	return ev, nil
 }
+
+// RetryCutover arms a retried cutover (sim.World.RetryCutover).
+func (c *Cluster) RetryCutover(id string, freezes int, lostBlocks int64, detectAfterS float64) (map[string]string, error) {
+	return c.w.RetryCutover(id, freezes, lostBlocks, detectAfterS)
+}
+
+// CutoverRetryReport reports it (sim.World.CutoverRetryReport).
+func (c *Cluster) CutoverRetryReport(id string) map[string]string { return c.w.CutoverRetryReport(id) }

@@ -23,6 +23,10 @@ type Config struct {
 	ConsumersPerVolume int
 	// NamespacesPerVolume is the namespaces per subsystem (default 1).
 	NamespacesPerVolume int
+	// NamespacedVolumes: how many volumes (the last) have
+	// NamespacesPerVolume namespaces, the others one (0 = all;
+	// sim.Config.NamespacedVolumes).
+	NamespacedVolumes int
 	// CutoverPauseS is the design all-inaccessible window of a cutover,
 	// seconds (default 2.0).
 	CutoverPauseS float64
@@ -42,6 +46,9 @@ type Config struct {
 	// ControlPlane is the control plane's cancel: "sbcli" (default) or
 	// "fixed-cancel" (sim.Config.ControlPlane).
 	ControlPlane string
+	// LvolMonitor and CSIRestore: sim.Config's switches of the same names.
+	LvolMonitor bool
+	CSIRestore  string
 	// Pods runs one modelled fio pod per volume (io lines, pod deaths).
 	Pods bool
 	// PodToleranceS: a pod dies after this long without a completed I/O
@@ -60,7 +67,8 @@ type Config struct {
 func (c Config) simConfig() sim.Config {
 	sc := sim.Config{
 		Seed: c.Seed, Nodes: c.Nodes, Hosts: c.Hosts, Volumes: c.Volumes,
-		ConsumersPerVolume: c.ConsumersPerVolume, NamespacesPerVolume: c.NamespacesPerVolume,
+		ConsumersPerVolume: c.ConsumersPerVolume, NamespacesPerVolume: c.NamespacesPerVolume, NamespacedVolumes: c.NamespacedVolumes,
+		LvolMonitor: c.LvolMonitor, CSIRestore: c.CSIRestore,
 		CutoverPauseS: c.CutoverPauseS, CutoverJitter: c.CutoverJitter, HostsAreNodes: c.HostsAreNodes,
 		ReconnectReset: c.ReconnectReset, KernelDNR: c.KernelDNR, TargetDNR: c.TargetDNR,
 		Operator: c.Operator, ControlPlane: c.ControlPlane, Pods: c.Pods, PodToleranceS: c.PodToleranceS, ConnectTimeoutS: c.ConnectTimeoutS,
@@ -131,11 +139,14 @@ func Line(e sim.Event) record.Line {
 	case sim.EventKernel:
 		l.Host, l.Controller, l.Message = e.Host, e.Controller, e.Message
 	case sim.EventTarget:
-		l.Node, l.RejectedConnects = e.Node, record.Int64(e.RejectedConnects)
+		l.Node, l.RejectedConnects, l.NotAllowedConnects = e.Node, record.Int64(e.RejectedConnects), record.Int64(e.NotAllowedConnects)
 	case sim.EventIO:
 		l.Volume, l.NQN, l.Host = e.Volume, e.NQN, e.Host
 		l.Completed, l.Errors, l.Queued = record.Int64(e.Completed), record.Int64(e.Errors), record.Int64(e.Queued)
 		l.Pod, l.PodState, l.Reason = e.Pod, e.PodState, e.Reason
+		if e.VerifyErrors > 0 {
+			l.Errno, l.VerifyErrors = e.Errno, record.Int64(e.VerifyErrors)
+		}
 	case sim.EventFault:
 		l.Fault, l.Action, l.Target, l.Evidence = e.Fault, e.Action, e.Target, e.Evidence
 	}

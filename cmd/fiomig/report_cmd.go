@@ -119,7 +119,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	isFio := scenario.IsFioRun(plan)
 	judge := checks.NewJudge(plan)
 	var lines []record.Line // every line, for fio's checks only (wall-clock runs are short)
-	var report scenario.ReportLines
+	report := scenario.NewReportLines(plan)
 	n, err := scanTimeline(filepath.Join(dir, record.TimelineFile), plan, func(l record.Line) error {
 		if isFio {
 			lines = append(lines, l)

@@ -12,15 +12,18 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fiomig/fiomig/incidents"
 	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/scenario"
 )
 
 func init() {
-	register(command{name: "reproduce", summary: "reproduce incident " + scenario.IncidentID + " with the prefix and/or fixed operator", run: reproduceCmd})
+	register(command{name: "reproduce", summary: "reproduce a catalogued incident (fiomig reproduce --list) with the prefix and/or fixed operator", run: reproduceCmd})
 }
 
 type reproduceFlags struct {
+	list           bool
+	catalog        string
 	operator       string
 	seed           int64
 	out            string
@@ -30,21 +33,23 @@ type reproduceFlags struct {
 }
 
 func (f *reproduceFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.operator, "operator", "both", "operator variant: `prefix`, fixed or both (same seed, side by side)")
+	fs.BoolVar(&f.list, "list", false, "list the incident catalogue (name, topology, operators, sources) and exit")
+	fs.StringVar(&f.catalog, "catalog", "", "`directory` of more incident files (*.yaml) searched besides the embedded catalogue; NAME may also be a path ending in .yaml")
+	fs.StringVar(&f.operator, "operator", "", "operator variant: `prefix`, fixed or both (same seed, side by side); default: the incident file's operators")
 	fs.Int64Var(&f.seed, "seed", 1, "`seed` (any int64, negative included) of the simulated world and of the fault schedule; the same seed gives a byte-identical run record")
 	fs.StringVar(&f.out, "out", "out", "`directory` under which each operator's run directory fio-mig-<unix seconds>[-N] is created")
-	fs.StringVar(&f.reconnectReset, "reconnect-reset", "full", "kernel reconnect counter reset: `full` (upstream: after a successful reconnect) or partial (also after a rejected CONNECT, as field reports say some kernels do)")
-	fs.StringVar(&f.kernelDNR, "kernel-dnr", "honor", "kernel handling of a CONNECT rejected with DNR: `honor` (stop reconnecting) or ignore")
-	fs.BoolVar(&f.targetDNR, "target-dnr", false, "targets set DNR on rejected CONNECTs (SPDK's reply does not)")
+	fs.StringVar(&f.reconnectReset, "reconnect-reset", "", "kernel reconnect counter reset: `full` (upstream: after a successful reconnect) or partial (also after a rejected CONNECT, as field reports say some kernels do); default: the incident file's")
+	fs.StringVar(&f.kernelDNR, "kernel-dnr", "", "kernel handling of a CONNECT rejected with DNR: `honor` (stop reconnecting) or ignore; default: the incident file's")
+	fs.BoolVar(&f.targetDNR, "target-dnr", false, "targets set DNR on rejected CONNECTs (SPDK's reply does not); default: the incident file's")
 }
 
 func (f *reproduceFlags) validate() error {
 	switch {
-	case f.operator != "prefix" && f.operator != "fixed" && f.operator != "both":
+	case f.operator != "" && f.operator != "prefix" && f.operator != "fixed" && f.operator != "both":
 		return usagef("--operator must be prefix, fixed or both, got %q", f.operator)
-	case f.reconnectReset != "full" && f.reconnectReset != "partial":
+	case f.reconnectReset != "" && f.reconnectReset != "full" && f.reconnectReset != "partial":
 		return usagef("--reconnect-reset must be full or partial, got %q", f.reconnectReset)
-	case f.kernelDNR != "honor" && f.kernelDNR != "ignore":
+	case f.kernelDNR != "" && f.kernelDNR != "honor" && f.kernelDNR != "ignore":
 		return usagef("--kernel-dnr must be honor or ignore, got %q", f.kernelDNR)
 	case f.out == "":
 		return usagef("--out must name a directory")
@@ -52,9 +57,12 @@ func (f *reproduceFlags) validate() error {
 	return nil
 }
 
-func (f *reproduceFlags) operators() []string {
-	if f.operator == "both" {
+func (f *reproduceFlags) operators(inc incidents.Incident) []string {
+	switch f.operator {
+	case "both":
 		return []string{"prefix", "fixed"}
+	case "":
+		return inc.OperatorList()
 	}
 	return []string{f.operator}
 }
@@ -67,41 +75,36 @@ func newReproduceFlagSet(f *reproduceFlags) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	f.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `Usage: fiomig reproduce %[1]s [flags]
+		fmt.Fprintf(fs.Output(), `Usage: fiomig reproduce NAME [flags]
+       fiomig reproduce --list
 
-Reproduces incident %[1]s on the embedded simulator: 3 hosts that are also
-the 3 storage nodes, 10 volumes with one modelled fio pod each, 23 migrations
-one at a time (sampled every 0.1 s), then 2.5 h of settle sampled every 10 s,
-with a fault schedule drawn from --seed (two faults during early validations:
-a storage-node restart or dropped CONNECTs) written to plan.json as executed.
+Reproduces a catalogued incident on the embedded simulator. An incident is a
+YAML file (incidents/NAME.yaml, embedded in this binary; more with --catalog
+DIR, or NAME given as a path ending in .yaml): its topology, the control
+plane's and the kernel's switches, the operators, the faults (seeded and/or
+scheduled), the pacing, and the expected figures as bands, each marked with
+its source (sourced, inference or assumption). A new incident needs no Go;
+unknown fields are rejected naming the file and the field.
 
 For each operator variant it writes a normal run directory (plan.json,
 timeline.jsonl, summary.json, report.md, ...) plus reproduce.md, and prints
-side by side: migrations failed on path validation (and how many because of
-controllers leaked by earlier migrations), controllers per host at the end
-against expected, leaked controllers (connecting, or live with no
-namespace), target CONNECT rejections per minute at the end, pods killed and
-the longest pause; then, for each migration that failed validation, the
-controller that failed it and the migration that leaked it.
+side by side the incident's figures (validation failures by cause,
+controllers against expected, leaked controllers, CONNECT rejections per
+minute at the end, pods killed, longest pause), then each expectation of the
+incident file with its band, its source and what the run gave. Bands come
+from the sources, never from fitting the simulator.
 
-Expected shapes (issue 4): prefix shows the cascade — at least half of the
-migrations fail path validation, most because of earlier leaks, 10 to 30
-leaked controllers at the end, 50 to 400 CONNECT rejections/min; fixed shows
-no leaked controller and no leak-caused failure. A missing shape is explained
-(which kernel switch or mechanism it needs); parameters are never fitted.
-
-Exit codes: 0 every operator shows its expected shape and every scheduled
-fault left evidence; 1 an operator whose faults all left evidence does not
-show its shape (a real failure outranks an inconclusive run of the other
-operator); 3 no such failure, but in some operator's run a scheduled fault
-left no evidence (faults-landed inconclusive: that run proves nothing, its
-shape "yes" or "NO" either way); 2 bad usage; 130 interrupted.
+Exit codes: 0 every expectation holds for every operator and every scheduled
+fault left evidence; 1 an expectation does not hold in a run whose faults
+all left evidence; 3 no such failure, but a scheduled fault left no
+evidence (that run proves nothing); 2 bad usage or a bad incident file;
+130 interrupted.
 
 --seed is any int64, negative and zero included: the simulated world
 (math/rand.NewSource) and the fault schedule (math/rand/v2 PCG) are seeded
-with it, both well defined for every int64, and the same seed gives a
-byte-identical run record. math/rand reduces the world's seed modulo
-2^31-1, so seeds congruent modulo 2^31-1 share a world (not a schedule).
+with it, and the same seed gives a byte-identical run record.
+
+Example: fiomig reproduce %[1]s --seed 3
 
 Flags:
 `, scenario.IncidentID)
@@ -140,38 +143,65 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fiomig reproduce: %v (see fiomig reproduce --help)\n", err)
 		return exitUsage
 	}
+	if f.list {
+		return listIncidents(stdout, stderr, f.catalog)
+	}
 	switch {
 	case len(pos) == 0:
-		fmt.Fprintf(stderr, "fiomig reproduce: name the incident: fiomig reproduce %s (see --help)\n", scenario.IncidentID)
+		fmt.Fprintf(stderr, "fiomig reproduce: name the incident, e.g. fiomig reproduce %s (fiomig reproduce --list shows the catalogue)\n", scenario.IncidentID)
 		return exitUsage
 	case len(pos) > 1:
 		fmt.Fprintf(stderr, "fiomig reproduce: unexpected argument %q (one incident only; a boolean flag takes its value as --flag=value, e.g. --target-dnr=false)\n", pos[1])
-		return exitUsage
-	case pos[0] != scenario.IncidentID:
-		fmt.Fprintf(stderr, "fiomig reproduce: unknown incident %q (known: %s)\n", pos[0], scenario.IncidentID)
 		return exitUsage
 	}
 	if err := f.validate(); err != nil {
 		fmt.Fprintf(stderr, "fiomig reproduce: %v\n", err)
 		return exitUsage
 	}
+	var dirs []string
+	if f.catalog != "" {
+		dirs = append(dirs, f.catalog)
+	}
+	inc, err := scenario.LoadIncident(pos[0], dirs...)
+	if err != nil {
+		fmt.Fprintf(stderr, "fiomig reproduce: %v\n", err)
+		return exitUsage
+	}
+	var targetDNR *bool
+	fs.Visit(func(fl *flag.Flag) {
+		if fl.Name == "target-dnr" {
+			targetDNR = &f.targetDNR
+		}
+	})
 
-	fmt.Fprintf(stdout, "fiomig reproduce %s — parameters:\n", scenario.IncidentID)
+	fmt.Fprintf(stdout, "fiomig reproduce %s (%s) — parameters:\n", inc.Name, inc.File)
 	fs.VisitAll(func(fl *flag.Flag) { fmt.Fprintf(stdout, "  --%-16s %s\n", fl.Name, fl.Value.String()) })
-	p := scenario.IncidentParams()
-	fmt.Fprintf(stdout, "  scenario: %d hosts = storage nodes, %d volumes (one fio pod each, tolerance 5 s), %d migrations, settle %.0f s sampled every %.0f s\n",
-		p.Hosts, p.Volumes, p.Migrations, p.SettleS, p.SettleSampleIntervalS)
+	p := scenario.IncidentParams(inc)
+	t := inc.Topology
+	fmt.Fprintf(stdout, "  scenario: %d nodes, %d hosts (hosts are nodes: %t), %d volumes x %d namespace(s), %d consumer(s) each, pods %t; %d migrations, settle %.0f s sampled every %.0f s [topology: %s; pacing: %s; faults: %s]\n",
+		t.Nodes, p.Hosts, t.HostsAreNodes, p.Volumes, max(1, t.NamespacesPerVolume), p.ConsumersPerVolume, t.Pods, p.Migrations, p.SettleS, p.SettleSampleIntervalS,
+		t.Source, inc.Pacing.Source, orDash(string(inc.Faults.Source)))
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now().Unix()
 	var results []scenario.ReproduceResult
-	for _, op := range f.operators() {
-		cmdline := fmt.Sprintf("fiomig reproduce %s --operator=%s --seed=%d --reconnect-reset=%s --kernel-dnr=%s --target-dnr=%t",
-			scenario.IncidentID, op, f.seed, f.reconnectReset, f.kernelDNR, f.targetDNR)
+	for _, op := range f.operators(inc) {
+		cmdline := fmt.Sprintf("fiomig reproduce %s --operator=%s --seed=%d", pos[0], op, f.seed)
+		if f.catalog != "" {
+			cmdline += " --catalog=" + f.catalog
+		}
+		for _, kv := range [][2]string{{"reconnect-reset", f.reconnectReset}, {"kernel-dnr", f.kernelDNR}} {
+			if kv[1] != "" {
+				cmdline += " --" + kv[0] + "=" + kv[1]
+			}
+		}
+		if targetDNR != nil {
+			cmdline += fmt.Sprintf(" --target-dnr=%t", *targetDNR)
+		}
 		fmt.Fprintf(stdout, "\n== operator %s: %s\n", op, cmdline)
-		r, err := scenario.Reproduce(ctx, scenario.ReproduceOptions{Seed: f.seed, Operator: op,
-			ReconnectReset: f.reconnectReset, KernelDNR: f.kernelDNR, TargetDNR: f.targetDNR,
+		r, err := scenario.Reproduce(ctx, scenario.ReproduceOptions{Incident: inc, Seed: f.seed, Operator: op,
+			ReconnectReset: f.reconnectReset, KernelDNR: f.kernelDNR, TargetDNR: targetDNR,
 			Command: cmdline, OutDir: f.out, StartUnix: start, Progress: indent{stdout}})
 		if err != nil {
 			fmt.Fprintf(stderr, "fiomig reproduce: %s: %v\n", op, err)
@@ -209,7 +239,7 @@ func printReproduction(w io.Writer, results []scenario.ReproduceResult) int {
 		figs = append(figs, r.Figures)
 		shapes = append(shapes, r.Shape)
 	}
-	fmt.Fprintf(w, "\n== %s, seed %d, side by side\n", scenario.IncidentID, results[0].Figures.Seed)
+	fmt.Fprintf(w, "\n== %s, seed %d, side by side\n", results[0].Plan.Params.Extra["incident"], results[0].Figures.Seed)
 	scenario.WriteIncidentTable(w, figs, shapes)
 	failed, inconclusive := false, false
 	for _, r := range results {
@@ -234,13 +264,28 @@ func printReproduction(w io.Writer, results []scenario.ReproduceResult) int {
 			}
 			fmt.Fprintf(w, "  %s at %7.1f s  %-48s %-26s %s\n", v.Migration, v.AtS, ctrl, by, clip(v.Detail, 90))
 		}
+		fmt.Fprintf(w, "  expectations (incident file):\n")
+		for _, b := range r.Bands {
+			if !b.Judged {
+				continue
+			}
+			mark := "ok "
+			if !b.OK {
+				mark = "NO "
+			}
+			name := b.Expectation.Figure
+			if name == "" {
+				name = "check " + b.Expectation.Check
+			}
+			fmt.Fprintf(w, "    %s %-26s got %-20s want %-14s [%s]\n", mark, name, b.Got, b.Expectation.Range(), b.Expectation.Source)
+		}
 		if r.Shape.OK {
-			fmt.Fprintf(w, "  expected shape: yes\n")
+			fmt.Fprintf(w, "  every expectation holds: yes\n")
 		} else {
 			if !runInconclusive {
 				failed = true
 			}
-			fmt.Fprintf(w, "  expected shape: NO\n")
+			fmt.Fprintf(w, "  every expectation holds: NO\n")
 			for _, m := range r.Shape.Missing {
 				fmt.Fprintf(w, "    - %s\n", m)
 			}
@@ -277,4 +322,30 @@ func (i indent) Write(p []byte) (int, error) {
 	s := strings.TrimRight(string(p), "\n")
 	_, err := io.WriteString(i.w, "  "+strings.ReplaceAll(s, "\n", "\n  ")+"\n")
 	return len(p), err
+}
+
+// listIncidents prints the catalogue: one line per incident.
+func listIncidents(stdout, stderr io.Writer, catalog string) int {
+	var dirs []string
+	if catalog != "" {
+		dirs = append(dirs, catalog)
+	}
+	all, err := incidents.Catalogue(dirs...)
+	if err != nil {
+		fmt.Fprintf(stderr, "fiomig reproduce: %v\n", err)
+		return exitUsage
+	}
+	for _, inc := range all {
+		t := inc.Topology
+		fmt.Fprintf(stdout, "%-22s %d hosts, %d volumes x %d ns, %d migrations, operators %s, %d expectations  (%s)\n",
+			inc.Name, t.Hosts, t.Volumes, max(1, t.NamespacesPerVolume), inc.Pacing.Migrations, inc.Operators.Value, len(inc.Expected), inc.File)
+	}
+	return exitPass
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }

@@ -48,6 +48,11 @@ type runFlags struct {
 	faultFile          string
 	controlPlane       string
 	fullSamples        bool
+	seedChecks         record.SeedThresholds
+	namespaces         int
+	lvolMonitor        bool
+	csiRestore         string
+	namespacedVolumes  int
 	// faultKinds is --faults parsed (validate): nil = every kind.
 	faultKinds []string
 }
@@ -58,6 +63,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.migrations, "migrations", d.Migrations, "number of migrations, run one after another")
 	fs.IntVar(&f.volumes, "volumes", d.Volumes, "number of volumes (one NVMe-oF subsystem each)")
 	fs.IntVar(&f.hosts, "hosts", d.Hosts, "number of consumer hosts")
+	fs.IntVar(&f.namespaces, "namespaces-per-volume", 1, "`N` namespaces (NSIDs 1..N) per namespaced volume's subsystem; such a volume migrates as a batch (the whole subsystem moves), and a pause of any one namespace is a pause")
+	fs.IntVar(&f.namespacedVolumes, "namespaced-volumes", 0, "how many of the volumes (the last ones) are namespaced, the others single-namespace (0 = all; the seed harness mixes 10 single and 6 namespaced)")
 	fs.IntVar(&f.consumersPerVolume, "consumers-per-volume", d.ConsumersPerVolume, "consumer hosts per volume (hosts running a pod that uses it)")
 	fs.Float64Var(&f.sampleInterval, "sample-interval", d.SampleIntervalS, "`seconds` between samples of every host's controllers")
 	fs.Float64Var(&f.settleInterval, "settle-sample-interval", 0, "`seconds` between samples during the settle period (0 = --sample-interval)")
@@ -72,8 +79,21 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.workload, "workload", scenario.WorkloadSim, "`sim`: the simulator's modelled I/O on virtual time; fio: one real fio process per volume on a FUSE file that follows the simulated host's multipath head, the simulator driven by the wall clock (needs root, /dev/fuse and fio; fio's output goes to <run dir>/fio/)")
 	fs.IntVar(&f.fioRateIOPS, "fio-rate-iops", workload.DefaultRateIOPS, "with --workload=fio: each volume's fio job is capped at this many `I/Os per second` (rate_iops)")
 	fs.StringVar(&f.faults, "faults", scenario.FaultsDefault, "`default`: a seeded schedule of one fault of every kind, together covering every stage (in-validation, before-cutover, in-freeze, after-cutover); none; or a comma-separated list of kinds ("+strings.Join(faults.Kinds, ", ")+") drawn the same way")
-	fs.StringVar(&f.controlPlane, "control-plane", "fixed-cancel", "the simulated control plane's cancel before continue: `fixed-cancel` (the main job's default: an assumed fix, with no source, that spares the source's tertiary node) or sbcli (as sourced, and as fiomig reproduce runs it: sbcli's _cleanup_created deletes the volume's subsystem on the source's tertiary node, a path no host gets back, so every cancelled validation fails path-completeness — a control-plane defect, research/incident.md §4)")
+	fs.StringVar(&f.controlPlane, "control-plane", "sbcli", "the simulated control plane's cancel before continue: `sbcli` (as sourced: _cleanup_created deletes the volume's subsystem on the source's tertiary node, research/incident.md §4; with --lvol-monitor and --csi-restore ip-port, the defaults, that path comes back) or fixed-cancel (an assumed fix, with no source, that spares the tertiaries)")
+	fs.BoolVar(&f.lvolMonitor, "lvol-monitor", true, "run sbcli's lvol monitor repair in the simulator (every 300 s it re-creates a non-leader's deleted subsystem and listener; sourced, research/incident.md §4)")
+	fs.StringVar(&f.csiRestore, "csi-restore", "ip-port", "the CSI driver's path restore in the simulator: `off`, ip (pre-fix: only when no controller of the subsystem is at that IP) or ip-port (fixed: every published ip:port without a controller)")
 	fs.StringVar(&f.faultFile, "fault-file", "", "a fault `file` (YAML or JSON; format in fiomig run --help) whose schedule replaces --faults")
+	sd := d.Seed
+	fs.Float64Var(&f.seedChecks.MinCompleted, "min-completed", sd.MinCompleted, "`fraction` of migrations that must complete within --migration-timeout (migration-outcomes)")
+	fs.Float64Var(&f.seedChecks.MaxTimedOut, "max-timed-out", sd.MaxTimedOut, "`fraction` of migrations that may not end within --migration-timeout (migration-outcomes)")
+	fs.Float64Var(&f.seedChecks.MigrationTimeoutS, "migration-timeout", sd.MigrationTimeoutS, "`seconds` a migration may take before it counts as timed out (the seed harness's 420 s)")
+	fs.Float64Var(&f.seedChecks.OutageS, "outage", sd.OutageS, "`seconds` without a completed I/O on a volume that fail io-outage")
+	fs.Float64Var(&f.seedChecks.VerifyLagS, "verify-lag", sd.VerifyLagS, "`seconds` after a migration's end within which a verify failure is charged to it (data-integrity; fio detects lost writes 3-34 s later)")
+	fs.IntVar(&f.seedChecks.MaxNetControllers, "max-net-controllers", sd.MaxNetControllers, "controllers created minus removed per subsystem and host above which controller-churn fails")
+	fs.IntVar(&f.seedChecks.MaxReconnects, "max-reconnects", sd.MaxReconnects, "reconnect `attempts` of one controller above which controller-churn fails")
+	fs.IntVar(&f.seedChecks.MaxCtrlLossTmoS, "max-ctrl-loss-tmo", sd.MaxCtrlLossTmoS, "`seconds` of ctrl_loss_tmo above which (or off) loss-timeout warns")
+	fs.IntVar(&f.seedChecks.MaxPaths, "max-paths", sd.MaxPaths, "controllers per subsystem on a host at the end above which paths-per-subsystem warns")
+	fs.IntVar(&f.seedChecks.MaxNotAllowed, "max-not-allowed", sd.MaxNotAllowed, "target rejections logged as \"does not allow host\" at or above which target-log-pattern fails")
 	fs.Int64Var(&f.fioCorruptWrite, "fio-corrupt-write", 0, "with --workload=fio: store the `N`-th write to the first volume corrupted underneath fio, to prove a verify failure is reported as a data integrity failure with its offset (0 = off)")
 }
 
@@ -138,6 +158,12 @@ func (f *runFlags) validate() error {
 		return usagef("--hosts must be in [1, 1000], got %d", f.hosts)
 	case f.consumersPerVolume < 1 || f.consumersPerVolume > f.hosts:
 		return usagef("--consumers-per-volume must be between 1 and --hosts (%d), got %d", f.hosts, f.consumersPerVolume)
+	case f.csiRestore != "off" && f.csiRestore != "ip" && f.csiRestore != "ip-port":
+		return usagef("--csi-restore must be off, ip or ip-port, got %q", f.csiRestore)
+	case f.namespaces < 1 || f.namespaces > 64:
+		return usagef("--namespaces-per-volume must be in [1, 64], got %d", f.namespaces)
+	case f.namespacedVolumes < 0 || f.namespacedVolumes > f.volumes:
+		return usagef("--namespaced-volumes must be between 0 and --volumes (%d), got %d", f.volumes, f.namespacedVolumes)
 	case f.freezesAllowed < 0:
 		return usagef("--freezes-allowed (or CUTOVER_FREEZES_ALLOWED) must be >= 0, got %d", f.freezesAllowed)
 	case f.out == "":
@@ -178,8 +204,10 @@ func (f *runFlags) params() record.Params {
 		ConsumersPerVolume: f.consumersPerVolume, SampleIntervalS: f.sampleInterval,
 		SettleSampleIntervalS: settleInterval, CutoverPauseS: f.cutoverPause,
 		PauseCritS: f.pauseCrit, FreezesAllowed: f.freezesAllowed, SettleS: f.settle,
-		AttributionMarginS: f.attributionMargin,
-		Extra:              map[string]string{"gap_s": strconv.FormatFloat(f.gap, 'g', -1, 64), "faults": f.faultSelection(), "control_plane": f.controlPlane},
+		AttributionMarginS: f.attributionMargin, Seed: f.seedChecks,
+		Extra: map[string]string{"gap_s": strconv.FormatFloat(f.gap, 'g', -1, 64), "faults": f.faultSelection(), "control_plane": f.controlPlane,
+			"namespaces_per_volume": strconv.Itoa(f.namespaces), "namespaced_volumes": strconv.Itoa(f.namespacedVolumes),
+			"lvol_monitor": strconv.FormatBool(f.lvolMonitor), "csi_restore": f.csiRestore},
 	}
 }
 
@@ -252,6 +280,28 @@ run settles and is judged from the record alone:
   unattributed-pauses  no pause window outside every migration
   faults-landed        every injected fault left evidence, and every kind
                        asked for landed at least once
+
+and the seed harness's checks (operator fio_migration_test.py, sbtest):
+
+  migration-outcomes   >= --min-completed completed, <= --max-timed-out not
+                       ended within --migration-timeout
+  io-outage            no volume without a completed I/O for --outage seconds
+                       (runs with a workload)
+  data-integrity       no verify failure nor fio errno 84 EILSEQ, 5 EIO,
+                       28 ENOSPC, 30 EROFS; each charged to the migration that
+                       ended at most --verify-lag seconds before it
+  controller-churn     <= --max-net-controllers created minus removed per
+                       subsystem and host, <= --max-reconnects per controller
+  loss-timeout         warns on ctrl_loss_tmo above --max-ctrl-loss-tmo or off
+  paths-per-subsystem  warns on more than --max-paths controllers per
+                       subsystem on a host at the end
+  dirty-start          a controller leaked before the run (connecting, or
+                       live with no namespace, in the first sample) makes
+                       the run inconclusive
+  target-log-pattern   < --max-not-allowed target rejections logged as
+                       "does not allow host"
+
+A warn is reported (report.md, junit.xml system-out) and does not fail the run.
 
 It writes <out>/fio-mig-<unix seconds>/ with plan.json, timeline.jsonl,
 summary.json, report.md, report.html, junit.xml and plots/, and prints the

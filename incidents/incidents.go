@@ -1,0 +1,407 @@
+package incidents
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/fiomig/fiomig/record"
+)
+
+//go:embed *.yaml
+var catalogue embed.FS
+
+// Source says where a modelled behaviour or an expected figure comes from
+// (DESIGN.md; research/incident.md marks every fact the same way).
+type Source string
+
+// The three sources.
+const (
+	Sourced    Source = "sourced"    // a cited document or line of code says so
+	Inference  Source = "inference"  // follows from sourced facts by an argument stated in the note
+	Assumption Source = "assumption" // nothing establishes it; chosen and labelled
+)
+
+// Incident is one catalogue file. Every section that models something
+// carries a Source and a Note citing it.
+type Incident struct {
+	// Name is the incident's id (the run name it reproduces); it must equal
+	// the file's base name without ".yaml".
+	Name string `json:"name"`
+	// Summary is one paragraph: what happened, in the sources' words.
+	Summary string `json:"summary"`
+	// References cite the sources (REV:path:line or document §).
+	References []string `json:"references,omitempty"`
+	Topology   Topology `json:"topology"`
+	Model      Model    `json:"model"`
+	// Operators are the operator variants reproduced by default
+	// ("prefix", "fixed"); --operator overrides.
+	Operators Setting `json:"operators"`
+	Kernel    Kernel  `json:"kernel"`
+	Pacing    Pacing  `json:"pacing"`
+	Faults    Faults  `json:"faults"`
+	// Expected are the bands and check verdicts the reproduction must show;
+	// reproduce exits 0 only when every one holds.
+	Expected []Expectation `json:"expected"`
+
+	// File is where the incident was read from (not in the YAML).
+	File string `json:"-"`
+}
+
+// Setting is one modelled switch: its value and where it comes from.
+type Setting struct {
+	Value  string `json:"value"`
+	Source Source `json:"source"`
+	Note   string `json:"note,omitempty"`
+}
+
+// Topology is the cluster: storage nodes, consumer hosts, volumes.
+type Topology struct {
+	Nodes int `json:"nodes"`
+	Hosts int `json:"hosts"`
+	// HostsAreNodes: host i is storage node i (hyper-converged).
+	HostsAreNodes bool `json:"hosts_are_nodes"`
+	// Volumes is the number of subsystems; NamespacesPerVolume their
+	// namespaces (NSIDs 1..N); ConsumersPerVolume the hosts connecting each.
+	Volumes             int `json:"volumes"`
+	NamespacesPerVolume int `json:"namespaces_per_volume,omitempty"`
+	ConsumersPerVolume  int `json:"consumers_per_volume"`
+	// Pods runs one modelled fio pod per namespace; PodToleranceS is how
+	// long a pod survives without a completed I/O, seconds.
+	Pods          bool    `json:"pods"`
+	PodToleranceS float64 `json:"pod_tolerance_s,omitempty"`
+	Source        Source  `json:"source"`
+	Note          string  `json:"note,omitempty"`
+}
+
+// Model are the control plane's switches.
+type Model struct {
+	// ControlPlane is "sbcli" (as sourced) or "fixed-cancel" (assumed fix).
+	ControlPlane Setting `json:"control_plane"`
+	// LvolMonitor "on" runs sbcli's lvol monitor repair; "off" or absent
+	// does not.
+	LvolMonitor Setting `json:"lvol_monitor,omitzero"`
+	// CSIRestore is the CSI driver's path restore: "off" or absent,
+	// "operator" (the CSI of each operator's release: prefix matches by IP
+	// only, fixed by ip:port), "ip" or "ip-port" for every operator.
+	CSIRestore Setting `json:"csi_restore,omitzero"`
+	// CutoverPauseS is the design all-inaccessible window, seconds.
+	CutoverPauseS float64 `json:"cutover_pause_s"`
+	Source        Source  `json:"source"`
+	Note          string  `json:"note,omitempty"`
+}
+
+// Kernel are the host kernel's switches.
+type Kernel struct {
+	// ReconnectReset "full" (upstream) or "partial"; DNR "honor" or "ignore".
+	ReconnectReset Setting `json:"reconnect_reset"`
+	DNR            Setting `json:"dnr"`
+	// TargetDNR: the targets set DNR on rejected CONNECTs (SPDK does not).
+	TargetDNR Setting `json:"target_dnr"`
+}
+
+// Pacing is the migrations' schedule and the sampling, seconds.
+type Pacing struct {
+	Migrations            int     `json:"migrations"`
+	GapS                  float64 `json:"gap_s"`
+	SampleIntervalS       float64 `json:"sample_interval_s"`
+	SettleS               float64 `json:"settle_s"`
+	SettleSampleIntervalS float64 `json:"settle_sample_interval_s"`
+	Source                Source  `json:"source"`
+	Note                  string  `json:"note,omitempty"`
+}
+
+// Faults are the incident's faults: a seeded family and/or an explicit
+// schedule. Where no source says what triggered something, the trigger is
+// a fault labelled assumption.
+type Faults struct {
+	Seeded    *Seeded            `json:"seeded,omitempty"`
+	Scheduled []record.FaultSpec `json:"scheduled,omitempty"`
+	Source    Source             `json:"source"`
+	Note      string             `json:"note,omitempty"`
+}
+
+// Seeded draws Count faults of Kinds from the seed, each injected AfterS
+// (a [min, max] range, seconds) into Phase of one of the migrations
+// FirstMigration..LastMigration (1-based), lasting ForS ([min, max]).
+type Seeded struct {
+	Count          int        `json:"count"`
+	Kinds          []string   `json:"kinds"`
+	Phase          string     `json:"phase"`
+	AfterS         [2]float64 `json:"after_s"`
+	ForS           [2]float64 `json:"for_s"`
+	FirstMigration int        `json:"first_migration"`
+	LastMigration  int        `json:"last_migration"`
+}
+
+// Expectation is either a band over a figure (Figure with Min and/or Max)
+// or a check's verdict (Check with Verdict and, optionally, the exact set
+// of migrations it fails on).
+type Expectation struct {
+	// Figure names a reproduce figure (a json field of scenario's
+	// IncidentFigures, e.g. "validation_failed", "leaked").
+	Figure string   `json:"figure,omitempty"`
+	Min    *float64 `json:"min,omitempty"`
+	Max    *float64 `json:"max,omitempty"`
+	// Check names a check (summary.json checks[].name); Verdict is its
+	// expected verdict; Failing, when given, the exact migrations it must
+	// fail on (no more, no fewer).
+	Check   string   `json:"check,omitempty"`
+	Verdict string   `json:"verdict,omitempty"`
+	Failing []string `json:"failing,omitempty"`
+	// Operator limits the expectation to one operator ("" = every one).
+	Operator string `json:"operator,omitempty"`
+	// Incident is the incident's own figure, shown beside (not judged).
+	Incident string `json:"incident,omitempty"`
+	Source   Source `json:"source"`
+	Note     string `json:"note,omitempty"`
+}
+
+// Range renders the band, e.g. "0–3", "≥ 1", "≤ 0".
+func (e Expectation) Range() string {
+	switch {
+	case e.Check != "":
+		s := e.Verdict
+		if len(e.Failing) > 0 {
+			s += " on exactly " + strings.Join(e.Failing, ", ")
+		}
+		return s
+	case e.Min != nil && e.Max != nil && *e.Min == *e.Max:
+		return fmt.Sprintf("%g", *e.Min)
+	case e.Min != nil && e.Max != nil:
+		return fmt.Sprintf("%g–%g", *e.Min, *e.Max)
+	case e.Min != nil:
+		return fmt.Sprintf("≥ %g", *e.Min)
+	case e.Max != nil:
+		return fmt.Sprintf("≤ %g", *e.Max)
+	}
+	return "any"
+}
+
+// Parse reads one incident from b; file names it in errors. Unknown
+// fields are rejected (the error names the file and the field), and so is
+// every missing or unknown source tag.
+func Parse(file string, b []byte) (Incident, error) {
+	var inc Incident
+	if err := yaml.UnmarshalStrict(b, &inc); err != nil {
+		return Incident{}, fmt.Errorf("%s: %w", file, cleanYAMLError(err, b))
+	}
+	inc.File = file
+	if err := inc.validate(); err != nil {
+		return Incident{}, fmt.Errorf("%s: %w", file, err)
+	}
+	return inc, nil
+}
+
+// cleanYAMLError drops sigs.k8s.io/yaml's wrapping ("error unmarshaling
+// JSON: while decoding JSON: json: ") so the field name leads, and adds the
+// line of an unknown field (the first line that sets it).
+func cleanYAMLError(err error, b []byte) error {
+	s := err.Error()
+	for _, p := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
+		s = strings.TrimPrefix(s, p)
+	}
+	if f, ok := strings.CutPrefix(s, "unknown field "); ok {
+		key := strings.Trim(f, `"`)
+		for i, l := range strings.Split(string(b), "\n") {
+			l = strings.TrimLeft(strings.TrimSpace(l), "- ")
+			if strings.HasPrefix(l, key+":") {
+				s = fmt.Sprintf("line %d: %s", i+1, s)
+				break
+			}
+		}
+	}
+	return errors.New(s)
+}
+
+func validSource(s Source) bool { return s == Sourced || s == Inference || s == Assumption }
+
+func (inc Incident) validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	src := func(field string, s Source) {
+		if !validSource(s) {
+			bad("%s: source %q: want sourced, inference or assumption", field, s)
+		}
+	}
+	if inc.Name == "" {
+		bad("name: missing")
+	} else if base := strings.TrimSuffix(filepath.Base(inc.File), ".yaml"); base != inc.Name {
+		bad("name: %q differs from the file's name %q", inc.Name, base)
+	}
+	t := inc.Topology
+	src("topology", t.Source)
+	if t.Nodes < 1 || t.Hosts < 1 || t.Volumes < 1 || t.ConsumersPerVolume < 1 {
+		bad("topology: nodes, hosts, volumes and consumers_per_volume must each be at least 1")
+	}
+	src("model", inc.Model.Source)
+	src("model.control_plane", inc.Model.ControlPlane.Source)
+	if v := inc.Model.ControlPlane.Value; v != "sbcli" && v != "fixed-cancel" {
+		bad("model.control_plane.value: %q: want sbcli or fixed-cancel", v)
+	}
+	if v := inc.Model.LvolMonitor.Value; v != "" {
+		src("model.lvol_monitor", inc.Model.LvolMonitor.Source)
+		if v != "on" && v != "off" {
+			bad("model.lvol_monitor.value: %q: want on or off", v)
+		}
+	}
+	if v := inc.Model.CSIRestore.Value; v != "" {
+		src("model.csi_restore", inc.Model.CSIRestore.Source)
+		if v != "off" && v != "operator" && v != "ip" && v != "ip-port" {
+			bad("model.csi_restore.value: %q: want off, operator, ip or ip-port", v)
+		}
+	}
+	src("operators", inc.Operators.Source)
+	if len(inc.OperatorList()) == 0 {
+		bad("operators.value: %q: want prefix, fixed or both", inc.Operators.Value)
+	}
+	src("kernel.reconnect_reset", inc.Kernel.ReconnectReset.Source)
+	if v := inc.Kernel.ReconnectReset.Value; v != "full" && v != "partial" {
+		bad("kernel.reconnect_reset.value: %q: want full or partial", v)
+	}
+	src("kernel.dnr", inc.Kernel.DNR.Source)
+	if v := inc.Kernel.DNR.Value; v != "honor" && v != "ignore" {
+		bad("kernel.dnr.value: %q: want honor or ignore", v)
+	}
+	src("kernel.target_dnr", inc.Kernel.TargetDNR.Source)
+	if v := inc.Kernel.TargetDNR.Value; v != "true" && v != "false" {
+		bad("kernel.target_dnr.value: %q: want true or false", v)
+	}
+	p := inc.Pacing
+	src("pacing", p.Source)
+	if p.Migrations < 1 || p.SampleIntervalS <= 0 || p.GapS < 0 || p.SettleS < 0 || p.SettleSampleIntervalS <= 0 {
+		bad("pacing: migrations ≥ 1, sample_interval_s > 0, gap_s ≥ 0, settle_s ≥ 0, settle_sample_interval_s > 0")
+	}
+	if inc.Faults.Seeded != nil || len(inc.Faults.Scheduled) > 0 {
+		src("faults", inc.Faults.Source)
+	}
+	if s := inc.Faults.Seeded; s != nil {
+		if s.Count < 1 || len(s.Kinds) == 0 || s.FirstMigration < 1 || s.LastMigration < s.FirstMigration || s.LastMigration > p.Migrations {
+			bad("faults.seeded: count ≥ 1, kinds, and 1 ≤ first_migration ≤ last_migration ≤ pacing.migrations")
+		}
+	}
+	if len(inc.Expected) == 0 {
+		bad("expected: no expectation (an incident with nothing to judge proves nothing)")
+	}
+	for i, e := range inc.Expected {
+		f := fmt.Sprintf("expected[%d]", i)
+		src(f, e.Source)
+		switch {
+		case (e.Figure == "") == (e.Check == ""):
+			bad("%s: give exactly one of figure or check", f)
+		case e.Figure != "" && e.Min == nil && e.Max == nil:
+			bad("%s: figure %q without min or max", f, e.Figure)
+		case e.Figure != "" && (e.Verdict != "" || len(e.Failing) > 0):
+			bad("%s: verdict and failing belong to a check", f)
+		case e.Check != "" && e.Verdict != record.Pass && e.Verdict != record.Fail && e.Verdict != record.Inconclusive:
+			bad("%s: verdict %q: want pass, fail or inconclusive", f, e.Verdict)
+		case e.Check != "" && (e.Min != nil || e.Max != nil):
+			bad("%s: min and max belong to a figure", f)
+		}
+		if e.Min != nil && e.Max != nil && *e.Min > *e.Max {
+			bad("%s: min %g > max %g", f, *e.Min, *e.Max)
+		}
+		if e.Operator != "" && e.Operator != "prefix" && e.Operator != "fixed" {
+			bad("%s: operator %q: want prefix or fixed", f, e.Operator)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// OperatorList is Operators.Value as a list: "both" is prefix and fixed.
+func (inc Incident) OperatorList() []string {
+	switch inc.Operators.Value {
+	case "both":
+		return []string{"prefix", "fixed"}
+	case "prefix", "fixed":
+		return []string{inc.Operators.Value}
+	}
+	return nil
+}
+
+// Names lists the embedded catalogue, sorted.
+func Names() []string {
+	ents, _ := fs.ReadDir(catalogue, ".")
+	var out []string
+	for _, e := range ents {
+		if n, ok := strings.CutSuffix(e.Name(), ".yaml"); ok {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Catalogue reads every embedded incident and every *.yaml in dirs (a
+// later one of the same name replaces an earlier one), sorted by name.
+func Catalogue(dirs ...string) ([]Incident, error) {
+	byName := map[string]Incident{}
+	for _, n := range Names() {
+		b, err := fs.ReadFile(catalogue, n+".yaml")
+		if err != nil {
+			return nil, err
+		}
+		inc, err := Parse(path.Join("incidents", n+".yaml"), b)
+		if err != nil {
+			return nil, err
+		}
+		byName[n] = inc
+	}
+	for _, d := range dirs {
+		files, err := filepath.Glob(filepath.Join(d, "*.yaml"))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			inc, err := LoadFile(f)
+			if err != nil {
+				return nil, err
+			}
+			byName[inc.Name] = inc
+		}
+	}
+	var out []Incident
+	for _, n := range slices.Sorted(maps.Keys(byName)) {
+		out = append(out, byName[n])
+	}
+	return out, nil
+}
+
+// LoadFile reads one incident file.
+func LoadFile(file string) (Incident, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return Incident{}, fmt.Errorf("read incident: %w", err)
+	}
+	return Parse(file, bytes.TrimPrefix(b, []byte("\ufeff")))
+}
+
+// Find returns the incident named name from the catalogue (embedded plus
+// dirs), or, when name ends in ".yaml", the file at that path.
+func Find(name string, dirs ...string) (Incident, error) {
+	if strings.HasSuffix(name, ".yaml") {
+		return LoadFile(name)
+	}
+	all, err := Catalogue(dirs...)
+	if err != nil {
+		return Incident{}, err
+	}
+	var names []string
+	for _, inc := range all {
+		if inc.Name == name {
+			return inc, nil
+		}
+		names = append(names, inc.Name)
+	}
+	return Incident{}, fmt.Errorf("unknown incident %q (known: %s; see fiomig reproduce --list)", name, strings.Join(names, ", "))
+}

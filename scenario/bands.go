@@ -1,0 +1,138 @@
+package scenario
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/fiomig/fiomig/incidents"
+	"github.com/fiomig/fiomig/record"
+)
+
+// BandResult is one expectation of an incident judged on one operator's run.
+type BandResult struct {
+	Expectation incidents.Expectation `json:"expectation"`
+	// Got is the measured figure, or the check's verdict and failing set.
+	Got string `json:"got"`
+	// Judged is false when the expectation is for another operator.
+	Judged bool `json:"judged"`
+	OK     bool `json:"ok"`
+}
+
+// FigureNames are the figures a band may name: the numeric json fields of
+// IncidentFigures, sorted.
+func FigureNames() []string {
+	var out []string
+	t := reflect.TypeFor[IncidentFigures]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		switch f.Type.Kind() {
+		case reflect.Int, reflect.Int64, reflect.Float64:
+			out = append(out, strings.Split(f.Tag.Get("json"), ",")[0])
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// figureValue is the figure named name in f (a FigureNames entry).
+func figureValue(f IncidentFigures, name string) (float64, bool) {
+	v := reflect.ValueOf(f)
+	t := v.Type()
+	for i := range t.NumField() {
+		if strings.Split(t.Field(i).Tag.Get("json"), ",")[0] != name {
+			continue
+		}
+		switch fv := v.Field(i); fv.Kind() {
+		case reflect.Int, reflect.Int64:
+			return float64(fv.Int()), true
+		case reflect.Float64:
+			return fv.Float(), true
+		}
+	}
+	return 0, false
+}
+
+// JudgeBands judges every expectation of inc on one operator's figures and
+// summary: a figure must fall in [Min, Max]; a check must have the verdict
+// and, when Failing is given, fail on exactly those migrations
+// (summary.json checks[].failing).
+func JudgeBands(inc incidents.Incident, f IncidentFigures, sum record.Summary) []BandResult {
+	var out []BandResult
+	for _, e := range inc.Expected {
+		r := BandResult{Expectation: e, Judged: e.Operator == "" || e.Operator == f.Operator}
+		if e.Figure != "" {
+			v, ok := figureValue(f, e.Figure)
+			r.Got = fmt.Sprintf("%g", v)
+			r.OK = ok && (e.Min == nil || v >= *e.Min) && (e.Max == nil || v <= *e.Max)
+			if !ok {
+				r.Got = "no such figure"
+			}
+		} else {
+			r.Got = "not run"
+			for _, c := range sum.Checks {
+				if c.Name != e.Check {
+					continue
+				}
+				got := slices.Sorted(slices.Values(c.Failing))
+				r.Got = c.Verdict
+				if len(got) > 0 {
+					r.Got += " on " + strings.Join(got, ", ")
+				}
+				want := slices.Sorted(slices.Values(e.Failing))
+				r.OK = c.Verdict == e.Verdict && (len(want) == 0 || slices.Equal(want, got))
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// ShapeOf is the run's shape: OK when every judged expectation holds;
+// Missing names each that does not; Notes explain the mechanisms behind
+// the figures (JudgeShape's notes, from the record).
+func ShapeOf(bands []BandResult, f IncidentFigures) Shape {
+	s := Shape{OK: true, Notes: JudgeShape(f).Notes}
+	for _, b := range bands {
+		if b.Judged && !b.OK {
+			s.OK = false
+			s.Missing = append(s.Missing, fmt.Sprintf("%s %s, want %s [%s]", bandName(b.Expectation), b.Got, b.Expectation.Range(), b.Expectation.Source))
+		}
+	}
+	return s
+}
+
+func bandName(e incidents.Expectation) string {
+	if e.Check != "" {
+		return "check " + e.Check
+	}
+	return e.Figure
+}
+
+// BandsMarkdown is reproduce.md's table of the incident's expectations:
+// each band, its source, the incident's own figure and what the run gave.
+func BandsMarkdown(bands []BandResult) []byte {
+	var b bytes.Buffer
+	b.WriteString("\n## Expectations (incident file)\n\n| expectation | operator | band | source | incident | got | holds |\n|---|---|---|---|---|---|---|\n")
+	for _, r := range bands {
+		e := r.Expectation
+		holds := "yes"
+		switch {
+		case !r.Judged:
+			holds, r.Got = "—", "—"
+		case !r.OK:
+			holds = "**NO**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", bandName(e), orDefault(e.Operator, "any"), e.Range(), e.Source,
+			orDefault(e.Incident, "—"), r.Got, holds)
+	}
+	b.WriteString("\nNotes on the sources of each band:\n\n")
+	for _, r := range bands {
+		if n := r.Expectation.Note; n != "" && r.Judged {
+			fmt.Fprintf(&b, "- %s (%s): %s\n", bandName(r.Expectation), r.Expectation.Source, n)
+		}
+	}
+	return b.Bytes()
+}
