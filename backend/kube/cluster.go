@@ -91,7 +91,8 @@ type Cluster struct {
 	undo   []undo // cleanups, in creation order
 	closed bool
 
-	endpoints map[string][]string // nqn -> canonical ip:port, sorted
+	endpoints     map[string][]string // nqn -> canonical ip:port, sorted
+	endpointsRead time.Time
 
 	migMu   sync.Mutex
 	migs    map[string]*migration // by object name
@@ -363,7 +364,8 @@ func (c *Cluster) Now() float64 { return time.Since(c.start).Seconds() }
 // AdvanceTo implements backend.Cluster: it waits until t (wall time), then
 // returns what changed on the way: the phase lines the migration watch
 // saw (each stamped when the harness received it) and an endpoints line
-// for every volume whose published endpoints changed since the last call.
+// for every volume whose published endpoints changed (read at most every
+// EndpointsInterval).
 // The run's Lease is renewed every 10 s.
 func (c *Cluster) AdvanceTo(t float64) ([]record.Line, error) {
 	if d := t - c.Now(); d > 0 {
@@ -384,6 +386,9 @@ func (c *Cluster) AdvanceTo(t float64) ([]record.Line, error) {
 	c.pending = nil
 	c.migMu.Unlock()
 	for _, v := range c.vols {
+		if time.Since(c.endpointsRead) < EndpointsInterval {
+			break
+		}
 		eps, err := c.fetchEndpoints(c.ctx, v)
 		if err != nil {
 			return out, err
@@ -392,6 +397,9 @@ func (c *Cluster) AdvanceTo(t float64) ([]record.Line, error) {
 			c.endpoints[v.NQN] = eps
 			out = append(out, record.Line{T: c.Now(), Kind: record.KindEndpoints, NQN: v.NQN, Endpoints: eps})
 		}
+	}
+	if time.Since(c.endpointsRead) >= EndpointsInterval {
+		c.endpointsRead = time.Now()
 	}
 	if err := c.checkTimeouts(); err != nil {
 		return out, err
@@ -404,6 +412,10 @@ func (c *Cluster) AdvanceTo(t float64) ([]record.Line, error) {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].T < out[j].T })
 	return out, nil
 }
+
+// EndpointsInterval is how often AdvanceTo re-reads the published
+// endpoints (one pod-proxy GET per volume).
+var EndpointsInterval = time.Second
 
 // Topology implements backend.Cluster.
 func (c *Cluster) Topology() record.Topology {

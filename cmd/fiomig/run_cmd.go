@@ -42,6 +42,7 @@ type runFlags struct {
 	workload           string
 	fioRateIOPS        int
 	fioCorruptWrite    int64
+	kube               kubeFlags // --backend and the kube backend's flags (kube_run.go)
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -62,6 +63,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.out, "out", "out", "`directory` under which the run directory fio-mig-<unix seconds> is created")
 	fs.StringVar(&f.workload, "workload", scenario.WorkloadSim, "`sim`: the simulator's modelled I/O on virtual time; fio: one real fio process per volume on a FUSE file that follows the simulated host's multipath head, the simulator driven by the wall clock (needs root, /dev/fuse and fio; fio's output goes to <run dir>/fio/)")
 	fs.IntVar(&f.fioRateIOPS, "fio-rate-iops", workload.DefaultRateIOPS, "with --workload=fio: each volume's fio job is capped at this many `I/Os per second` (rate_iops)")
+	f.kube.register(fs)
 	fs.Int64Var(&f.fioCorruptWrite, "fio-corrupt-write", 0, "with --workload=fio: store the `N`-th write to the first volume corrupted underneath fio, to prove a verify failure is reported as a data integrity failure with its offset (0 = off)")
 }
 
@@ -229,6 +231,7 @@ shorter than --attribution-margin leaves served-after-cutover unjudged),
 Flags:
 `)
 		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), kubeFaultHelp())
 	}
 	return fs
 }
@@ -246,6 +249,14 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := f.validate(); err != nil {
 		fmt.Fprintf(stderr, "fiomig run: %v\n", err)
+		return exitUsage
+	}
+	switch f.kube.backend {
+	case "kube":
+		return runKube(&f, fs, stdout, stderr)
+	case "sim":
+	default:
+		fmt.Fprintf(stderr, "fiomig run: --backend must be sim or kube, got %q\n", f.kube.backend)
 		return exitUsage
 	}
 

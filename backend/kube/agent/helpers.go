@@ -187,3 +187,29 @@ func ParseNFTCounter(b []byte, table string) (Counter, error) {
 	}
 	return c, nil
 }
+
+// RunNFT runs nft with args (n.Run when set).
+func (n NFT) RunNFT(ctx context.Context, args ...string) ([]byte, error) { return n.run(ctx, args...) }
+
+// ParseNFTTables returns the names of the tables of family in the JSON of
+// "nft -j list tables".
+func ParseNFTTables(b []byte, family string) ([]string, error) {
+	var doc struct {
+		Nftables []struct {
+			Table *struct {
+				Family string `json:"family"`
+				Name   string `json:"name"`
+			} `json:"table"`
+		} `json:"nftables"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("nft -j list tables: %w", err)
+	}
+	var out []string
+	for _, o := range doc.Nftables {
+		if o.Table != nil && o.Table.Family == family {
+			out = append(out, o.Table.Name)
+		}
+	}
+	return out, nil
+}
