@@ -53,7 +53,7 @@ type Config struct {
 	Volumes int
 	// VolumeSize is each PVC's request (default "1Gi").
 	VolumeSize string
-	// FioRuntime is how long each fio pod runs its job (default 10 min).
+	// FioRuntime bounds each fio job (default 24 h: fio runs until StopFio).
 	FioRuntime time.Duration
 	// FioImage runs fio (default alpine:3, which installs fio with apk when
 	// it is missing); HelperImage is an image holding the fiomig binary as
@@ -143,7 +143,8 @@ func (c *Config) defaults() {
 		c.VolumeSize = defaultVolumeSize
 	}
 	if c.FioRuntime <= 0 {
-		c.FioRuntime = 10 * time.Minute
+		// fio runs until StopFio deletes its pod.
+		c.FioRuntime = 24 * time.Hour
 	}
 	if c.FioImage == "" {
 		c.FioImage = defaultFioImage

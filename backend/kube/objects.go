@@ -99,10 +99,17 @@ func pvcObject(ns, name, id, sc, size string) (*corev1.PersistentVolumeClaim, er
 // pods), running the ConfigMap's job file with its logs in an emptyDir
 // that the read-only "logs" sidecar serves (agent.FilesHandler).
 func fioPod(ns, name, id, pvc, host, jobs, jobKey, fioImage, helperImage string) *corev1.Pod {
-	grace := int64(5)
+	grace := int64(fioGraceS)
 	ro := true
-	script := fmt.Sprintf("command -v fio >/dev/null || apk add --no-cache fio >/dev/null || exit 90; "+
-		"fio --output-format=json+ --output=/logs/fio.json /jobs/%s 2>/logs/fio.stderr; echo $? >/logs/fio.rc; exec sleep 2147483647", jobKey)
+	// The file names are workload.FilesIn's, so that scenario.FioEvaluate
+	// reads what CollectFio brings back exactly as a local fio run's.
+	// Deleting the pod stops fio (SIGTERM -> SIGINT to fio, which then
+	// writes its result and per-I/O log); the logs sidecar keeps serving
+	// for --linger while the pod terminates, so StopFio can fetch them.
+	script := fmt.Sprintf("cp /jobs/%s /logs/job.fio; command -v fio >/dev/null || apk add --no-cache fio >/dev/null || { echo 90 >/logs/fio.rc; exit 90; }; "+
+		"cd /logs; fio --output-format=json+ --output=/logs/result.json /logs/job.fio >/logs/stdout.txt 2>/logs/stderr.txt & FIO=$!; "+
+		"trap 'kill -INT $FIO; wait $FIO; echo $? >/logs/fio.rc; exit 0' TERM; "+
+		"wait $FIO; echo $? >/logs/fio.rc; while :; do sleep 3600 & wait $!; done", jobKey)
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: runLabels(id, "fio")},
 		Spec: corev1.PodSpec{
@@ -125,7 +132,7 @@ func fioPod(ns, name, id, pvc, host, jobs, jobKey, fioImage, helperImage string)
 				},
 				{
 					Name: "logs", Image: helperImage, ImagePullPolicy: corev1.PullIfNotPresent,
-					Args:            []string{"logserve", "--dir", "/logs", "--listen", fmt.Sprintf(":%d", agent.FilesPort)},
+					Args:            []string{"logserve", "--dir", "/logs", "--listen", fmt.Sprintf(":%d", agent.FilesPort), "--linger", fmt.Sprintf("%ds", fioGraceS-5)},
 					Ports:           []corev1.ContainerPort{{Name: "logs", ContainerPort: agent.FilesPort}},
 					VolumeMounts:    []corev1.VolumeMount{{Name: "logs", MountPath: "/logs", ReadOnly: true}},
 					SecurityContext: &corev1.SecurityContext{ReadOnlyRootFilesystem: &ro, AllowPrivilegeEscalation: new(bool)},
@@ -139,6 +146,10 @@ func fioPod(ns, name, id, pvc, host, jobs, jobKey, fioImage, helperImage string)
 		},
 	}
 }
+
+// fioGraceS is the fio pods' termination grace period, seconds: time for
+// fio to stop and for StopFio to fetch its files.
+const fioGraceS = 90
 
 // nftHelperPod drops new TCP connections to ip:port on node (hostNetwork,
 // privileged: nftables needs CAP_NET_ADMIN in the host's network

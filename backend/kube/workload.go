@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/e2e-framework/klient/wait/conditions"
 
 	"github.com/fiomig/fiomig/fio"
+	"github.com/fiomig/fiomig/workload"
 )
 
 // jobKey is volume i's job file name in the run's ConfigMap.
@@ -22,7 +23,7 @@ func jobKey(i int) string { return fmt.Sprintf("vol-%d.fio", i+1) }
 
 // createWorkload creates the ConfigMap of fio job files (rendered by
 // package fio: fio.MigrationWorkload on /data/fio.dat, per-I/O latency log
-// /logs/vol-N_lat.1.log), then per volume a PVC of the StorageClass and a
+// /logs/lat_lat.1.log, run in /logs), then per volume a PVC of the StorageClass and a
 // fio pod pinned to consumer host i mod hosts (research/kube.md §3: the
 // seed harness pins its fio pods by a required hostname node affinity),
 // and waits until every PVC is Bound and every pod Running.
@@ -35,7 +36,7 @@ func (c *Cluster) createWorkload(ctx context.Context) error {
 	for i := 0; i < c.cfg.Volumes; i++ {
 		jf := fio.JobFile{
 			Comment:    []string{fmt.Sprintf("fiomig run %s, volume %d (PVC %s-pvc-%d)", id, i+1, id, i+1)},
-			Jobs:       []fio.Job{fio.MigrationWorkload(fmt.Sprintf("vol-%d", i+1), "/data/fio.dat", fmt.Sprintf("/logs/vol-%d", i+1), c.cfg.FioRuntime)},
+			Jobs:       []fio.Job{fio.MigrationWorkload(fmt.Sprintf("vol-%d", i+1), "/data/fio.dat", workload.LogPrefix, c.cfg.FioRuntime)},
 			Documented: true,
 		}
 		var b strings.Builder

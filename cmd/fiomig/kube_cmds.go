@@ -32,6 +32,11 @@ func init() {
 // serve runs h on listen until SIGINT/SIGTERM, then shuts down. It returns
 // the process exit code.
 func serve(name, listen string, h http.Handler, stderr io.Writer, onStop func()) int {
+	return serveLinger(name, listen, h, stderr, onStop, 0)
+}
+
+// serveLinger is serve that keeps answering for linger after the signal.
+func serveLinger(name, listen string, h http.Handler, stderr io.Writer, onStop func(), linger time.Duration) int {
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "fiomig %s: %v\n", name, err)
@@ -42,6 +47,7 @@ func serve(name, listen string, h http.Handler, stderr io.Writer, onStop func())
 	defer stop()
 	go func() {
 		<-ctx.Done()
+		time.Sleep(linger)
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		srv.Shutdown(sctx)
@@ -206,6 +212,7 @@ func logserveCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fiomig logserve", flag.ContinueOnError)
 	dir := fs.String("dir", "/logs", "`directory` whose files are served read-only")
 	listen := fs.String("listen", fmt.Sprintf(":%d", agent.FilesPort), "`address` to serve on")
+	linger := fs.Duration("linger", 0, "keep serving this `long` after SIGTERM (the fio pod's files are fetched while it terminates)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: fiomig logserve [--dir DIR] [--listen ADDR]
 
@@ -221,5 +228,5 @@ Flags:
 	if code, stop := parseFlags(fs, args, stdout, stderr); stop {
 		return code
 	}
-	return serve("logserve", *listen, agent.FilesHandler(os.DirFS(*dir)), stderr, nil)
+	return serveLinger("logserve", *listen, agent.FilesHandler(os.DirFS(*dir)), stderr, nil, *linger)
 }

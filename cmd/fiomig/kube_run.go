@@ -15,6 +15,7 @@ import (
 
 	"github.com/fiomig/fiomig/backend/kube"
 	"github.com/fiomig/fiomig/record"
+	"github.com/fiomig/fiomig/reports"
 	"github.com/fiomig/fiomig/scenario"
 )
 
@@ -29,6 +30,7 @@ type kubeFlags struct {
 	fioImage         string
 	helperImage      string
 	setupTimeout     time.Duration
+	fioResults       bool
 }
 
 func (k *kubeFlags) register(fs *flag.FlagSet) {
@@ -40,6 +42,7 @@ func (k *kubeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&k.volumeSize, "volume-size", "1Gi", "with --backend kube: each PVC's `size`")
 	fs.StringVar(&k.fioImage, "fio-image", "docker.io/library/alpine:3", "with --backend kube: `image` of the fio container (fio is installed with apk when missing)")
 	fs.StringVar(&k.helperImage, "helper-image", "ghcr.io/fiomig/fiomig:latest", "with --backend kube: `image` whose entry point is fiomig (fio log sidecar, nft helper)")
+	fs.BoolVar(&k.fioResults, "fio-results", true, "with --backend kube: stop the fio pods after the run, bring their results and per-I/O logs into <run dir>/fio/ and judge them (the fio-* checks)")
 	fs.DurationVar(&k.setupTimeout, "setup-timeout", 5*time.Minute, "with --backend kube: how long to wait for PVCs to bind and pods to run")
 }
 
@@ -104,10 +107,16 @@ func runKube(f *runFlags, fs *flag.FlagSet, stdout, stderr io.Writer) int {
 	}
 	params.Hosts = len(cluster.Hosts())
 	params.Extra["run_id"] = cluster.RunID()
+	if k.fioResults {
+		params.Extra["workload"] = scenario.WorkloadFio
+	}
 	res, err := scenario.Run(ctx, cluster, scenario.Config{
 		Plan:   record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: f.seed, Command: cmdline, Params: params},
 		OutDir: f.out, StartUnix: start.Unix(), GapS: f.gap, Progress: stdout,
 	})
+	if err == nil && !res.Interrupted && k.fioResults {
+		res, err = kubeFio(ctx, cluster, res, stdout)
+	}
 	cerr := cluster.Close()
 	if cerr != nil {
 		fmt.Fprintf(stderr, "fiomig run: cleanup: %v (run fiomig janitor --kubeconfig %s --namespace %s)\n", cerr, k.kubeconfig, k.namespace)
@@ -139,4 +148,29 @@ func oneLine(err error) string {
 		b = append(b, string(r)...)
 	}
 	return string(b)
+}
+
+// kubeFio stops the fio pods, brings their files into the run directory
+// and adds the fio checks to the summary and the reports.
+func kubeFio(ctx context.Context, c *kube.Cluster, res scenario.Result, stdout io.Writer) (scenario.Result, error) {
+	fmt.Fprintln(stdout, "stopping the fio pods and collecting their results")
+	if err := c.StopFio(ctx); err != nil {
+		return res, err
+	}
+	if _, err := c.CollectFio(ctx, res.Dir, 85*time.Second); err != nil {
+		fmt.Fprintf(stdout, "fio results incomplete: %s\n", oneLine(err))
+	}
+	lines, err := record.ReadTimeline(filepath.Join(res.Dir, record.TimelineFile))
+	if err != nil {
+		return res, err
+	}
+	sum, err := scenario.FioEvaluate(res.Dir, res.Plan, lines, res.Summary)
+	if err != nil {
+		return res, err
+	}
+	if err := reports.Write(res.Dir, res.Plan, sum); err != nil {
+		return res, err
+	}
+	res.Summary = reports.WithStats(sum)
+	return res, nil
 }
