@@ -435,11 +435,42 @@ type connectEntry struct {
 	Transport string `json:"transport"`
 }
 
-// webAPI serves the control-plane route the harness reads published
-// endpoints from: GET /api/v2/clusters/<cluster>/volumes/<volume>/connect
-// (the route is the BACKEND's assumption; see kube-seam and README).
+// volumeEntry is the control plane's REST answer about one volume.
+type volumeEntry struct {
+	UUID     string `json:"uuid"`
+	NQN      string `json:"nqn"`
+	NodeUUID string `json:"node_uuid"`
+	Hostname string `json:"hostname"`
+}
+
+// webAPI serves the control-plane routes the harness reads: the published
+// endpoints, GET /api/v2/clusters/<cluster>/volumes/<volume>/connect, and
+// the volume's current (primary) storage node, GET
+// /api/v2/clusters/<cluster>/volumes/<volume>. Both routes and their JSON
+// keys are assumptions to check on a real cluster (backend/kube's README).
 func (s *StandIn) webAPI() http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v2/clusters/{cluster}/volumes/{volume}", func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("cluster") != sim.ClusterUUID {
+			http.Error(w, "cluster not found", http.StatusNotFound)
+			return
+		}
+		s.mu.Lock()
+		var out *volumeEntry
+		for _, v := range s.w.Volumes() {
+			if VolumeUUID(v.NQN) == r.PathValue("volume") {
+				// lvstore i's primary is node i (sim.buildTopology).
+				out = &volumeEntry{UUID: VolumeUUID(v.NQN), NQN: v.NQN, NodeUUID: NodeUUID(v.LVS), Hostname: s.nodes[v.LVS].name}
+			}
+		}
+		s.mu.Unlock()
+		if out == nil {
+			http.Error(w, "volume not found", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(out)
+	})
 	mux.HandleFunc("GET /api/v2/clusters/{cluster}/volumes/{volume}/connect", func(w http.ResponseWriter, r *http.Request) {
 		if r.PathValue("cluster") != sim.ClusterUUID {
 			http.Error(w, "cluster not found", http.StatusNotFound)

@@ -207,13 +207,28 @@ func (f *fixture) migrate(name, pv, target string, during func(phase string, u *
 	}
 }
 
-func (f *fixture) nodeOfMgmtIP(ip string) storageNode {
+// sourceOf asks the control plane (through the pod proxy) which storage
+// node serves the PV's volume now.
+func (f *fixture) sourceOf(pv *corev1.PersistentVolume) storageNode {
+	f.t.Helper()
+	parts := strings.Split(pv.Spec.CSI.VolumeHandle, ":")
+	body, err := f.proxyGet(f.si.StorageNamespace(), "simplyblock-webappapi-0", standin.WebAPIPort, "/api/v2/clusters/"+parts[0]+"/volumes/"+parts[2])
+	if err != nil {
+		f.t.Fatalf("control plane volume %s: %v", parts[2], err)
+	}
+	var v struct {
+		NodeUUID string `json:"node_uuid"`
+		Hostname string `json:"hostname"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		f.t.Fatalf("%v: %s", err, body)
+	}
 	for _, n := range f.storageNodes() {
-		if n.MgmtIP == ip {
+		if n.UUID == v.NodeUUID && n.Hostname == v.Hostname {
 			return n
 		}
 	}
-	f.t.Fatalf("no storage node has mgmtIp %s", ip)
+	f.t.Fatalf("control plane names node %+v, not in the StorageNodeSet", v)
 	return storageNode{}
 }
 
@@ -351,9 +366,7 @@ func TestStandIn(t *testing.T) {
 	t.Run("volumemigration-completes", func(t *testing.T) {
 		pv := pvs[0]
 		nqn := pv.Spec.CSI.VolumeAttributes["nqn"]
-		var before []string
-		f.si.World(func(w *sim.World) { before = w.Endpoints(nqn) })
-		src := f.nodeOfMgmtIP(strings.Split(before[0], ":")[0])
+		src := f.sourceOf(pv)
 		var target storageNode
 		for _, n := range nodes {
 			if n.UUID != src.UUID {
@@ -378,19 +391,21 @@ func TestStandIn(t *testing.T) {
 		if len(jobs) != 1 {
 			t.Errorf("validationJobs while Validating: %v, want one (the volume's consumer host)", jobs)
 		}
-		var after []string
-		f.si.World(func(w *sim.World) { after = w.Endpoints(nqn) })
-		if got := f.nodeOfMgmtIP(strings.Split(after[0], ":")[0]); got.UUID != target.UUID {
-			t.Errorf("after Completed the primary endpoint %s is on %s, want the target %s", after[0], got.Hostname, target.Hostname)
+		if got := f.sourceOf(pv); got.UUID != target.UUID {
+			t.Errorf("after Completed the control plane serves the volume from %s, want the target %s", got.Hostname, target.Hostname)
+		}
+		var eps []string
+		f.si.World(func(w *sim.World) { eps = w.Endpoints(nqn) })
+		for _, ep := range eps {
+			if !strings.HasSuffix(ep, fmt.Sprintf(":%d", target.NvmfPort)) {
+				t.Errorf("published endpoint %s after Completed: not at the target's port %d", ep, target.NvmfPort)
+			}
 		}
 	})
 
 	t.Run("validation-job-deleted-fails-migration", func(t *testing.T) {
 		pv := pvs[1]
-		nqn := pv.Spec.CSI.VolumeAttributes["nqn"]
-		var eps []string
-		f.si.World(func(w *sim.World) { eps = w.Endpoints(nqn) })
-		src := f.nodeOfMgmtIP(strings.Split(eps[0], ":")[0])
+		src := f.sourceOf(pv)
 		target := nodes[0]
 		if target.UUID == src.UUID {
 			target = nodes[1]
