@@ -60,6 +60,19 @@ replaces() {
 	echo ")"
 }
 
+if [ ! -x "$BIN/etcd" ] || ! "$BIN/etcd" --version 2>/dev/null | grep -q "etcd Version: $ETCD_VERSION"; then
+	echo "kube-bins: etcd v$ETCD_VERSION from the Go module proxy (cold: ~1 min, 26 MB)"
+	mkdir -p "$SRC/etcd"
+	gomod=$(modulefile go.etcd.io/etcd/server/v3 "v$ETCD_VERSION")
+	{
+		printf 'module etcdbin\n\ngo 1.26.0\n\nrequire go.etcd.io/etcd/server/v3 v%s\n\n' "$ETCD_VERSION"
+		replaces "$gomod" "$ETCD_VERSION"
+	} >"$SRC/etcd/go.mod"
+	printf '//go:build tools\n\npackage tools\n\nimport _ "go.etcd.io/etcd/server/v3"\n' >"$SRC/etcd/tools.go"
+	(cd "$SRC/etcd" && $GO mod tidy)
+	build etcd "$SRC/etcd" go.etcd.io/etcd/server/v3 "-s -w"
+fi
+
 if [ ! -x "$BIN/kube-apiserver" ] || [ "$("$BIN/kube-apiserver" --version 2>/dev/null)" != "Kubernetes v$KUBE_VERSION" ]; then
 	echo "kube-bins: kube-apiserver v$KUBE_VERSION from the Go module proxy (cold: ~6 min on 2 cores, 114 MB)"
 	mkdir -p "$SRC/kapi"
@@ -73,19 +86,6 @@ if [ ! -x "$BIN/kube-apiserver" ] || [ "$("$BIN/kube-apiserver" --version 2>/dev
 	V=k8s.io/component-base/version
 	build kube-apiserver "$SRC/kapi" k8s.io/kubernetes/cmd/kube-apiserver \
 		"-s -w -X $V.gitVersion=v$KUBE_VERSION -X $V.gitMajor=1 -X $V.gitMinor=37"
-fi
-
-if [ ! -x "$BIN/etcd" ] || ! "$BIN/etcd" --version 2>/dev/null | grep -q "etcd Version: $ETCD_VERSION"; then
-	echo "kube-bins: etcd v$ETCD_VERSION from the Go module proxy (cold: ~1 min, 26 MB)"
-	mkdir -p "$SRC/etcd"
-	gomod=$(modulefile go.etcd.io/etcd/server/v3 "v$ETCD_VERSION")
-	{
-		printf 'module etcdbin\n\ngo 1.26.0\n\nrequire go.etcd.io/etcd/server/v3 v%s\n\n' "$ETCD_VERSION"
-		replaces "$gomod" "$ETCD_VERSION"
-	} >"$SRC/etcd/go.mod"
-	printf '//go:build tools\n\npackage tools\n\nimport _ "go.etcd.io/etcd/server/v3"\n' >"$SRC/etcd/tools.go"
-	(cd "$SRC/etcd" && $GO mod tidy)
-	build etcd "$SRC/etcd" go.etcd.io/etcd/server/v3 "-s -w"
 fi
 
 echo "$STAMP" >"$BIN/VERSIONS"

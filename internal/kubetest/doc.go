@@ -13,6 +13,11 @@
 // ServiceAccount, for RBAC tests. No kubelet, scheduler or
 // controller-manager runs: backend/kube/standin plays those.
 //
+// envtest starts etcd and kube-apiserver in their own process group, so a
+// test killed by its timeout leaves them running: Start first kills such
+// orphans of the same binaries (their parent is no longer a *.test binary)
+// and removes their envtest directories.
+//
 // When the binaries are missing, Start applies internal/tooltest's rule:
 // the test is skipped with the reason, or fails under FIOMIG_REQUIRE_TOOLS=1.
 // FIOMIG_KUBE_BINS names another directory holding etcd and kube-apiserver.

@@ -122,6 +122,9 @@ func StartIn(binDir, workDir string) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	if reaped := reapOrphans(binDir); len(reaped) > 0 {
+		fmt.Fprintf(logf, "kubetest: removed what killed tests left: %s\n", strings.Join(reaped, ", "))
+	}
 	defer logf.Close() // the processes keep their own descriptors
 	no := false
 	e.env = &envtest.Environment{
