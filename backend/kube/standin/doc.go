@@ -36,7 +36,10 @@
 //     and serves the rule's counter (agent.CounterHandler) on node IP:9561;
 //     the control-plane pod simplyblock-webappapi-0 serves the published
 //     endpoints of each volume on :5000
-//     (GET /api/v2/clusters/<cluster>/volumes/<volume>/connect).
+//     (GET /api/v2/clusters/<cluster>/volumes/<volume>/connect) and the
+//     volume's current storage node (GET /api/v2/clusters/<cluster>/volumes/<volume>);
+//     a pod declaring container port 9562 (the fio pod's logs sidecar)
+//     serves agent.FilesHandler over an empty directory: no fio runs there.
 //   - simplyblock's node API: one SPDK pod per node
 //     (snode-spdk-pod-<rpcPort>-<cluster[:6]>, role=simplyblock-storage-node);
 //     deleting it restarts that node's simulated target (sim StopTarget),

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"testing/fstest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -374,8 +375,24 @@ func (s *StandIn) startServing(p *corev1.Pod, n *node, rp *runningPod) error {
 		return s.startHelper(p, n, rp, listen)
 	case p.Namespace == s.cfg.StorageNamespace && p.Labels[LabelApp] == AppWebAPI:
 		return listen(WebAPIPort, s.webAPI())
+	case declaresPort(p, agent.FilesPort):
+		// A fio pod's read-only logs sidecar: no container runs here, so
+		// no fio ran and there are no files (the harness records fio as
+		// not run).
+		return listen(agent.FilesPort, agent.FilesHandler(fstest.MapFS{}))
 	}
 	return nil
+}
+
+func declaresPort(p *corev1.Pod, port int) bool {
+	for _, c := range p.Spec.Containers {
+		for _, cp := range c.Ports {
+			if int(cp.ContainerPort) == port {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // startHelper plays the nft helper container: its rule
@@ -510,7 +527,7 @@ func runningStatus(p *corev1.Pod, hostIP, podIP string) corev1.PodStatus {
 	now := metav1.Now()
 	st := corev1.PodStatus{
 		Phase: corev1.PodRunning, HostIP: hostIP, HostIPs: []corev1.HostIP{{IP: hostIP}},
-		PodIP: podIP, PodIPs: []corev1.PodIP{{IP: podIP}}, StartTime: &now, QOSClass: corev1.PodQOSBestEffort,
+		PodIP: podIP, PodIPs: []corev1.PodIP{{IP: podIP}}, StartTime: &now, QOSClass: p.Status.QOSClass,
 	}
 	for _, t := range []corev1.PodConditionType{corev1.PodScheduled, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
 		st.Conditions = append(st.Conditions, corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: now})

@@ -118,8 +118,9 @@ func (f *fixture) volumePod(name, host string) (*corev1.Pod, *corev1.PersistentV
 		Spec: corev1.PodSpec{
 			Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: []string{host}}}}}}}},
-			Containers: []corev1.Container{{Name: "fio", Image: "alpine:3", VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
-			Volumes:    []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}}},
+			Containers: []corev1.Container{{Name: "fio", Image: "alpine:3", VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}},
+				{Name: "logs", Image: "fiomig:dev", Ports: []corev1.ContainerPort{{Name: "logs", ContainerPort: agent.FilesPort}}}},
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}}},
 		}}
 	if _, err := f.cs.CoreV1().Pods(ns).Create(f.ctx, pod, metav1.CreateOptions{}); err != nil {
 		f.t.Fatal(err)
@@ -276,6 +277,11 @@ func TestStandIn(t *testing.T) {
 			if fmt.Sprintf("%s:%d", e.IP, e.Port) != want[i] || e.NQN != nqn {
 				t.Errorf("endpoint %d: %+v, want %s of %s", i, e, want[i], nqn)
 			}
+		}
+		// The fio pod's logs sidecar answers, with no files: no fio ran.
+		files, err := f.proxyGet(ns, "fio-0", agent.FilesPort, "/v1/files")
+		if err != nil || strings.TrimSpace(string(files)) != "[]" {
+			t.Errorf("fio pod's /v1/files through the proxy: %q, %v; want []", files, err)
 		}
 	})
 
