@@ -95,6 +95,8 @@ func (s *StandIn) reconcileMigrations() {
 		if !seen[uid] && !st.gone {
 			st.gone = true
 			delete(s.errs, "volumemigration "+st.ns+"/"+st.name)
+			// The garbage collector's part: the Jobs it owned go with it.
+			s.deleteJobs(st)
 			if st.simID == "" || isTerminal(st.phase) {
 				delete(s.vms, uid)
 			}

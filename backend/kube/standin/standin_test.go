@@ -440,6 +440,42 @@ func TestStandIn(t *testing.T) {
 		}
 	})
 
+	t.Run("deleted-migration-takes-its-jobs", func(t *testing.T) {
+		pv := pvs[1]
+		target := nodes[0]
+		if src := f.sourceOf(pv); target.UUID == src.UUID {
+			target = nodes[1]
+		}
+		rc := f.dyn.Resource(standin.VolumeMigrationGVR).Namespace(ns)
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "storage.simplyblock.io/v1alpha1", "kind": "VolumeMigration",
+			"metadata": map[string]any{"name": "mig-4"}, "spec": map[string]any{"pvName": pv.Name, "targetNodeUUID": target.UUID}}}
+		if _, err := rc.Create(f.ctx, obj, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		sel := metav1.ListOptions{LabelSelector: "storage.simplyblock.io/volumemigration=mig-4"}
+		f.eventually("mig-4's validation Job", func() (bool, error) {
+			l, err := f.cs.BatchV1().Jobs(ns).List(f.ctx, sel)
+			return err == nil && len(l.Items) > 0, err
+		})
+		if err := rc.Delete(f.ctx, "mig-4", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		f.eventually("mig-4's Jobs gone with it", func() (bool, error) {
+			l, err := f.cs.BatchV1().Jobs(ns).List(f.ctx, sel)
+			return err == nil && len(l.Items) == 0, err
+		})
+		// Let the simulated migration end before the next subtest uses the volume.
+		f.eventually("the simulated migration of mig-4 terminal", func() (bool, error) {
+			done := true
+			f.si.World(func(w *sim.World) {
+				for _, m := range w.Migrations() {
+					done = done && m.Terminal()
+				}
+			})
+			return done, nil
+		})
+	})
+
 	t.Run("spec-abort", func(t *testing.T) {
 		pv := pvs[0]
 		rc := f.dyn.Resource(standin.VolumeMigrationGVR).Namespace(ns)
