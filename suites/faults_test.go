@@ -3,6 +3,7 @@ package suites_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -52,7 +53,11 @@ func faultSpecs(backend func() framework.Backend) func() scenario.Result {
 	BeforeAll(func(ctx SpecContext) {
 		b := backend()
 		var err error
-		res, err = framework.Run(ctx, b, GinkgoT().TempDir(), faultSeed, faultParams(), faultSchedule(b), 2)
+		out := os.Getenv("FIOMIG_SUITE_OUT") // keep the run directories there (default: a temporary directory)
+		if out == "" {
+			out = GinkgoT().TempDir()
+		}
+		res, err = framework.Run(ctx, b, out, faultSeed, faultParams(), faultSchedule(b), 2)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Interrupted).To(BeFalse())
 		lines, err = record.ReadTimeline(filepath.Join(res.Dir, record.TimelineFile))

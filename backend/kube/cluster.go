@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 
 	"github.com/fiomig/fiomig/backend"
+	"github.com/fiomig/fiomig/nvmeof"
 	"github.com/fiomig/fiomig/record"
 )
 
@@ -93,12 +94,14 @@ type Cluster struct {
 
 	endpoints     map[string][]string // nqn -> canonical ip:port, sorted
 	endpointsRead time.Time
+	stepStart     float64 // Now when the current AdvanceTo began
 
-	migMu   sync.Mutex
-	migs    map[string]*migration // by object name
-	pending []record.Line         // phase lines seen by the watch, not yet returned
-	watchFn context.CancelFunc
-	migN    int
+	migMu      sync.Mutex
+	migs       map[string]*migration // by object name
+	lastTarget map[string]string     // nqn -> target IP of its last Completed migration
+	pending    []record.Line         // phase lines seen by the watch, not yet returned
+	watchFn    context.CancelFunc
+	migN       int
 
 	leaseRenewed time.Time
 	drops        map[string]*drop // fault target -> helper pod
@@ -113,6 +116,7 @@ type volume struct {
 	Name, PVC, Pod, Host, PV string
 	Cluster, Pool, UUID      string // from the PV's CSI volume handle
 	NQN                      string
+	NSIDs                    []int // from the consumer host's kernel
 }
 
 type migration struct {
@@ -120,6 +124,9 @@ type migration struct {
 	UID              string
 	Terminal         bool
 	created          time.Time
+	source, target   []string // endpoints (canonical ip:port, sorted)
+	endpointsSaid    bool     // a phase line named them
+	targetIP         string
 }
 
 type undo struct {
@@ -206,7 +213,7 @@ func New(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{cfg: cfg, ctx: ctx, rest: rc, kc: kc, migs: map[string]*migration{},
+	c := &Cluster{cfg: cfg, ctx: ctx, rest: rc, kc: kc, migs: map[string]*migration{}, lastTarget: map[string]string{},
 		endpoints: map[string][]string{}, drops: map[string]*drop{},
 		rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6b756265))}
 	if c.cs, err = kubernetes.NewForConfig(rc); err != nil {
@@ -273,8 +280,41 @@ func (c *Cluster) setup(ctx context.Context) error {
 			return err
 		}
 		c.endpoints[v.NQN] = eps
+		if err := c.readNSIDs(v); err != nil {
+			return err
+		}
 	}
 	return c.startWatch()
+}
+
+// readNSIDs reads the volume's namespaces (NSIDs) from its consumer host:
+// the subsystem's namespaces as the host's kernel shows them (the NSID is
+// the control plane's, not always 1).
+func (c *Cluster) readNSIDs(v *volume) error {
+	for _, h := range c.hosts {
+		if h.name != v.Host {
+			continue
+		}
+		hs, err := nvmeof.ReadHost(h.Sysfs(), h.nqn)
+		if err != nil {
+			return fmt.Errorf("kube: read host %s: %w", h.name, err)
+		}
+		for _, sub := range hs.Subsystems {
+			if sub.NQN != v.NQN {
+				continue
+			}
+			for _, ns := range sub.Namespaces {
+				if !slices.Contains(v.NSIDs, ns.NSID) {
+					v.NSIDs = append(v.NSIDs, ns.NSID)
+				}
+			}
+		}
+	}
+	slices.Sort(v.NSIDs)
+	if len(v.NSIDs) == 0 {
+		return fmt.Errorf("kube: consumer host %s shows no namespace of subsystem %s (volume %s, pod %s): is the volume attached?", v.Host, v.NQN, v.Name, v.Pod)
+	}
+	return nil
 }
 
 // discoverNodes reads the healthy storage nodes of every StorageNodeSet.
@@ -369,6 +409,7 @@ func (c *Cluster) Now() float64 { return time.Since(c.start).Seconds() }
 // EndpointsInterval).
 // The run's Lease is renewed every 10 s.
 func (c *Cluster) AdvanceTo(t float64) ([]record.Line, error) {
+	c.stepStart = c.Now()
 	if d := t - c.Now(); d > 0 {
 		tm := time.NewTimer(time.Duration(d * float64(time.Second)))
 		select {
@@ -383,7 +424,17 @@ func (c *Cluster) AdvanceTo(t float64) ([]record.Line, error) {
 	}
 	var out []record.Line
 	c.migMu.Lock()
-	out = append(out, c.pending...)
+	// A phase line that arrived while the previous step's hosts were being
+	// sampled is stamped at this step (the timeline is append-only, and
+	// those samples are already written at later times); the time it
+	// arrived is kept in details.seen_s.
+	for _, l := range c.pending {
+		if l.T < c.stepStart {
+			l.Details = map[string]string{"seen_s": record.FormatT(l.T)}
+			l.T = c.stepStart
+		}
+		out = append(out, l)
+	}
 	c.pending = nil
 	c.migMu.Unlock()
 	for _, v := range c.vols {
@@ -428,7 +479,7 @@ func (c *Cluster) Topology() record.Topology {
 		t.Hosts = append(t.Hosts, record.HostInfo{Name: h.name, HostNQN: h.nqn})
 	}
 	for _, v := range c.vols {
-		t.Volumes = append(t.Volumes, record.VolumeInfo{Name: v.Name, NQN: v.NQN, NSIDs: []int{1}, Consumers: []string{v.Host}})
+		t.Volumes = append(t.Volumes, record.VolumeInfo{Name: v.Name, NQN: v.NQN, NSIDs: slices.Clone(v.NSIDs), Consumers: []string{v.Host}})
 	}
 	return t
 }

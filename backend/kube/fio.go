@@ -52,7 +52,7 @@ func (c *Cluster) CollectFio(ctx context.Context, runDir string, wait time.Durat
 	deadline := time.Now().Add(wait)
 	for _, v := range c.vols {
 		dir := filepath.Join(record.FioDir, v.Name)
-		wv := record.FioWorkloadVolume{Volume: v.Name, NQN: v.NQN, NSID: 1, Host: v.Host, Dir: filepath.ToSlash(dir), ExitCode: -1}
+		wv := record.FioWorkloadVolume{Volume: v.Name, NQN: v.NQN, NSID: v.NSIDs[0], Host: v.Host, Dir: filepath.ToSlash(dir), ExitCode: -1}
 		for {
 			_, body, err := c.proxyGet(ctx, c.cfg.Namespace, v.Pod, agent.FilesPort, "/v1/files/fio.rc")
 			if err == nil {

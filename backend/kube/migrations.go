@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -75,23 +78,47 @@ func (c *Cluster) observe(u *unstructured.Unstructured) {
 	}
 	m.Phase = phase
 	m.Terminal = record.IsTerminal(phase)
+	if phase == record.PhaseCompleted && m.targetIP != "" {
+		c.lastTarget[m.NQN] = m.targetIP
+	}
 	if nqn, _, _ := unstructured.NestedString(u.Object, "status", "subsystemNQN"); nqn != "" {
 		m.NQN = nqn
 	}
 	l := record.Line{T: c.Now(), Kind: record.KindPhase, Migration: m.Name, NQN: m.NQN, Phase: phase}
 	l.Reason, _, _ = unstructured.NestedString(u.Object, "status", "errorMessage")
-	conns, _, _ := unstructured.NestedSlice(u.Object, "status", "connections")
-	for _, cn := range conns {
+	var conns []string
+	cs, _, _ := unstructured.NestedSlice(u.Object, "status", "connections")
+	for _, cn := range cs {
 		cm, _ := cn.(map[string]any)
 		port, _ := cm["port"].(int64)
 		if p, ok := cm["port"].(float64); ok {
 			port = int64(p)
 		}
 		if ep, err := canonical(strings.Trim(str(cm["ip"]), "[]"), int(port)); err == nil {
-			l.TargetEndpoints = append(l.TargetEndpoints, ep)
+			conns = append(conns, ep)
 		}
 	}
+	if !m.endpointsSaid {
+		// The first phase line names the migration's source and target
+		// endpoints (checks: split brain, served after cutover): the
+		// source = what the control plane published when it was created;
+		// the target = status.connections once the operator wrote them,
+		// else the target node's port on every storage node (a store's
+		// port is served by every node of its HA set; DESIGN.md
+		// "Domain facts").
+		m.endpointsSaid = true
+		l.SourceEndpoints = m.source
+		l.TargetEndpoints = conns
+		if len(conns) == 0 {
+			l.TargetEndpoints = m.target
+		}
+	} else if len(conns) > 0 && !slices.Equal(conns, m.target) {
+		l.TargetEndpoints = conns
+	}
 	c.pending = append(c.pending, l)
+	if l.Reason != "" {
+		c.progressf("kube: VolumeMigration %s: %s: %s", m.Name, phase, l.Reason)
+	}
 }
 
 // StartMigration implements backend.Cluster: it creates VolumeMigration
@@ -127,8 +154,17 @@ func (c *Cluster) StartMigration(nqn string) (string, error) {
 	name := fmt.Sprintf("%s-mig-%d", c.cfg.RunID, c.migN)
 	obj := volumeMigration(c.cfg.Namespace, name, c.cfg.RunID, v.PV, target.UUID)
 	ri := c.dyn.Resource(GVRVolumeMigration).Namespace(c.cfg.Namespace)
+	m := &migration{Name: name, NQN: v.NQN, source: slices.Clone(c.endpoints[v.NQN]), targetIP: target.IP}
+	if target.Port > 0 {
+		for _, n := range c.nodes {
+			if ep, err := canonical(n.IP, target.Port); err == nil {
+				m.target = append(m.target, ep)
+			}
+		}
+		sort.Strings(m.target)
+	}
 	c.migMu.Lock()
-	c.migs[name] = &migration{Name: name, NQN: v.NQN}
+	c.migs[name] = m
 	c.migMu.Unlock()
 	created, err := ri.Create(c.ctx, obj, metav1.CreateOptions{})
 	if err != nil {
@@ -146,9 +182,32 @@ func (c *Cluster) StartMigration(nqn string) (string, error) {
 	return name, nil
 }
 
-// sourceIP is the IP of the optimized path of v on its consumer host, or
-// the first published endpoint's IP.
+// sourceIP is where v lives now: the target of its last Completed
+// migration, else the IP of the optimized path on its consumer host (a
+// live controller's first, else any controller's: one reconnecting after
+// a target restart still shows its legs), else the first published
+// endpoint's IP.
 func (c *Cluster) sourceIP(v *volume) string {
+	c.migMu.Lock()
+	last := c.lastTarget[v.NQN]
+	c.migMu.Unlock()
+	if last != "" {
+		return last
+	}
+	for _, liveOnly := range []bool{true, false} {
+		if ip := c.optimizedIP(v, liveOnly); ip != "" {
+			return ip
+		}
+	}
+	if eps := c.endpoints[v.NQN]; len(eps) > 0 {
+		if ap, err := netip.ParseAddrPort(eps[0]); err == nil {
+			return ap.Addr().String()
+		}
+	}
+	return ""
+}
+
+func (c *Cluster) optimizedIP(v *volume, liveOnly bool) string {
 	for _, h := range c.hosts {
 		if h.name != v.Host {
 			continue
@@ -158,7 +217,7 @@ func (c *Cluster) sourceIP(v *volume) string {
 			break
 		}
 		for _, ctrl := range hs.Controllers() {
-			if ctrl.NQN != v.NQN || ctrl.State != nvmeof.StateLive {
+			if ctrl.NQN != v.NQN || (liveOnly && ctrl.State != nvmeof.StateLive) {
 				continue
 			}
 			for _, l := range ctrl.Legs {
@@ -166,11 +225,6 @@ func (c *Cluster) sourceIP(v *volume) string {
 					return strings.Trim(ctrl.Address.Traddr, "[]")
 				}
 			}
-		}
-	}
-	if eps := c.endpoints[v.NQN]; len(eps) > 0 {
-		if i := strings.LastIndex(eps[0], ":"); i > 0 {
-			return strings.Trim(eps[0][:i], "[]")
 		}
 	}
 	return ""

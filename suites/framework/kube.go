@@ -86,7 +86,9 @@ func StartKube(ctx context.Context, _ *envconf.Config) (context.Context, error) 
 	if err := kube.ApplyManifests(ctx, api.Config, append(files, agent...)...); err != nil {
 		return ctx, err
 	}
-	e.StandIn, err = standin.Start(ctx, standin.Config{Rest: api.Config, Seed: 1,
+	// 3 volumes, one per host: the shape of the specs' runs (and of the
+	// simulator backend they are compared with).
+	e.StandIn, err = standin.Start(ctx, standin.Config{Rest: api.Config, Seed: 1, Volumes: 3,
 		Logf: func(f string, a ...any) { fmt.Fprintf(ginkgo.GinkgoWriter, f+"\n", a...) }})
 	if err != nil {
 		return ctx, err
@@ -172,7 +174,9 @@ func (e *KubeEnv) Labelled(ctx context.Context, id string) ([]string, error) {
 	if err != nil && len(lists) == 0 {
 		return nil, err
 	}
-	dyn, err := dynamic.NewForConfig(e.API.Config)
+	quiet := rest.CopyConfig(e.API.Config)
+	quiet.WarningHandler = rest.NoWarnings{} // deprecated kinds (Endpoints, ComponentStatus) are listed too
+	dyn, err := dynamic.NewForConfig(quiet)
 	if err != nil {
 		return nil, err
 	}
