@@ -197,3 +197,38 @@ func TestNFTScript(t *testing.T) {
 		t.Errorf("IPv6 script: %s", s)
 	}
 }
+
+func TestFilesHandlerServesOnlyTopLevelFiles(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(dir+"/result.json", []byte("{}"), 0o644)
+	os.WriteFile(dir+"/.hidden", []byte("x"), 0o644)
+	os.Mkdir(dir+"/sub", 0o755)
+	srv := httptest.NewServer(FilesHandler(os.DirFS(dir)))
+	defer srv.Close()
+	get := func(p string) (int, string) {
+		r, err := http.Get(srv.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(r.Body)
+		return r.StatusCode, b.String()
+	}
+	if code, body := get("/v1/files"); code != 200 || strings.TrimSpace(body) != `["result.json"]` {
+		t.Errorf("list: %d %q", code, body)
+	}
+	if code, body := get("/v1/files/result.json"); code != 200 || body != "{}" {
+		t.Errorf("file: %d %q", code, body)
+	}
+	for _, p := range []string{"/v1/files/.hidden", "/v1/files/sub", "/v1/files/..%2fetc"} {
+		if code, _ := get(p); code != 404 {
+			t.Errorf("GET %s: %d, want 404", p, code)
+		}
+	}
+	r, _ := http.Post(srv.URL+"/v1/files/result.json", "text/plain", nil)
+	if r.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST: %d, want 405 (read-only)", r.StatusCode)
+	}
+	r.Body.Close()
+}
