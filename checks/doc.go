@@ -21,8 +21,16 @@
 //     attribution margin, a live controller at the target serves every
 //     namespace on every consumer host.
 //   - unattributed-pauses: no pause window lies outside every migration.
-//   - faults-landed: every injected fault left evidence; otherwise the run is
+//   - faults-landed: every injected fault left evidence, and every fault
+//     kind asked for landed at least once; otherwise the run is
 //     inconclusive, never a pass.
+//
+// Verdicts only on what was seen (observed.go): pause-bound and freezes
+// need a sample interval of at most ResolutionFraction (0.1) of the pause
+// bound; a hole in a host's observations (a gap over record.HoleFactor
+// intervals, heartbeats counting as observations) makes every check over
+// that host and time range inconclusive, naming both. The summary also
+// lists every fault with its outcome and a kind × stage matrix.
 //
 // Import direction (DESIGN.md): checks may import only the leaves record,
 // nvmeof and fio (and the standard library).

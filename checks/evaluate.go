@@ -24,9 +24,12 @@ func Evaluate(plan record.Plan, timeline []record.Line) record.Summary {
 		complRes,
 		r.splitBrain(),
 		r.servedAfterCutover(),
-		unattributedPauses(pr),
+		unattributedPauses(r, pr),
 		r.faultsLanded(),
 	}
+	holes := r.sampleHoles()
+	r.blind(results, holes)
+	outcomes, matrix := r.faultOutcomes()
 	cov := r.coverage
 	migs := pr.migrations
 	if migs == nil {
@@ -41,6 +44,9 @@ func Evaluate(plan record.Plan, timeline []record.Line) record.Summary {
 		LeakedControllers: leaks,
 		MissingEndpoints:  missing,
 		Coverage:          &cov,
+		SampleHoles:       holes,
+		Faults:            outcomes,
+		FaultMatrix:       matrix,
 	}
 }
 
@@ -62,11 +68,11 @@ func Overall(results []record.CheckResult) string {
 }
 
 // Judges reports whether Evaluate reads timeline lines of kind: samples,
-// phases, endpoints and faults. The other kinds (io, kernel, target) are
+// phases, endpoints, faults and heartbeats. The other kinds (io, kernel, target) are
 // for people and for the fio comparison, which reads them from disk.
 func Judges(kind string) bool {
 	switch kind {
-	case record.KindSample, record.KindPhase, record.KindEndpoints, record.KindFault:
+	case record.KindSample, record.KindPhase, record.KindEndpoints, record.KindFault, record.KindHeartbeat:
 		return true
 	}
 	return false

@@ -16,6 +16,8 @@ type runIndex struct {
 	plan record.Plan
 	// samples holds each host's sample lines in time order.
 	samples map[string][]record.Line
+	// heartbeats holds the times of each host's heartbeat lines.
+	heartbeats map[string][]float64
 	// hosts is every host of the topology and every host that has samples, sorted.
 	hosts []string
 	// hostNQN maps a host name to its host NQN (plan topology).
@@ -64,13 +66,14 @@ func (m migration) spanEnd(margin float64) float64 { return m.terminal + margin 
 
 func newIndex(plan record.Plan, timeline []record.Line) *runIndex {
 	r := &runIndex{
-		plan:      plan,
-		samples:   map[string][]record.Line{},
-		hostNQN:   map[string]string{},
-		volumes:   map[string]record.VolumeInfo{},
-		endpoints: map[string][]string{},
-		ever:      map[string]map[string]bool{},
-		settleEnd: math.Inf(-1),
+		plan:       plan,
+		samples:    map[string][]record.Line{},
+		heartbeats: map[string][]float64{},
+		hostNQN:    map[string]string{},
+		volumes:    map[string]record.VolumeInfo{},
+		endpoints:  map[string][]string{},
+		ever:       map[string]map[string]bool{},
+		settleEnd:  math.Inf(-1),
 	}
 	lines := make([]record.Line, len(timeline))
 	copy(lines, timeline)
@@ -142,6 +145,8 @@ func newIndex(plan record.Plan, timeline []record.Line) *runIndex {
 			}
 		case record.KindFault:
 			r.faults = append(r.faults, l)
+		case record.KindHeartbeat:
+			r.heartbeats[l.Host] = append(r.heartbeats[l.Host], l.T)
 		}
 	}
 	sort.SliceStable(r.migrations, func(i, j int) bool {

@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"maps"
+	"math"
 	"net"
 	"net/netip"
 	"slices"
@@ -323,6 +324,9 @@ func (r *runIndex) pathCompleteness() ([]record.MissingEndpoint, record.CheckRes
 		parts := make([]string, len(missing))
 		for i, m := range missing {
 			parts[i] = fmt.Sprintf("%s %s %s", m.Host, m.NQN, m.Endpoint)
+			if c := r.missingCause(m); c != "" {
+				parts[i] += " (" + c + ")"
+			}
 		}
 		return missing, record.CheckResult{Name: CheckPathCompleteness, Verdict: record.Fail,
 			Detail: fmt.Sprintf("%d published endpoint(s) without a controller: %s", len(missing), strings.Join(parts, "; "))}
@@ -351,6 +355,55 @@ func dedup(xs []string) []string {
 			seen[x] = true
 			out = append(out, x)
 		}
+	}
+	return out
+}
+
+// missingCause says what the record shows before a missing endpoint's
+// controller went away on its host: when it was last seen, the last
+// migration of the subsystem that ended Failed or Aborted before then with
+// the endpoint among its source paths, and the faults injected into that
+// migration. "" when the host never had a controller there.
+func (r *runIndex) missingCause(m record.MissingEndpoint) string {
+	lastSeen, gone := math.Inf(-1), 0.0
+	for _, s := range r.samples[m.Host] {
+		has := false
+		for _, c := range s.Controllers {
+			if c.NQN == m.NQN && nvmeof.EndpointKey(c.Address) == m.Endpoint {
+				has = true
+			}
+		}
+		if has {
+			lastSeen = s.T
+		} else if !math.IsInf(lastSeen, -1) && gone <= lastSeen {
+			gone = s.T
+		}
+	}
+	if math.IsInf(lastSeen, -1) || gone <= lastSeen {
+		return ""
+	}
+	out := "its controller was gone from " + fmtS(gone)
+	var cause *migration
+	for i := range r.migrations {
+		mg := &r.migrations[i]
+		if mg.nqn == m.NQN && mg.terminal <= gone && (mg.outcome == record.PhaseFailed || mg.outcome == record.PhaseAborted) && mg.source[m.Endpoint] {
+			if cause == nil || mg.terminal > cause.terminal {
+				cause = mg
+			}
+		}
+	}
+	if cause == nil {
+		return out
+	}
+	out += fmt.Sprintf(", %.1f s after %s, of which it was a source path, ended %s", gone-cause.terminal, cause.id, cause.outcome)
+	var fs []string
+	for _, f := range r.faults {
+		if f.Action == "inject" && f.Migration == cause.id {
+			fs = append(fs, f.Fault+" on "+f.Target)
+		}
+	}
+	if len(fs) > 0 {
+		out += "; injected into it: " + strings.Join(dedup(fs), ", ")
 	}
 	return out
 }

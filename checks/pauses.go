@@ -232,9 +232,17 @@ func pauseBound(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResul
 	inconclusive := func(detail string) record.CheckResult {
 		return record.CheckResult{Name: CheckPauseBound, Verdict: record.Inconclusive, Detail: detail}
 	}
+	coarse := r.resolution()
+	if coarse != "" && over > 0 && longest-plan.Params.SampleIntervalS <= crit {
+		// Over the bound as measured, but within the sampling error.
+		return inconclusive(fmt.Sprintf("%s; measured longest %s (%s), within %s of the bound", coarse, fmtS(longest), where, fmtS(plan.Params.SampleIntervalS)))
+	}
 	switch {
 	case over > 0:
 		d := fmt.Sprintf("%d of %d migration/host pair(s) over CUTOVER_PAUSE_CRIT_S = %s; longest %s (%s)", over, pairs, fmtS(crit), fmtS(longest), where)
+		if fs := r.faultsDuring(longestWindow(pr, where)); len(fs) > 0 {
+			d += "; faults in effect then: " + strings.Join(fs, ", ")
+		}
 		if open > 0 {
 			d += fmt.Sprintf("; %d with a window still open at the last sample", open)
 		}
@@ -247,6 +255,8 @@ func pauseBound(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResul
 		return inconclusive(r.missingMigrations())
 	case pairs == 0:
 		return inconclusive("no migration has a consumer host")
+	case coarse != "":
+		return inconclusive(fmt.Sprintf("%s; measured longest %s (%s)", coarse, fmtS(longest), where))
 	}
 	return record.CheckResult{Name: CheckPauseBound, Verdict: record.Pass,
 		Detail: fmt.Sprintf("longest pause %s (%s) <= %s over %d migration/host pairs", fmtS(longest), where, fmtS(crit), pairs)}
@@ -290,6 +300,10 @@ func freezes(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResult {
 		return record.CheckResult{Name: CheckFreezes, Verdict: record.Inconclusive, Detail: r.noMigration()}
 	case r.missingMigrations() != "":
 		return record.CheckResult{Name: CheckFreezes, Verdict: record.Inconclusive, Detail: r.missingMigrations()}
+	case r.resolution() != "":
+		// Windows seen apart are apart; but two closer than an interval
+		// merge, and one shorter than it can be missed.
+		return record.CheckResult{Name: CheckFreezes, Verdict: record.Inconclusive, Detail: r.resolution()}
 	}
 	return record.CheckResult{Name: CheckFreezes, Verdict: record.Pass,
 		Detail: fmt.Sprintf("at most %d freeze(s) per migration over %d migrations <= %d allowed", most, len(pr.migrations), allowed)}
@@ -299,17 +313,22 @@ func freezes(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResult {
 // a consumer host outside every migration's span (first phase line to
 // terminal phase plus plan.Params.AttributionMarginS) is a finding.
 func UnattributedPauses(plan record.Plan, timeline []record.Line) record.CheckResult {
-	return unattributedPauses(newIndex(plan, timeline).pauses())
+	r := newIndex(plan, timeline)
+	return unattributedPauses(r, r.pauses())
 }
 
-func unattributedPauses(pr pauseResult) record.CheckResult {
+func unattributedPauses(r *runIndex, pr pauseResult) record.CheckResult {
 	if len(pr.unattributed) == 0 {
 		return record.CheckResult{Name: CheckUnattributedPauses, Verdict: record.Pass,
 			Detail: "every pause window lies within a migration"}
 	}
 	var ws []string
 	for _, w := range pr.unattributed {
-		ws = append(ws, fmt.Sprintf("%s %s %s", w.Host, w.NQN, fmtWindows([][2]float64{w.Window})))
+		d := fmt.Sprintf("%s %s %s", w.Host, w.NQN, fmtWindows([][2]float64{w.Window}))
+		if fs := r.faultsDuring(w.Window[0], w.Window[1]); len(fs) > 0 {
+			d += " (faults in effect: " + strings.Join(fs, ", ") + ")"
+		}
+		ws = append(ws, d)
 	}
 	return record.CheckResult{Name: CheckUnattributedPauses, Verdict: record.Fail,
 		Detail: fmt.Sprintf("%d pause window(s) outside every migration: %s", len(ws), strings.Join(ws, "; "))}
@@ -321,4 +340,43 @@ func fmtWindows(ws [][2]float64) string {
 		parts[i] = fmt.Sprintf("[%s, %s]", record.FormatT(w[0]), record.FormatT(w[1]))
 	}
 	return strings.Join(parts, " ") + " s"
+}
+
+// longestWindow is the longest pause window of the "<migration> on <host>"
+// pair where ([0, 0] when unknown).
+func longestWindow(pr pauseResult, where string) (float64, float64) {
+	id, host, _ := strings.Cut(where, " on ")
+	for _, m := range pr.migrations {
+		if m.ID != id {
+			continue
+		}
+		var best [2]float64
+		for _, w := range m.Hosts[host].Windows {
+			if w[1]-w[0] > best[1]-best[0] {
+				best = w
+			}
+		}
+		return best[0], best[1]
+	}
+	return 0, 0
+}
+
+// faultsDuring names the faults whose effect overlapped [a, b]: injected
+// (and landed) before b, not recovered before a.
+func (r *runIndex) faultsDuring(a, b float64) []string {
+	if b <= a {
+		return nil
+	}
+	outcomes, _ := r.faultOutcomes()
+	var out []string
+	for _, o := range outcomes {
+		if o.Status == record.FaultNotInjected || o.InjectedS > b {
+			continue
+		}
+		if o.RecoveredS != nil && *o.RecoveredS < a {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s on %s from %s", o.Kind, o.Target, fmtS(o.InjectedS)))
+	}
+	return out
 }

@@ -17,8 +17,8 @@ func LineValidator(plan record.Plan) func(record.Line) error {
 		hosts[h.Name] = true
 	}
 	return func(l record.Line) error {
-		if l.Kind == record.KindSample && !hosts[l.Host] {
-			return fmt.Errorf("sample of host %q, which is not in plan.json topology.hosts", l.Host)
+		if (l.Kind == record.KindSample || l.Kind == record.KindHeartbeat) && !hosts[l.Host] {
+			return fmt.Errorf("%s of host %q, which is not in plan.json topology.hosts", l.Kind, l.Host)
 		}
 		return nil
 	}

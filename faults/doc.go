@@ -16,6 +16,15 @@
 //     (params mode=abort), or one consumer host's validation Job is killed
 //     mid-round (mode=kill-job, params host=<name>, default the first
 //     consumer of the volume).
+//   - node-crash, network-partition (host/node, both ways),
+//     connect-rejected ("does not allow host"), operator-restart,
+//     reset-controller and ana-flap (kinds.go, issue 10).
+//
+// Default draws the main job's schedule: one fault of every kind, tied to
+// migrations by ordinal (#N, #N+) and spread over every stage
+// (record.Stages). ParseFile / WriteFile read and write fault files
+// (file.go). Two faults of one kind and target whose windows overlap share
+// one effect, which the last recover ends (Injector).
 //
 // A fault is injected at a named migration phase (FaultSpec.Phase, with
 // Migration naming the migration or "" for the first one to enter that
@@ -29,10 +38,12 @@
 // plan.json (Executed).
 //
 // The backend's knobs are reached through the small interfaces of hooks.go
-// (TargetRestarter, ConnectDropper, MigrationAborter, EventStepper), which
+// (TargetRestarter, ConnectDropper, MigrationAborter, NodeCrasher,
+// Partitioner, ConnectRejecter, OperatorRestarter, ControllerResetter,
+// ANAFlapper, StageReporter, EventStepper), which
 // backend/sim's Cluster implements; faults never imports a backend
 // implementation.
 //
-// Imports (DESIGN.md "Packages"): backend, record, nvmeof, fio and the
-// standard library.
+// Imports (DESIGN.md "Packages"): backend, record, nvmeof, fio, the
+// standard library and sigs.k8s.io/yaml (fault files).
 package faults

@@ -21,6 +21,9 @@ const (
 	KindAbortedValidation = "aborted-validation"
 )
 
+// Kinds are every fault kind FromSpec builds, in catalogue order.
+var Kinds = []string{KindTargetRestart, KindDroppedConnects, KindAbortedValidation}
+
 // Fault line actions.
 const (
 	ActionInject  = "inject"
@@ -93,6 +96,20 @@ func FromSpec(s record.FaultSpec) (Fault, error) {
 	if s.AtS < 0 {
 		return nil, bad("at_s %v: negative", s.AtS)
 	}
+	if s.Phase != "" {
+		if _, ok := whenPhase(s.Phase); !ok {
+			return nil, bad("phase %q: want a stage (%s) or a VolumeMigration phase (%s)", s.Phase,
+				strings.Join(record.Stages, ", "), strings.Join(migrationPhases, ", "))
+		}
+	}
+	if m, ok := strings.CutPrefix(s.Migration, "#"); ok {
+		if s.Fault == KindAbortedValidation {
+			m = strings.TrimSuffix(m, "+")
+		}
+		if n, err := strconv.Atoi(strings.TrimSuffix(m, "+")); err != nil || n < 1 || (s.Fault == KindAbortedValidation && strings.HasSuffix(s.Migration, "+")) {
+			return nil, bad("migration %q: want an id, #N (the N-th migration started, N >= 1) or #N+ (the first from the N-th on to reach the stage; not for aborted-validation, whose target is its migration)", s.Migration)
+		}
+	}
 	if v, ok := s.Params["after_s"]; ok {
 		if f, err := strconv.ParseFloat(v, 64); err != nil || f < 0 {
 			return nil, bad("params after_s %q: want seconds >= 0", v)
@@ -121,8 +138,40 @@ func FromSpec(s record.FaultSpec) (Fault, error) {
 			return nil, bad("migration %q: the target of an aborted validation is its migration", s.Migration)
 		}
 		return &AbortedValidation{Migration: s.Target, Mode: mode, Host: s.Params["host"]}, nil
+	case KindNodeCrash, KindANAFlap:
+		if !(s.ForS > 0) {
+			return nil, bad("for_s must be > 0 (how long the fault lasts)")
+		}
+		if s.Fault == KindNodeCrash {
+			return &NodeCrash{Node: s.Target}, nil
+		}
+		return &ANAFlap{Node: s.Target}, nil
+	case KindNetworkPartition:
+		h, n, ok := SplitPartitionTarget(s.Target)
+		if !ok {
+			return nil, bad("target: want <host>/<node>")
+		}
+		if !(s.ForS > 0) {
+			return nil, bad("for_s must be > 0 (how long the partition lasts)")
+		}
+		return &NetworkPartition{Host: h, Node: n}, nil
+	case KindConnectRejected:
+		if !(s.ForS > 0) {
+			return nil, bad("for_s must be > 0 (how long CONNECTs are rejected)")
+		}
+		return &ConnectRejected{At: s.Target, Host: s.Params["host"]}, nil
+	case KindOperatorRestart:
+		if s.Target != OperatorTarget {
+			return nil, bad("target: want %q", OperatorTarget)
+		}
+		if !(s.ForS > 0) {
+			return nil, bad("for_s must be > 0 (how long the operator is down)")
+		}
+		return &OperatorRestart{}, nil
+	case KindResetController:
+		return &ResetController{Host: s.Target, Node: s.Params["node"]}, nil
 	}
-	return nil, fmt.Errorf("fault %q: unknown kind (want %s, %s or %s)", s.Fault, KindTargetRestart, KindDroppedConnects, KindAbortedValidation)
+	return nil, fmt.Errorf("fault %q: unknown kind (want one of %s)", s.Fault, strings.Join(Kinds, ", "))
 }
 
 // TargetRestart stops a storage node's target, then starts it again at
@@ -320,6 +369,12 @@ func (f *AbortedValidation) Inject(env Env) (map[string]string, error) {
 		ev = copyMap(kev)
 		ev["job_killed_on"] = host
 	default:
+		if before != record.PhaseValidating {
+			// An abort is a validation fault only while validating; later
+			// it takes the control plane's cancel after continue, a
+			// different fault.
+			return nil, fmt.Errorf("%s: migration %s is %q, not Validating: not aborted", KindAbortedValidation, f.Migration, before)
+		}
 		from, err := a.AbortMigration(f.Migration, "aborted by fault "+KindAbortedValidation)
 		if err != nil {
 			return nil, err

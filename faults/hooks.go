@@ -71,3 +71,80 @@ type EventStepper interface {
 	// whether there is one.
 	NextEventTime() (float64, bool)
 }
+
+// NodeCrasher crashes a storage node and boots it again.
+type NodeCrasher interface {
+	// CrashNode makes node stop answering anything, as a machine that lost
+	// power: no TCP reset, so hosts notice only by keep-alive timeout and
+	// their CONNECTs get no answer. Already crashed: no change, no error.
+	// An unknown node is an error.
+	CrashNode(node string) (evidence map[string]string, err error)
+	// BootNode boots a crashed node (its target starts with its listeners).
+	// Idempotent: a node not crashed, or vanished, returns no error.
+	BootNode(node string) (evidence map[string]string, err error)
+}
+
+// Partitioner cuts the network between a consumer host and a storage node
+// in both directions (kube: nftables drop rules on both, from a helper pod).
+type Partitioner interface {
+	// Partition drops every packet between host and node both ways.
+	// Already partitioned: no change, no error. Unknown host or node: error.
+	Partition(host, node string) (evidence map[string]string, err error)
+	// Heal removes the partition. Idempotent.
+	Heal(host, node string) (evidence map[string]string, err error)
+}
+
+// ConnectRejecter makes a target reject Fabrics CONNECTs with "does not
+// allow host … to connect at this address" (kube: remove the host from the
+// subsystem's allowed hosts, or its listener, through the storage API).
+type ConnectRejecter interface {
+	// RejectConnects starts rejecting CONNECTs to target (node or ip:port)
+	// from host ("" = every host); existing connections are untouched. A
+	// rule already in place is an error.
+	RejectConnects(target, host string) (evidence map[string]string, err error)
+	// StopRejectingConnects ends the rule and returns how many CONNECTs it
+	// rejected. Idempotent: no such rule returns 0.
+	StopRejectingConnects(target, host string) (rejected int64, err error)
+	// RejectedConnects is how many CONNECTs the rule has rejected so far.
+	RejectedConnects(target, host string) int64
+}
+
+// OperatorRestarter stops and starts the migration operator (the control
+// plane's reconciler; kube: scale its Deployment to 0 and back, or delete
+// its pod and hold the new one).
+type OperatorRestarter interface {
+	// StopOperator stops the operator; reconciles wait until it is back.
+	// Already stopped: no change, no error.
+	StopOperator() (evidence map[string]string, err error)
+	// StartOperator starts it again. Idempotent.
+	StartOperator() (evidence map[string]string, err error)
+	// DeferredReconciles counts the reconciles that had to wait since the
+	// last StopOperator.
+	DeferredReconciles() int64
+}
+
+// ControllerResetter resets a host's NVMe controllers, as
+// `echo 1 > /sys/class/nvme/nvmeN/reset_controller` (nvme reset) does.
+type ControllerResetter interface {
+	// ResetControllers resets every live controller of host, or only those
+	// at node's address when node is not "". The evidence names them.
+	ResetControllers(host, node string) (evidence map[string]string, err error)
+}
+
+// ANAFlapper makes a storage node's listeners report ANA inaccessible for a
+// while (kube: the storage API's ANA state of the node's listeners).
+type ANAFlapper interface {
+	// ForceANAInaccessible makes every listener of node report
+	// inaccessible. Already forced: no change, no error.
+	ForceANAInaccessible(node string) (evidence map[string]string, err error)
+	// RestoreANA lets the listeners report their own state again. Idempotent.
+	RestoreANA(node string) (evidence map[string]string, err error)
+}
+
+// StageReporter tells which stage of record.Stages a migration is in, so
+// that a fault can fire at the cutover window (in-freeze) or after it.
+type StageReporter interface {
+	// MigrationStage is one of record.Stages, or "" when migration id is in
+	// none (pending, over, or unknown).
+	MigrationStage(id string) string
+}

@@ -3,8 +3,10 @@ package faults
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/fiomig/fiomig/backend"
 	"github.com/fiomig/fiomig/record"
@@ -31,6 +33,10 @@ type Injector struct {
 	env     Env
 	stepper EventStepper
 	errs    []error
+	groups  map[string]*group
+	// ordinal numbers the migrations in the order their first phase line
+	// was seen (1-based), for schedule entries naming "#N".
+	ordinal map[string]int
 }
 
 type itemState int
@@ -53,6 +59,25 @@ type item struct {
 	migration string // the migration whose phase fired the trigger
 	landed    bool   // the fault has taken effect (or was no lagging one)
 	recovered bool
+	// group is the overlap group of the fault's kind and target while it
+	// is active (see Injector: overlapping faults).
+	group *group
+	// joined is set when the fault joined an effect already in place.
+	joined bool
+	// stage is the stage its migration was in at injection (fault line).
+	stage, stageMigration string
+}
+
+// group is the faults of one kind and target whose windows overlap: the
+// first one's Fault injected the effect, the last recover ends it.
+type group struct {
+	fault   Fault // the first member's: it injected, it recovers
+	active  []*item
+	landed  bool
+	injectS float64
+	members int // every member so far
+	failed  error
+	endS    float64 // when the last member recovered
 }
 
 // NewInjector wraps c with schedule. Each entry is checked with FromSpec;
@@ -61,7 +86,7 @@ type item struct {
 // aborted-validation entries default to the Validating phase of their
 // target migration.
 func NewInjector(c backend.Cluster, schedule []record.FaultSpec) (*Injector, error) {
-	in := &Injector{Cluster: c, env: Env{Cluster: c, MigrationNQN: map[string]string{}}}
+	in := &Injector{Cluster: c, env: Env{Cluster: c, MigrationNQN: map[string]string{}}, ordinal: map[string]int{}, groups: map[string]*group{}}
 	if s, ok := c.(EventStepper); ok {
 		in.stepper = s
 	}
@@ -117,6 +142,7 @@ func (in *Injector) AdvanceTo(t float64) ([]record.Line, error) {
 		lines, err := in.Cluster.AdvanceTo(next)
 		out = append(out, lines...)
 		in.observe(lines, &out)
+		in.pollStages()
 		in.poll(&out)
 		if err != nil {
 			return out, err
@@ -138,7 +164,7 @@ func (in *Injector) awaitingPhase() bool {
 // its first effect yet (stepping then dates that effect to its event).
 func (in *Injector) awaitingLanding() bool {
 	for _, it := range in.items {
-		if _, lag := it.fault.(Lagging); lag && it.state == active && !it.landed {
+		if it.state == active && !it.landed {
 			return true
 		}
 	}
@@ -174,18 +200,21 @@ func (in *Injector) observe(lines []record.Line, out *[]record.Line) {
 		if l.NQN != "" {
 			in.env.MigrationNQN[l.Migration] = l.NQN
 		}
+		if _, ok := in.ordinal[l.Migration]; !ok {
+			in.ordinal[l.Migration] = len(in.ordinal) + 1
+		}
 		for _, it := range in.items {
 			if it.state != waiting {
 				continue
 			}
-			if it.spec.Migration != "" && it.spec.Migration != l.Migration {
+			if it.spec.Migration != "" && !in.names(it.spec.Migration, l.Migration) {
 				continue
 			}
-			if l.Phase == it.spec.Phase {
+			if l.Phase == it.spec.Phase || l.Phase == stagePhase(it.spec.Phase) {
 				it.state, it.dueS, it.migration = armed, l.T+it.afterS, l.Migration
 				continue
 			}
-			if it.spec.Migration != "" && record.IsTerminal(l.Phase) {
+			if it.spec.Migration != "" && !strings.HasSuffix(it.spec.Migration, "+") && record.IsTerminal(l.Phase) {
 				// The migration ended without entering the phase: the
 				// fault can never land. Say so in the timeline.
 				it.state = done
@@ -194,6 +223,68 @@ func (in *Injector) observe(lines []record.Line, out *[]record.Line) {
 			}
 		}
 	}
+}
+
+// stagePhase is the VolumeMigration phase whose phase line begins a stage
+// ("" for in-freeze and after-cutover, which no phase line marks: a
+// StageReporter tells them).
+func stagePhase(stage string) string {
+	switch stage {
+	case record.StageInValidation:
+		return record.PhaseValidating
+	case record.StageBeforeCutover:
+		return record.PhaseRunning
+	}
+	return ""
+}
+
+// pollStages arms the faults waiting for a stage no phase line marks
+// (in-freeze, after-cutover) when a migration in progress is in it, asking
+// the cluster's StageReporter. On an EventStepper this runs after every
+// event, so the trigger is exact; otherwise at the end of each AdvanceTo.
+func (in *Injector) pollStages() {
+	sr, ok := in.Cluster.(StageReporter)
+	if !ok {
+		return
+	}
+	var ids []string
+	for _, it := range in.items {
+		if it.state != waiting || it.spec.Phase == "" || stagePhase(it.spec.Phase) != "" || !slices.Contains(record.Stages, it.spec.Phase) {
+			continue
+		}
+		if ids == nil {
+			for id := range in.ordinal {
+				if _, over := in.Cluster.MigrationPhase(id); !over {
+					ids = append(ids, id)
+				}
+			}
+			sort.Slice(ids, func(i, j int) bool { return in.ordinal[ids[i]] < in.ordinal[ids[j]] })
+		}
+		for _, id := range ids {
+			if it.spec.Migration != "" && !in.names(it.spec.Migration, id) {
+				continue
+			}
+			if sr.MigrationStage(id) == it.spec.Phase {
+				it.state, it.dueS, it.migration = armed, in.Now()+it.afterS, id
+				break
+			}
+		}
+	}
+}
+
+// names reports whether a schedule entry's migration names migration id:
+// an id, "#N" for the N-th migration started, or "#N+" for any migration
+// from the N-th on (the first of them to reach the trigger).
+func (in *Injector) names(want, id string) bool {
+	n, ok := strings.CutPrefix(want, "#")
+	if !ok {
+		return want == id
+	}
+	if k, ok := strings.CutSuffix(n, "+"); ok {
+		min, err := strconv.Atoi(k)
+		return err == nil && in.ordinal[id] >= min
+	}
+	return n == strconv.Itoa(in.ordinal[id])
 }
 
 // fire injects and recovers everything due at or before now: recoveries
@@ -216,21 +307,97 @@ func (in *Injector) inject(out *[]record.Line, it *item) {
 	now := in.Now()
 	// Register the recovery first: a half-done injection is recovered too.
 	it.state, it.injectedS, it.recoverS = active, now, now+it.spec.ForS
+	if a, ok := it.fault.(*AbortedValidation); ok && strings.HasPrefix(a.Migration, "#") && it.migration != "" {
+		a.Migration = it.migration
+	}
+	it.stageMigration, it.stage = in.stageAt(it.migration)
+	key := it.fault.Kind() + "\x00" + it.fault.Target()
+	if g := in.groups[key]; g != nil && len(g.active) > 0 {
+		// Overlap: the effect is already in place. Inject nothing; the
+		// effect now ends with the last member's recover.
+		it.group, it.joined = g, true
+		g.active = append(g.active, it)
+		g.members++
+		if g.failed != nil {
+			it.landed = true
+			in.line(out, now, it, ActionInject, nil, fmt.Errorf("joined a %s on %s whose injection failed: %w", it.fault.Kind(), it.fault.Target(), g.failed))
+			return
+		}
+		it.landed = g.landed
+		var ev map[string]string
+		if g.landed {
+			ev = in.joinEvidence(g)
+		}
+		in.line(out, now, it, ActionInject, ev, nil)
+		return
+	}
+	g := &group{fault: it.fault, active: []*item{it}, injectS: now, members: 1}
+	in.groups[key] = g
+	it.group = g
 	ev, err := it.fault.Inject(in.env)
 	_, lag := it.fault.(Lagging)
 	// A lagging fault's evidence comes later, with its landed line (poll).
 	it.landed = !lag || err != nil
+	g.landed, g.failed = !lag && len(ev) > 0, err
 	in.line(out, now, it, ActionInject, ev, err)
 }
 
-// poll writes the landed line of a lagging fault that has just taken
-// effect, at the time it first did (within the lines of this AdvanceTo).
+// joinEvidence is the evidence of a fault that joined group g's effect:
+// the effect it asked for is in place, held since the first member's
+// injection, now by len(g.active) faults.
+func (in *Injector) joinEvidence(g *group) map[string]string {
+	return map[string]string{"overlaps": fmt.Sprintf("%s on %s in effect since %s s", g.fault.Kind(), g.fault.Target(), record.FormatT(g.injectS)),
+		"holders": strconv.Itoa(len(g.active))}
+}
+
+// stageAt is the migration and stage a fault is injected in: mig's when a
+// phase fired the trigger, else the first migration in progress; StageIdle
+// when none is.
+func (in *Injector) stageAt(mig string) (string, string) {
+	sr, _ := in.Cluster.(StageReporter)
+	stage := func(id string) string {
+		if sr != nil {
+			return sr.MigrationStage(id)
+		}
+		switch p, _ := in.Cluster.MigrationPhase(id); p {
+		case record.PhaseValidating:
+			return record.StageInValidation
+		case record.PhaseRunning:
+			return record.StageBeforeCutover
+		}
+		return ""
+	}
+	if mig != "" {
+		if st := stage(mig); st != "" {
+			return mig, st
+		}
+	}
+	ids := make([]string, 0, len(in.ordinal))
+	for id := range in.ordinal {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return in.ordinal[ids[i]] < in.ordinal[ids[j]] })
+	for _, id := range ids {
+		if st := stage(id); st != "" {
+			return id, st
+		}
+	}
+	return mig, record.StageIdle
+}
+
+// poll writes the landed lines of a lagging fault that has just taken
+// effect, at the time it first did (within the lines of this AdvanceTo),
+// for every member of its overlap group still waiting for it.
 func (in *Injector) poll(out *[]record.Line) {
 	for _, it := range in.items {
 		if it.state != active || it.landed {
 			continue
 		}
-		lf, ok := it.fault.(Lagging)
+		g := it.group
+		if g == nil || g.landed {
+			continue
+		}
+		lf, ok := g.fault.(Lagging)
 		if !ok {
 			continue
 		}
@@ -238,14 +405,27 @@ func (in *Injector) poll(out *[]record.Line) {
 		if !ok {
 			continue
 		}
-		it.landed = true
-		l := in.faultLine(at, it, ActionLanded, ev, nil)
-		// Insert before the first line at or after the landing time, so the
-		// cause comes before the kernel's report of it.
-		k := sort.Search(len(*out), func(i int) bool { return (*out)[i].T >= at })
-		*out = append(*out, record.Line{})
-		copy((*out)[k+1:], (*out)[k:])
-		(*out)[k] = l
+		g.landed = true
+		for _, m := range g.active {
+			if m.landed {
+				continue
+			}
+			m.landed = true
+			mev := ev
+			if m.joined {
+				mev = copyMap(ev)
+				for k, v := range in.joinEvidence(g) {
+					mev[k] = v
+				}
+			}
+			l := in.faultLine(max(at, m.injectedS), m, ActionLanded, mev, nil)
+			// Insert before the first line after the landing time, so the
+			// cause comes before the kernel's report of it.
+			k := sort.Search(len(*out), func(i int) bool { return (*out)[i].T > l.T })
+			*out = append(*out, record.Line{})
+			copy((*out)[k+1:], (*out)[k:])
+			(*out)[k] = l
+		}
 	}
 }
 
@@ -261,10 +441,29 @@ func (in *Injector) recover(out *[]record.Line, it *item) {
 		it.landed = true
 		noEffect = fmt.Errorf("no effect observed in the %g s window from %s s", now-it.injectedS, record.FormatT(it.injectedS))
 	}
-	ev, err := it.fault.Recover(in.env)
-	err = errors.Join(noEffect, err)
 	it.state, it.recovered = done, true
 	it.recoverS = now
+	g := it.group
+	if g != nil {
+		g.active = slices.DeleteFunc(g.active, func(x *item) bool { return x == it })
+		if len(g.active) > 0 {
+			// Another fault of the same kind and target still holds the
+			// effect: recovering now would silently end it.
+			ev := map[string]string{"effect_held_by": strconv.Itoa(len(g.active)) + " overlapping fault(s)",
+				"until": "the last one recovers"}
+			in.line(out, now, it, ActionRecover, ev, noEffect)
+			return
+		}
+	}
+	f := it.fault
+	if g != nil {
+		f = g.fault
+	}
+	if g != nil {
+		g.endS = now
+	}
+	ev, err := f.Recover(in.env)
+	err = errors.Join(noEffect, err)
 	in.line(out, now, it, ActionRecover, ev, err)
 }
 
@@ -275,6 +474,9 @@ func (in *Injector) line(out *[]record.Line, t float64, it *item, action string,
 
 func (in *Injector) faultLine(t float64, it *item, action string, ev map[string]string, err error) record.Line {
 	l := record.Line{T: t, Kind: record.KindFault, Fault: it.fault.Kind(), Action: action, Target: it.fault.Target()}
+	if action == ActionInject {
+		l.Migration, l.Phase = it.stageMigration, it.stage
+	}
 	if len(ev) > 0 {
 		l.Evidence = ev
 	}
@@ -287,8 +489,8 @@ func (in *Injector) faultLine(t float64, it *item, action string, ev map[string]
 
 // RecoverAll recovers every fault still active, now, and returns the fault
 // lines (a lagging fault that never landed gets no landed line; its
-// recover line says so). Faults waiting for a trigger are dropped: they will
-// not be injected any more.
+// recover line says so). A fault still waiting for its trigger gets an
+// inject line whose reason says it was never injected.
 func (in *Injector) RecoverAll() []record.Line {
 	var out []record.Line
 	for _, it := range in.items {
@@ -296,7 +498,18 @@ func (in *Injector) RecoverAll() []record.Line {
 		case active:
 			in.recover(&out, it)
 		case waiting, armed:
+			// Say so in the timeline, so that it, plan.json and the
+			// report agree on every scheduled fault.
 			it.state = done
+			why := "its trigger never came"
+			if it.spec.Phase != "" {
+				why = "no migration"
+				if it.spec.Migration != "" {
+					why += " " + it.spec.Migration
+				}
+				why += " entered " + it.spec.Phase
+			}
+			in.line(&out, in.Now(), it, ActionInject, nil, fmt.Errorf("%w: the run ended before it (%s)", errNotInjected, why))
 		}
 	}
 	return out
@@ -310,8 +523,10 @@ func (in *Injector) Close() error {
 }
 
 // Executed is the schedule as executed, for plan.json: each entry as
-// planned, with the resolved trigger migration, and params injected_at_s
-// and recovered_at_s (cluster seconds) for the faults that were injected.
+// planned, with the resolved trigger migration (params planned_migration
+// keeps what the schedule said, e.g. "#3+"), params injected_at_s and
+// recovered_at_s (cluster seconds) for the faults that were injected, and
+// params overlap for faults that shared their effect with others.
 func (in *Injector) Executed() []record.FaultSpec {
 	out := make([]record.FaultSpec, 0, len(in.items))
 	for _, it := range in.items {
@@ -321,6 +536,12 @@ func (in *Injector) Executed() []record.FaultSpec {
 			p[k] = v
 		}
 		if it.migration != "" {
+			if s.Migration != it.migration && s.Migration != "" {
+				p["planned_migration"] = s.Migration
+			}
+			if s.Target == s.Migration && strings.HasPrefix(s.Target, "#") {
+				s.Target = it.migration // aborted-validation names its migration
+			}
 			s.Migration = it.migration
 		}
 		if it.state == active || it.recovered {
@@ -328,6 +549,13 @@ func (in *Injector) Executed() []record.FaultSpec {
 		}
 		if it.recovered {
 			p["recovered_at_s"] = record.FormatT(it.recoverS)
+		}
+		if g := it.group; g != nil && g.members > 1 {
+			end := "still in effect"
+			if len(g.active) == 0 {
+				end = "ended at " + record.FormatT(g.endS) + " s with the last recover"
+			}
+			p["overlap"] = fmt.Sprintf("one of %d overlapping %s faults on %s: the effect began at %s s and %s", g.members, it.fault.Kind(), it.fault.Target(), record.FormatT(g.injectS), end)
 		}
 		if len(p) > 0 {
 			s.Params = p

@@ -61,7 +61,7 @@ func TestTargetRestartAtTimeInjectsAndRecoversOnTime(t *testing.T) {
 	lines := drive(t, in, 0.5, 6)
 	got := faultLines(lines)
 	want := []record.Line{
-		{T: 1.23, Kind: record.KindFault, Fault: KindTargetRestart, Action: ActionInject, Target: "storage-2",
+		{T: 1.23, Kind: record.KindFault, Fault: KindTargetRestart, Action: ActionInject, Target: "storage-2", Phase: record.StageIdle,
 			Evidence: map[string]string{"ports_stopped": "4426,4428,4430"}},
 		{T: 3.73, Kind: record.KindFault, Fault: KindTargetRestart, Action: ActionRecover, Target: "storage-2",
 			Evidence: map[string]string{"ports_listening": "4426,4428,4430"}},
@@ -169,7 +169,7 @@ func TestDroppedConnectsLandWithTheFirstDrop(t *testing.T) {
 			got := faultLines(lines)
 			want := []record.Line{
 				// Stamped at the injection instant, with the evidence known then (none).
-				{T: 1, Kind: record.KindFault, Fault: KindDroppedConnects, Action: ActionInject, Target: "storage-2"},
+				{T: 1, Kind: record.KindFault, Fault: KindDroppedConnects, Action: ActionInject, Target: "storage-2", Phase: record.StageIdle},
 				{T: tc.landAt, Kind: record.KindFault, Fault: KindDroppedConnects, Action: ActionLanded, Target: "storage-2",
 					Evidence: map[string]string{"connects_dropped": "1"}},
 				{T: 5, Kind: record.KindFault, Fault: KindDroppedConnects, Action: ActionRecover, Target: "storage-2",
@@ -308,9 +308,13 @@ func TestRecoveryIsRegisteredBeforeInjectionAndRunsAtTheEnd(t *testing.T) {
 	want := []string{
 		"target-restart recover storage-1",
 		"dropped-connects recover storage-3",
+		"target-restart inject storage-2", // never reached: its line says so
 	}
 	if d := cmp.Diff(want, actions); d != "" {
 		t.Errorf("RecoverAll lines (-want +got):\n%s", d)
+	}
+	if r := lines[2].Reason; !strings.HasPrefix(r, "not injected: the run ended before it") || len(lines[2].Evidence) != 0 {
+		t.Errorf("never-injected fault's line %+v: want no evidence and a reason saying so", lines[2])
 	}
 	if again := in.RecoverAll(); len(again) != 0 {
 		t.Errorf("a second RecoverAll returned %d lines", len(again))
@@ -417,6 +421,62 @@ type errorString string
 
 func (e errorString) Error() string { return string(e) }
 
+// TestOverlappingTargetRestartsShareOneEffect: two target restarts of one
+// node whose windows overlap are one effect, reference-counted: the second
+// injects nothing (its evidence says it joined), the first recover does not
+// start the target (its line says who holds the effect), the last one
+// does. The timeline, the executed schedule and checks.FaultsLanded agree.
+func TestOverlappingTargetRestartsShareOneEffect(t *testing.T) {
+	f := newFake()
+	sched := []record.FaultSpec{
+		{Fault: KindTargetRestart, Target: "storage-2", AtS: 1, ForS: 4},
+		{Fault: KindTargetRestart, Target: "storage-2", AtS: 2, ForS: 5},
+	}
+	in, err := NewInjector(f, sched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var downAt6 bool
+	var lines []record.Line
+	for _, at := range []float64{0, 1, 2, 3, 4, 5, 6, 7, 8} {
+		ls, err := in.AdvanceTo(at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, ls...)
+		if at == 6 {
+			downAt6 = f.down["storage-2"]
+		}
+	}
+	got := faultLines(lines)
+	want := []record.Line{
+		{T: 1, Kind: record.KindFault, Fault: KindTargetRestart, Action: ActionInject, Target: "storage-2", Phase: record.StageIdle,
+			Evidence: map[string]string{"ports_stopped": "4426,4428,4430"}},
+		{T: 2, Kind: record.KindFault, Fault: KindTargetRestart, Action: ActionInject, Target: "storage-2", Phase: record.StageIdle,
+			Evidence: map[string]string{"overlaps": "target-restart on storage-2 in effect since 1 s", "holders": "2"}},
+		{T: 5, Kind: record.KindFault, Fault: KindTargetRestart, Action: ActionRecover, Target: "storage-2",
+			Evidence: map[string]string{"effect_held_by": "1 overlapping fault(s)", "until": "the last one recovers"}},
+		{T: 7, Kind: record.KindFault, Fault: KindTargetRestart, Action: ActionRecover, Target: "storage-2",
+			Evidence: map[string]string{"ports_listening": "4426,4428,4430"}},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("fault lines (-want +got):\n%s", d)
+	}
+	if f.stops != 1 || f.starts != 1 || !downAt6 || f.down["storage-2"] {
+		t.Errorf("stops=%d starts=%d, down at 6 s %v, down at the end %v; want one stop, one start at 7 s (the last recover)",
+			f.stops, f.starts, downAt6, f.down["storage-2"])
+	}
+	ex := in.Executed()
+	for i, s := range ex {
+		if !strings.Contains(s.Params["overlap"], "one of 2 overlapping target-restart faults on storage-2: the effect began at 1 s and ended at 7 s") {
+			t.Errorf("executed entry %d params %v: want the overlap named with the effect's span", i, s.Params)
+		}
+	}
+	plan := record.Plan{Params: record.Params{}, Faults: ex}
+	if c := checks.FaultsLanded(plan, lines); c.Verdict != record.Pass {
+		t.Errorf("faults-landed %s: %s", c.Verdict, c.Detail)
+	}
+}
 // counterFake is a ConnectDropper with a counter readable while the drop
 // is open (as kube's nftables rule): Landed must read it without stopping
 // and restarting the drop, and the recover line must count each drop once.
@@ -438,7 +498,7 @@ func TestDroppedConnectsReadsACounterWithoutStopping(t *testing.T) {
 	lines := drive(t, in, 1, 7)
 	got := faultLines(lines)
 	want := []record.Line{
-		{T: 1, Kind: record.KindFault, Fault: KindDroppedConnects, Action: ActionInject, Target: "storage-2"},
+		{T: 1, Kind: record.KindFault, Fault: KindDroppedConnects, Action: ActionInject, Target: "storage-2", Phase: record.StageIdle},
 		{T: 3, Kind: record.KindFault, Fault: KindDroppedConnects, Action: ActionLanded, Target: "storage-2",
 			Evidence: map[string]string{"connects_dropped": "1"}},
 		{T: 5, Kind: record.KindFault, Fault: KindDroppedConnects, Action: ActionRecover, Target: "storage-2",

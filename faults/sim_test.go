@@ -280,3 +280,204 @@ func TestAbortedValidation(t *testing.T) {
 		t.Errorf("connecting controllers left after the killed Job, 2 min later: %v; want some with prefix, none with fixed", leftBehind)
 	}
 }
+
+var (
+	_ faults.NodeCrasher        = (*simbackend.Cluster)(nil)
+	_ faults.Partitioner        = (*simbackend.Cluster)(nil)
+	_ faults.ConnectRejecter    = (*simbackend.Cluster)(nil)
+	_ faults.OperatorRestarter  = (*simbackend.Cluster)(nil)
+	_ faults.ControllerResetter = (*simbackend.Cluster)(nil)
+	_ faults.ANAFlapper         = (*simbackend.Cluster)(nil)
+	_ faults.StageReporter      = (*simbackend.Cluster)(nil)
+)
+
+// TestMoreFaultKindsLandAndRecover injects each fault kind of issue 10 into
+// the simulator through the whole pipeline and checks its evidence, its
+// effect on the hosts' kernels (read back from the samples) and that the
+// world is whole again after recovery: with 3-way HA no pause window opens
+// and every fault landed.
+func TestMoreFaultKindsLandAndRecover(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		migrations int
+		spec       record.FaultSpec
+		evidence   string // a key the landed evidence must hold
+		check      func(t *testing.T, r simRun, inject, landed record.Line)
+	}{
+		{name: "node-crash", spec: record.FaultSpec{Fault: faults.KindNodeCrash, Target: "storage-2", AtS: 5, ForS: 12},
+			evidence: "controllers_no_longer_live",
+			check: func(t *testing.T, r simRun, inject, landed record.Line) {
+				// Hosts notice only by keep-alive timeout: 5–7.5 s for the
+				// kernel default kato of the CSI paths.
+				if d := landed.T - inject.T; d < 5 || d > 7.5 {
+					t.Errorf("landed %v s after the crash, want within kato 5..7.5 s", d)
+				}
+			}},
+		{name: "network-partition", spec: record.FaultSpec{Fault: faults.KindNetworkPartition, Target: "worker-1/storage-2", AtS: 5, ForS: 12},
+			evidence: "controllers_no_longer_live",
+			check: func(t *testing.T, r simRun, inject, landed record.Line) {
+				for _, c := range strings.Fields(landed.Evidence["controllers"]) {
+					if !strings.HasPrefix(c, "worker-1/") {
+						t.Errorf("controller %s of another host lost to a worker-1/storage-2 partition", c)
+					}
+				}
+				for k, st := range statesAt(r.lines, 15) {
+					if !strings.HasPrefix(k, "worker-1/") && st != "live" {
+						t.Errorf("%s is %s during a partition of worker-1 only", k, st)
+					}
+				}
+			}},
+		{name: "connect-rejected", migrations: 1, spec: record.FaultSpec{Fault: faults.KindConnectRejected, Target: "storage-3", Phase: record.StageInValidation, Migration: "#1", ForS: 2},
+			evidence: "connects_rejected"},
+		{name: "operator-restart", migrations: 1, spec: record.FaultSpec{Fault: faults.KindOperatorRestart, Target: faults.OperatorTarget, Phase: record.StageBeforeCutover, Migration: "#1", ForS: 5},
+			evidence: "reconciles_deferred",
+			check: func(t *testing.T, r simRun, inject, landed record.Line) {
+				var completed float64
+				for _, l := range r.lines {
+					if l.Kind == record.KindPhase && l.Phase == record.PhaseCompleted {
+						completed = l.T
+					}
+				}
+				if completed < inject.T+5 {
+					t.Errorf("Completed at %v, before the operator came back at %v", completed, inject.T+5)
+				}
+			}},
+		{name: "reset-controller", spec: record.FaultSpec{Fault: faults.KindResetController, Target: "worker-1", AtS: 5, Params: map[string]string{"node": "storage-1"}},
+			evidence: "controllers_no_longer_live",
+			check: func(t *testing.T, r simRun, inject, landed record.Line) {
+				for k, st := range statesAt(r.lines, 6) {
+					if st != "live" {
+						t.Errorf("%s is %s 1 s after a reset it should have survived at once", k, st)
+					}
+				}
+			}},
+		{name: "ana-flap", spec: record.FaultSpec{Fault: faults.KindANAFlap, Target: "storage-1", AtS: 5, ForS: 5},
+			evidence: "listeners_made_inaccessible",
+			check: func(t *testing.T, r simRun, inject, landed record.Line) {
+				during, after := anaAt(r.lines, 7, "10.0.0.1:"), anaAt(r.lines, 15, "10.0.0.1:")
+				if len(during) == 0 || during["optimized"]+during["non-optimized"] != 0 {
+					t.Errorf("legs at storage-1 during the flap: %v, want all inaccessible", during)
+				}
+				if after["optimized"]+after["non-optimized"] == 0 || after["inaccessible"] != 0 {
+					t.Errorf("legs at storage-1 after the flap: %v, want accessible again", after)
+				}
+			}},
+		{name: "target-restart in the freeze", migrations: 1, spec: record.FaultSpec{Fault: faults.KindTargetRestart, Target: "storage-1", Phase: record.StageInFreeze, Migration: "#1", ForS: 3},
+			evidence: "controllers_no_longer_live",
+			check: func(t *testing.T, r simRun, inject, landed record.Line) {
+				if inject.Phase != record.StageInFreeze || inject.Migration != "mig-0001" {
+					t.Errorf("inject line %+v: want stage in-freeze of mig-0001", inject)
+				}
+				if len(r.summary.Migrations) != 1 || r.summary.Migrations[0].Freezes != 1 {
+					t.Fatalf("migrations %+v", r.summary.Migrations)
+				}
+				var w [2]float64
+				for _, hp := range r.summary.Migrations[0].Hosts {
+					w = hp.Windows[0]
+				}
+				// The control plane starts the freeze; the host sees it after
+				// the ANA change notice, at its next sample (0.1 s).
+				if inject.T < w[0]-0.5 || inject.T > w[1] {
+					t.Errorf("injected at %v, not at the start of the freeze window %v the host saw", inject.T, w)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runWithFaults(t, simbackend.Config{Seed: 4}, params(tc.migrations, 90, 0.1), []record.FaultSpec{tc.spec})
+			fl := faultLinesOf(r.lines, tc.spec.Fault)
+			var inject, landed, recovered record.Line
+			for _, l := range fl {
+				switch l.Action {
+				case faults.ActionInject:
+					inject = l
+				case faults.ActionLanded:
+					landed = l
+				case faults.ActionRecover:
+					recovered = l
+				}
+			}
+			if len(inject.Evidence) > 0 {
+				landed = inject
+			}
+			if inject.Kind == "" || recovered.Kind == "" || landed.Evidence[tc.evidence] == "" || landed.Evidence[tc.evidence] == "0" {
+				t.Fatalf("fault lines %+v; want inject, evidence %s, recover", fl, tc.evidence)
+			}
+			t.Logf("inject %v at %v (%s); evidence %v at %v; recover %v at %v", inject.Target, inject.T, inject.Phase, landed.Evidence, landed.T, recovered.Evidence, recovered.T)
+			if c := check(r.summary, "faults-landed"); c.Verdict != record.Pass {
+				t.Errorf("faults-landed %s: %s", c.Verdict, c.Detail)
+			}
+			for _, name := range []string{"pause-bound", "unattributed-pauses", "leaked-controllers", "path-completeness"} {
+				if c := check(r.summary, name); c.Verdict == record.Fail {
+					t.Errorf("%s failed: %s", name, c.Detail)
+				}
+			}
+			for k, st := range statesAt(r.lines, 1e9) {
+				if st != "live" {
+					t.Errorf("%s is %s at the end; the world should be whole after recovery", k, st)
+				}
+			}
+			if tc.check != nil {
+				tc.check(t, r, inject, landed)
+			}
+		})
+	}
+}
+
+// anaAt counts, over every host's last sample at or before t, the ANA
+// states of legs on controllers whose address starts with prefix.
+func anaAt(lines []record.Line, t float64, prefix string) map[string]int {
+	last := map[string]record.Line{}
+	for _, l := range lines {
+		if l.Kind == record.KindSample && l.T <= t {
+			last[l.Host] = l
+		}
+	}
+	out := map[string]int{}
+	for _, l := range last {
+		for _, c := range l.Controllers {
+			if strings.HasPrefix(c.Address, prefix) {
+				for _, g := range c.Legs {
+					out[g.ANA]++
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestNewHooksRecoverIdempotently: recovering twice, or something never
+// injected, changes nothing and is no error; an unknown target counts as
+// recovered.
+func TestNewHooksRecoverIdempotently(t *testing.T) {
+	c, err := simbackend.New(simbackend.Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CrashNode("storage-1"); err != nil {
+		t.Fatal(err)
+	}
+	if ev, err := c.CrashNode("storage-1"); err != nil || ev != nil {
+		t.Errorf("second crash: %v %v; want no change", ev, err)
+	}
+	for i := range 2 {
+		ev, err := c.BootNode("storage-1")
+		if err != nil || (i == 1) != (ev == nil) {
+			t.Errorf("boot %d: %v %v", i+1, ev, err)
+		}
+	}
+	for _, f := range []func() (map[string]string, error){
+		func() (map[string]string, error) { return c.BootNode("storage-9") },
+		func() (map[string]string, error) { return c.Heal("worker-1", "storage-1") },
+		func() (map[string]string, error) { return c.Heal("worker-9", "storage-1") },
+		c.StartOperator,
+		func() (map[string]string, error) { return c.RestoreANA("storage-1") },
+		func() (map[string]string, error) { return c.RestoreANA("storage-9") },
+	} {
+		if ev, err := f(); err != nil || ev != nil {
+			t.Errorf("recover of nothing: %v %v; want no change, no error", ev, err)
+		}
+	}
+	if n, err := c.StopRejectingConnects("storage-1", ""); n != 0 || err != nil {
+		t.Errorf("stop rejecting nothing: %d %v", n, err)
+	}
+}

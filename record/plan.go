@@ -76,3 +76,28 @@ type FaultSpec struct {
 	ForS      float64           `json:"for_s,omitempty"` // duration before recovery
 	Params    map[string]string `json:"params,omitempty"`
 }
+
+// Migration stages a fault can be injected at (FaultSpec.Phase, the
+// "phase" of a fault's inject line). They refine the VolumeMigration
+// phases by what the data path is doing:
+//
+//   - in-validation: Validating — the validation Jobs connect and verify
+//     the target paths;
+//   - before-cutover: Running before the cutover — the data sync, every
+//     source path still accessible;
+//   - in-freeze: the cutover window, every path of the subsystem
+//     inaccessible (about Params.CutoverPauseS);
+//   - after-cutover: the target serves, until the migration ends (the
+//     source paths are released and removed then).
+//
+// StageIdle is recorded for an injection while no migration is in progress.
+const (
+	StageInValidation  = "in-validation"
+	StageBeforeCutover = "before-cutover"
+	StageInFreeze      = "in-freeze"
+	StageAfterCutover  = "after-cutover"
+	StageIdle          = "idle"
+)
+
+// Stages are the migration stages in the order a migration goes through them.
+var Stages = []string{StageInValidation, StageBeforeCutover, StageInFreeze, StageAfterCutover}

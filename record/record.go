@@ -10,10 +10,14 @@ const (
 	KindKernel    = "kernel"    // kernel-log-like events of a host's NVMe initiator
 	KindTarget    = "target"    // target-side counters, cumulative
 	KindEndpoints = "endpoints" // the endpoints the control plane publishes for a subsystem
+	// KindHeartbeat: the host was sampled and had not changed since its
+	// last sample line (a later format version writes samples only on
+	// change); the checks count it as an observation of the host.
+	KindHeartbeat = "heartbeat"
 )
 
 // Kinds are every line kind a timeline may hold, in the order above.
-var Kinds = []string{KindSample, KindPhase, KindFault, KindIO, KindKernel, KindTarget, KindEndpoints}
+var Kinds = []string{KindSample, KindPhase, KindFault, KindIO, KindKernel, KindTarget, KindEndpoints, KindHeartbeat}
 
 // requiredFields are, per kind, the JSON fields that identify what a line
 // is about; a line without one cannot be judged (ScanTimeline rejects it).
@@ -25,7 +29,7 @@ func requiredFields(l Line) []string {
 		}
 	}
 	switch l.Kind {
-	case KindSample:
+	case KindSample, KindHeartbeat:
 		need("host", l.Host)
 	case KindPhase:
 		need("migration", l.Migration)
@@ -79,11 +83,12 @@ type Line struct {
 	// (multipath heads) — needed to tell "no namespace" from "no leg".
 	Subsystems []Subsystem `json:"subsystems,omitempty"`
 
-	// phase
+	// phase; fault (inject lines): the migration in progress at injection
 	Migration string `json:"migration,omitempty"`
 	// phase, io, endpoints
 	NQN string `json:"nqn,omitempty"`
-	// phase: one of the Phase* constants.
+	// phase: one of the Phase* constants. fault (inject lines): the stage
+	// that migration was in at injection (Stages, or StageIdle).
 	Phase string `json:"phase,omitempty"`
 	// phase: why a migration failed or was aborted (operator's message).
 	// fault: why an injection or recovery failed or left no evidence.
@@ -96,7 +101,7 @@ type Line struct {
 
 	// fault
 	Fault    string            `json:"fault,omitempty"`
-	Action   string            `json:"action,omitempty"` // "inject" or "recover"
+	Action   string            `json:"action,omitempty"` // "inject", "landed" or "recover"
 	Target   string            `json:"target,omitempty"`
 	Evidence map[string]string `json:"evidence,omitempty"`
 

@@ -23,6 +23,14 @@ type Summary struct {
 	// Coverage says whether the timeline reaches the end of the settle
 	// period (a run interrupted or cut short does not). Added field.
 	Coverage *Coverage `json:"coverage,omitempty"`
+	// SampleHoles are the stretches in which a host was not observed; the
+	// checks over those hosts and times are inconclusive. Added field.
+	SampleHoles []SampleHole `json:"sample_holes"`
+	// Faults lists every fault of the run with where it was injected and
+	// whether it landed; FaultMatrix counts them per kind and stage. Added
+	// fields.
+	Faults      []FaultOutcome `json:"faults"`
+	FaultMatrix FaultMatrix    `json:"fault_matrix"`
 }
 
 // Coverage is how much of the run the timeline holds. Times are seconds
@@ -43,6 +51,74 @@ type Coverage struct {
 	// TruncatedLine is true when the timeline's last line was cut off
 	// mid-write (set by the reader that saw it, e.g. fiomig report).
 	TruncatedLine bool `json:"truncated_line,omitempty"`
+}
+
+// SampleHole is a stretch of time in which a host was not observed: the
+// gap between two of its samples (or heartbeats) longer than HoleFactor
+// sampling intervals, the time before its first or after its last, or the
+// whole run for a host with no sample. Times are seconds since run start.
+type SampleHole struct {
+	Host string  `json:"host"`
+	From float64 `json:"from_s"`
+	To   float64 `json:"to_s"`
+	// IntervalS is the sampling interval that applied there (the settle
+	// interval in the settle period).
+	IntervalS float64 `json:"interval_s"`
+	// NoSample is true for a host with no sample at all.
+	NoSample bool `json:"no_sample,omitempty"`
+}
+
+// HoleFactor: a gap between two observations of a host longer than
+// HoleFactor × its sampling interval is a hole (DESIGN.md "The run record").
+const HoleFactor = 3.0
+
+// FaultOutcome is one injected (or scheduled and never injected) fault as
+// the timeline shows it.
+type FaultOutcome struct {
+	Kind   string `json:"kind"`
+	Target string `json:"target"`
+	// Migration and Phase: the migration and stage (record.Stages, or
+	// StageIdle) at injection, from the inject line.
+	Migration string   `json:"migration,omitempty"`
+	Phase     string   `json:"phase"`
+	InjectedS float64  `json:"injected_s"`
+	LandedS   *float64 `json:"landed_s,omitempty"`
+	// RecoveredS is the time of its recover line (absent if none).
+	RecoveredS *float64          `json:"recovered_s,omitempty"`
+	Evidence   map[string]string `json:"evidence,omitempty"`
+	// Status is "landed" (evidence recorded), "inconclusive" (injected, no
+	// evidence) or "not-injected" (its trigger never came).
+	Status string `json:"status"`
+	// Reason is the fault lines' reason, if any.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Fault outcome statuses.
+const (
+	FaultLanded      = "landed"
+	FaultNoEvidence  = "inconclusive"
+	FaultNotInjected = "not-injected"
+)
+
+// FaultMatrix counts faults per kind and stage at injection.
+type FaultMatrix struct {
+	// Stages are the columns: record.Stages, then StageIdle and "other"
+	// when a fault was injected there.
+	Stages []string         `json:"stages"`
+	Kinds  []FaultMatrixRow `json:"kinds"`
+}
+
+// FaultMatrixRow is one kind's row: one cell per FaultMatrix.Stages.
+type FaultMatrixRow struct {
+	Kind  string      `json:"kind"`
+	Cells []FaultCell `json:"cells"`
+}
+
+// FaultCell counts the faults of a kind injected at a stage and how many of
+// them landed.
+type FaultCell struct {
+	Injected int `json:"injected"`
+	Landed   int `json:"landed"`
 }
 
 // CheckResult is one check's verdict.

@@ -57,6 +57,8 @@ type htmlView struct {
 	PlotSrc    template.URL
 	// Fio is the fio section (runs with real fio only; reports/fio.go).
 	Fio *FioView
+	// Faults is the faults section (runs with faults only; reports/faults.go).
+	Faults *FaultsView
 }
 
 type htmlCheck struct{ Name, Verdict, Class, Detail string }
@@ -138,6 +140,7 @@ func HTML(plan record.Plan, sum record.Summary, plotSVG []byte) ([]byte, error) 
 			Window: windows([][2]float64{w.Window}), Length: secs(w.Window[1] - w.Window[0])})
 	}
 	v.Fio = FioSection(plan, sum)
+	v.Faults = FaultsSection(sum)
 	if len(plotSVG) > 0 {
 		// Our own gonum/plot output, base64-encoded: safe as a data: URI.
 		v.PlotSrc = template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(plotSVG))

@@ -191,6 +191,7 @@ func Markdown(plan record.Plan, sum record.Summary) []byte {
 		b.WriteString("\n" + n + "\n")
 	}
 
+	b.Write(FaultsMarkdown(sum))    // runs with faults only (reports/faults.go)
 	b.Write(FioMarkdown(plan, sum)) // runs with real fio only (reports/fio.go)
 
 	b.WriteString("\n## Plot\n\n![Longest pause per migration](plots/pause.png)\n")

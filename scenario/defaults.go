@@ -22,10 +22,12 @@ func DefaultParams() record.Params {
 const DefaultGapS = 5.0
 
 // SimCluster builds the embedded simulator for a seed and parameters:
-// 3 storage nodes, p.Hosts consumer hosts, p.Volumes volumes.
+// 3 storage nodes, p.Hosts consumer hosts, p.Volumes volumes, the control
+// plane variant p.Extra["control_plane"] ("" = sbcli).
 func SimCluster(seed int64, p record.Params) (backend.Cluster, error) {
 	return simbackend.New(simbackend.Config{
 		Seed: seed, Nodes: 3, Hosts: p.Hosts, Volumes: p.Volumes,
 		ConsumersPerVolume: p.ConsumersPerVolume, CutoverPauseS: p.CutoverPauseS,
+		ControlPlane: p.Extra["control_plane"],
 	})
 }

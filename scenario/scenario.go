@@ -11,6 +11,7 @@ import (
 	"github.com/fiomig/fiomig/backend"
 	"github.com/fiomig/fiomig/checks"
 	"github.com/fiomig/fiomig/collectors"
+	"github.com/fiomig/fiomig/faults"
 	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/reports"
 )
@@ -65,6 +66,15 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	cfg.Plan.Backend = cluster.Name()
 	if cfg.Plan.Faults == nil {
 		cfg.Plan.Faults = []record.FaultSpec{}
+	}
+	if _, ok := cluster.(FaultScheduler); !ok && len(cfg.Plan.Faults) > 0 {
+		// A schedule and a bare cluster: the Injector runs the schedule
+		// (the caller still closes the cluster).
+		inj, err := faults.NewInjector(cluster, cfg.Plan.Faults)
+		if err != nil {
+			return Result{}, err
+		}
+		cluster = inj
 	}
 	progress := cfg.Progress
 	if progress == nil {

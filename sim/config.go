@@ -80,6 +80,14 @@ type Config struct {
 	// Operator selects the migration operator variant: OperatorFixed
 	// (default) or OperatorPrefix (see operator.go).
 	Operator string
+	// ControlPlane selects the control plane's cancel before continue:
+	// ControlPlaneSbcli (default: sbcli main's _cleanup_created as sourced,
+	// which ignores the tertiaries — it deletes the volume's subsystem on
+	// the source's tertiary and leaves the target tertiary's listener) or
+	// ControlPlaneFixedCancel (an assumed fix: the overlap computed with
+	// the tertiaries, as create_migration computes it, so every target node
+	// only loses the migration's listener). See controlplane.go cpCancel.
+	ControlPlane string
 
 	// Pods runs one modelled fio pod per volume (on its first consumer host).
 	Pods bool
@@ -97,6 +105,12 @@ type Config struct {
 	// Clock drives time; nil means a fresh VirtualClock.
 	Clock Clock
 }
+
+// Control plane variants (Config.ControlPlane).
+const (
+	ControlPlaneSbcli       = "sbcli"
+	ControlPlaneFixedCancel = "fixed-cancel"
+)
 
 // Operator variants (Config.Operator).
 const (
@@ -172,6 +186,9 @@ func (c Config) withDefaults() Config {
 	} else if c.NamespaceAttachDelayS < 0 {
 		c.NamespaceAttachDelayS = 0
 	}
+	if c.ControlPlane == "" {
+		c.ControlPlane = ControlPlaneSbcli
+	}
 	if c.Operator == "" {
 		c.Operator = OperatorFixed
 	}
@@ -230,6 +247,9 @@ func (c Config) validate() error {
 	}
 	if c.KernelDNR != KernelDNRHonor && c.KernelDNR != KernelDNRIgnore {
 		errs = append(errs, fmt.Errorf("kernel DNR %q: want %q or %q", c.KernelDNR, KernelDNRHonor, KernelDNRIgnore))
+	}
+	if c.ControlPlane != ControlPlaneSbcli && c.ControlPlane != ControlPlaneFixedCancel {
+		errs = append(errs, fmt.Errorf("control plane %q: want %q or %q", c.ControlPlane, ControlPlaneSbcli, ControlPlaneFixedCancel))
 	}
 	if c.Operator != OperatorPrefix && c.Operator != OperatorFixed {
 		errs = append(errs, fmt.Errorf("operator %q: want %q or %q", c.Operator, OperatorPrefix, OperatorFixed))

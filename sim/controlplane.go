@@ -145,6 +145,10 @@ func (w *World) cpFinish(m *Migration) {
 //     listener stays, so connected host controllers stay live and lose the
 //     namespace (namespace-changed notice).
 //
+// Config.ControlPlane ControlPlaneFixedCancel (an assumed fix, no source)
+// counts the tertiaries as overlap too, so a cancel before continue removes
+// only the migration's listener on every target node.
+//
 // Deleted subsystems and removed listeners disconnect their host
 // controllers, whose reconnects are then rejected ("could not find
 // subsystem", "does not allow host ... to connect at this address").
@@ -153,14 +157,19 @@ func (w *World) cpCancel(m *Migration) {
 	dst := w.listenerEndpoints(nqn, m.DstLVS)
 	if m.cp == cpCreated {
 		src := w.listenerEndpoints(nqn, m.SrcLVS)
+		// sbcli: primary and secondary only; fixed-cancel: the tertiary too.
+		roles := 2
+		if w.cfg.ControlPlane == ControlPlaneFixedCancel {
+			roles = 3
+		}
 		overlap := map[*Node]bool{}
 		for k, ep := range src {
-			if k < 2 {
+			if k < roles {
 				overlap[ep.node] = true
 			}
 		}
 		for k, ep := range dst {
-			if k >= 2 {
+			if k >= roles {
 				break
 			}
 			if overlap[ep.node] {

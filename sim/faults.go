@@ -151,20 +151,7 @@ func (w *World) StartTarget(node string) (map[string]string, error) {
 		return map[string]string{"node": n.Name, "already": "true"}, nil
 	}
 	n.down, n.blackhole = false, false
-	for _, ts := range n.sortedSubsystems() {
-		ts.nsDetached = true
-	}
-	w.after(w.cfg.NamespaceAttachDelayS, func() {
-		for _, ts := range n.sortedSubsystems() {
-			if !ts.nsDetached {
-				continue
-			}
-			ts.nsDetached = false
-			for _, c := range append([]*Ctrl(nil), ts.ctrls...) {
-				c.namespaceChangeNotice()
-			}
-		}
-	})
+	w.reattachNamespaces(n)
 	connecting := 0
 	for _, h := range w.hosts {
 		for _, c := range h.ctrls {
@@ -232,7 +219,7 @@ func (c *Ctrl) silentLoss() {
 	kato := float64(c.Spec.Options.KeepAliveTmo)
 	c.hung = true
 	c.host.w.after(c.host.w.uniform(kato, 1.5*kato), func() {
-		if c.gen != gen || c.State != nvmeof.StateLive {
+		if c.gen != gen || c.State != nvmeof.StateLive || !c.hung {
 			return
 		}
 		c.host.kernelLog(c.Name(), "I/O tag 0 (0000) type 4 opcode 0x18 (Keep Alive) QID 0 timeout")

@@ -156,7 +156,7 @@ func (w *World) startMigration(v *Volume, dst int) string {
 	if w.phaseHook != nil {
 		w.phaseHook(m, PhasePending)
 	}
-	w.after(w.uniform(0.2, 0.6), func() { w.operatorStart(m) })
+	w.operatorAfter(w.uniform(0.2, 0.6), func() { w.operatorStart(m) })
 	return m.ID
 }
 
@@ -180,4 +180,25 @@ func (w *World) setPhase(m *Migration, phase, reason string) {
 	if w.phaseHook != nil {
 		w.phaseHook(m, phase)
 	}
+}
+
+// Stage is where the migration is, in fiomig's stage names: "in-validation"
+// (Validating), "before-cutover" (data sync), "in-freeze" (the cutover
+// window: every path inaccessible), "after-cutover" (the target serves,
+// until the migration ends), or "" (pending or over).
+func (m *Migration) Stage() string {
+	if m.Terminal() {
+		return ""
+	}
+	switch {
+	case m.Phase == PhaseValidating:
+		return "in-validation"
+	case m.cp == cpSyncing:
+		return "before-cutover"
+	case m.cp == cpCutover:
+		return "in-freeze"
+	case m.cp == cpCutDone || m.cp == cpFinished:
+		return "after-cutover"
+	}
+	return ""
 }

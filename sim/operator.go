@@ -247,7 +247,7 @@ func (w *World) jobSucceed(j *job) {
 		}
 	}
 	m := j.m
-	w.after(w.reconcileDelay(), func() {
+	w.operatorAfter(w.reconcileDelay(), func() {
 		if m.Phase != PhaseValidating {
 			return
 		}
@@ -270,7 +270,7 @@ func (w *World) jobFail(j *job, f *ValidationFailure) {
 		m.Failure = f
 	}
 	reason := fmt.Sprintf("NVMe path validation failed on %s: %s", j.h.Name, f.Detail)
-	w.after(w.reconcileDelay(), func() { w.cancelAndEnd(m, PhaseFailed, reason, j) })
+	w.operatorAfter(w.reconcileDelay(), func() { w.cancelAndEnd(m, PhaseFailed, reason, j) })
 }
 
 // cancelAndEnd stops the migration's running Jobs, cancels it at the
@@ -312,7 +312,7 @@ func (w *World) cancelAndEnd(m *Migration, phase, reason string, failed *job) {
 // listeners (cpFinish) and the migration is Completed. Pre-fix: no release
 // Job (see variant.releaseSources).
 func (w *World) pollCompletion(m *Migration) {
-	w.after(operatorPollS, func() {
+	w.operatorAfter(operatorPollS, func() {
 		if m.Terminal() {
 			return
 		}
@@ -324,7 +324,7 @@ func (w *World) pollCompletion(m *Migration) {
 			// Pre-fix: the control plane cleans the source up and reports
 			// the migration done; the operator marks it Completed and
 			// touches no host.
-			w.after(w.reconcileDelay(), func() {
+			w.operatorAfter(w.reconcileDelay(), func() {
 				if !m.Terminal() {
 					w.cpFinish(m)
 					w.setPhase(m, PhaseCompleted, "")
@@ -399,7 +399,7 @@ func (w *World) KillValidationJob(id, host string) (map[string]string, error) {
 		}
 		ev["target_path_controllers"] = fmt.Sprint(names)
 		m.Failure = &ValidationFailure{Host: host, Detail: "validation Job killed"}
-		w.after(w.reconcileDelay(), func() {
+		w.operatorAfter(w.reconcileDelay(), func() {
 			w.cancelAndEnd(m, PhaseFailed, fmt.Sprintf("NVMe path validation failed on %s: validation Job killed", host), j)
 		})
 		return ev, nil

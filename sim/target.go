@@ -36,6 +36,11 @@ type Node struct {
 	// blackhole is set while the node drops every packet (a hung or
 	// partitioned node): connections look up but nothing answers.
 	blackhole bool
+	// crashed is set while the node is crashed (CrashNode): like
+	// blackhole, but undone only by BootNode.
+	crashed bool
+	// anaForced makes every listener report inaccessible (ANA flap).
+	anaForced bool
 }
 
 // LVStore is a logical volume store: the volumes placed on it are served by
@@ -296,6 +301,9 @@ func (ts *TargetSubsystem) detach(c *Ctrl) {
 
 // anaOf is the ANA state a controller connected at port sees.
 func (ts *TargetSubsystem) anaOf(port int) nvmeof.ANAState {
+	if ts.Node != nil && ts.Node.anaForced {
+		return nvmeof.ANAInaccessible
+	}
 	if i, ok := ts.listener(port); ok {
 		return ts.Listeners[i].ANA
 	}
@@ -324,7 +332,7 @@ func (w *World) fabricConnect(ip string, port int, nqn, hostNQN string) connectR
 
 func (w *World) fabricConnect1(ip string, port int, nqn, hostNQN string) connectResult {
 	n, ok := w.nodeByIP[ip]
-	if ok && n.blackhole {
+	if ok && (n.blackhole || n.crashed || w.partitioned(hostNQN, n)) {
 		return connectResult{err: &ConnectError{Kind: ConnectNoAnswer, Msg: "failed to connect queue: 0 ret=881"}}
 	}
 	if !ok || !n.serves(port) {
@@ -332,6 +340,12 @@ func (w *World) fabricConnect1(ip string, port int, nqn, hostNQN string) connect
 	}
 	if w.dropConnect(n, port) {
 		return connectResult{err: &ConnectError{Kind: ConnectNoAnswer, Msg: "failed to connect queue: 0 ret=881"}}
+	}
+	if w.rejectConnect(n, port, hostNQN) {
+		n.rejected++
+		return connectResult{err: &ConnectError{Kind: ConnectRejected,
+			Msg:       fmt.Sprintf("Connect for subsystem %s is not allowed, hostnqn: %s", nqn, hostNQN),
+			TargetMsg: fmt.Sprintf("Subsystem '%s' does not allow host '%s' to connect at this address.", nqn, hostNQN)}}
 	}
 	ts, ok := n.subsystems[nqn]
 	if !ok {

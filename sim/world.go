@@ -38,7 +38,9 @@ type World struct {
 	phaseHook  func(*Migration, string)
 
 	dropRules []*dropRule
-	pods      []*Pod
+	// faultState holds the other fault hooks' state (faultkinds.go).
+	faultState
+	pods []*Pod
 }
 
 // New builds the world at time 0: every volume's subsystem on the nodes of

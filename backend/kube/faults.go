@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +25,21 @@ var Kinds = map[string]string{
 	"target-restart":     "deletes the storage node's SPDK pod (role=simplyblock-storage-node); evidence: the replacement pod's new uid, then that it runs",
 	"dropped-connects":   "a privileged hostNetwork helper pod on the storage node adds an nftables rule dropping new TCP connections to the target port; evidence: the rule's counter > 0; recovery deletes the pod, which deletes the table",
 	"aborted-validation": "mode=abort sets the VolumeMigration's spec.abort; mode=kill-job deletes the migration's validation Job on the host",
+}
+
+// SupportsFault says whether the kube backend can inject faults of kind:
+// nil for the kinds of Kinds, else an error naming the kind and the kinds
+// it can inject.
+func SupportsFault(kind string) error {
+	if _, ok := Kinds[kind]; ok {
+		return nil
+	}
+	names := make([]string, 0, len(Kinds))
+	for k := range Kinds {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return fmt.Errorf("fault kind %q cannot be injected on the kube backend yet (it can: %s)", kind, strings.Join(names, ", "))
 }
 
 // spdkPods are the running, not deleted SPDK pods on node.

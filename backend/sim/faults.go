@@ -98,3 +98,98 @@ func (c *Cluster) KillValidationJob(id, host string) (map[string]string, error) 
 
 // NextEventTime is the time of the simulator's next scheduled event.
 func (c *Cluster) NextEventTime() (float64, bool) { return c.w.NextEventTime() }
+
+// CrashNode crashes a node (sim.World.CrashNode): no answer at all until
+// BootNode. Already crashed: no evidence.
+func (c *Cluster) CrashNode(node string) (map[string]string, error) {
+	return noAlready(c.w.CrashNode(node))
+}
+
+// BootNode boots a crashed node (sim.World.BootNode). Idempotent; an
+// unknown node counts as recovered.
+func (c *Cluster) BootNode(node string) (map[string]string, error) {
+	if !c.knownNode(node) {
+		return nil, nil
+	}
+	return noAlready(c.w.BootNode(node))
+}
+
+// Partition cuts host ↔ node both ways (sim.World.Partition).
+func (c *Cluster) Partition(host, node string) (map[string]string, error) {
+	return noAlready(c.w.Partition(host, node))
+}
+
+// Heal ends a partition (sim.World.Heal). Idempotent; an unknown host or
+// node counts as healed.
+func (c *Cluster) Heal(host, node string) (map[string]string, error) {
+	ev, err := c.w.Heal(host, node)
+	if err != nil {
+		return nil, nil
+	}
+	return noAlready(ev, nil)
+}
+
+// RejectConnects starts rejecting CONNECTs (sim.World.RejectConnects).
+func (c *Cluster) RejectConnects(target, host string) (map[string]string, error) {
+	return c.w.RejectConnects(target, host)
+}
+
+// StopRejectingConnects ends a reject rule (sim.World.StopRejectingConnects).
+func (c *Cluster) StopRejectingConnects(target, host string) (int64, error) {
+	return c.w.StopRejectingConnects(target, host)
+}
+
+// RejectedConnects is the rule's count so far (sim.World.RejectingConnects).
+func (c *Cluster) RejectedConnects(target, host string) int64 {
+	n, _ := c.w.RejectingConnects(target, host)
+	return n
+}
+
+// StopOperator stops the simulated operator (sim.World.StopOperator).
+func (c *Cluster) StopOperator() (map[string]string, error) {
+	return noAlready(c.w.StopOperator(), nil)
+}
+
+// StartOperator starts it again (sim.World.StartOperator). Idempotent.
+func (c *Cluster) StartOperator() (map[string]string, error) {
+	return noAlready(c.w.StartOperator(), nil)
+}
+
+// DeferredReconciles is sim.World.OperatorDeferred.
+func (c *Cluster) DeferredReconciles() int64 { return c.w.OperatorDeferred() }
+
+// ResetControllers resets a host's live controllers (sim.World.ResetControllers).
+func (c *Cluster) ResetControllers(host, node string) (map[string]string, error) {
+	return c.w.ResetControllers(host, node)
+}
+
+// ForceANAInaccessible starts an ANA flap of node (sim.World.ForceANAInaccessible).
+func (c *Cluster) ForceANAInaccessible(node string) (map[string]string, error) {
+	return noAlready(c.w.ForceANAInaccessible(node))
+}
+
+// RestoreANA ends it (sim.World.RestoreANA). Idempotent; an unknown node
+// counts as restored.
+func (c *Cluster) RestoreANA(node string) (map[string]string, error) {
+	if !c.knownNode(node) {
+		return nil, nil
+	}
+	return noAlready(c.w.RestoreANA(node))
+}
+
+// MigrationStage is the migration's stage (sim.Migration.Stage).
+func (c *Cluster) MigrationStage(id string) string {
+	m, ok := c.w.Migration(id)
+	if !ok {
+		return ""
+	}
+	return m.Stage()
+}
+
+// noAlready drops the evidence of a hook call that changed nothing.
+func noAlready(ev map[string]string, err error) (map[string]string, error) {
+	if err != nil || ev["already"] == "true" {
+		return nil, err
+	}
+	return ev, nil
+}

@@ -39,6 +39,9 @@ type Config struct {
 	TargetDNR bool
 	// Operator is the operator variant: "fixed" (default) or "prefix".
 	Operator string
+	// ControlPlane is the control plane's cancel: "sbcli" (default) or
+	// "fixed-cancel" (sim.Config.ControlPlane).
+	ControlPlane string
 	// Pods runs one modelled fio pod per volume (io lines, pod deaths).
 	Pods bool
 	// PodToleranceS: a pod dies after this long without a completed I/O
@@ -60,7 +63,7 @@ func (c Config) simConfig() sim.Config {
 		ConsumersPerVolume: c.ConsumersPerVolume, NamespacesPerVolume: c.NamespacesPerVolume,
 		CutoverPauseS: c.CutoverPauseS, CutoverJitter: c.CutoverJitter, HostsAreNodes: c.HostsAreNodes,
 		ReconnectReset: c.ReconnectReset, KernelDNR: c.KernelDNR, TargetDNR: c.TargetDNR,
-		Operator: c.Operator, Pods: c.Pods, PodToleranceS: c.PodToleranceS, ConnectTimeoutS: c.ConnectTimeoutS,
+		Operator: c.Operator, ControlPlane: c.ControlPlane, Pods: c.Pods, PodToleranceS: c.PodToleranceS, ConnectTimeoutS: c.ConnectTimeoutS,
 		Clock: c.Clock,
 	}
 	if c.Tune != nil {

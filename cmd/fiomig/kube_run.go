@@ -48,7 +48,7 @@ func (k *kubeFlags) register(fs *flag.FlagSet) {
 
 // kubeFaultHelp is the fault kinds the kube backend can inject, for --help.
 func kubeFaultHelp() string {
-	s := "\nFaults on --backend kube (fiomig reproduce and the suites inject them):\n"
+	s := "\nFaults on --backend kube: only these kinds (the default selection is all of them; any\nother kind, in --faults or --fault-file, is refused before the run starts):\n"
 	for _, k := range slices.Sorted(maps.Keys(kube.Kinds)) {
 		s += fmt.Sprintf("  %-19s %s\n", k, kube.Kinds[k])
 	}
@@ -74,6 +74,19 @@ func runKube(f *runFlags, fs *flag.FlagSet, stdout, stderr io.Writer) int {
 	case f.workload != scenario.WorkloadSim:
 		fmt.Fprintln(stderr, "fiomig run: --workload applies to the simulator; --backend kube always runs real fio pods")
 		return exitUsage
+	}
+	// Fault kinds: those the kube backend can inject (kube.Kinds); the
+	// default selection is all of them, any other kind is refused here,
+	// before the cluster is touched.
+	kinds := f.faultKinds
+	if kinds == nil {
+		kinds = slices.Sorted(maps.Keys(kube.Kinds))
+	}
+	for _, k := range kinds {
+		if err := kube.SupportsFault(k); err != nil {
+			fmt.Fprintf(stderr, "fiomig run: --faults: %v\n", err)
+			return exitUsage
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -110,8 +123,23 @@ func runKube(f *runFlags, fs *flag.FlagSet, stdout, stderr io.Writer) int {
 	if k.fioResults {
 		params.Extra["workload"] = scenario.WorkloadFio
 	}
+	sched, serr := scenario.FaultSchedule(f.seed, params, cluster.Topology(), kinds, f.faultFile)
+	if serr == nil {
+		for _, s := range sched {
+			if err := kube.SupportsFault(s.Fault); err != nil {
+				serr = fmt.Errorf("--fault-file %s: %w", f.faultFile, err)
+				break
+			}
+		}
+	}
+	if serr != nil {
+		cluster.Close()
+		fmt.Fprintf(stderr, "fiomig run: %v\n", serr)
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "  faults: %d scheduled (%s)\n", len(sched), f.faultSelection())
 	res, err := scenario.Run(ctx, cluster, scenario.Config{
-		Plan:   record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: f.seed, Command: cmdline, Params: params},
+		Plan:   record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: f.seed, Command: cmdline, Params: params, Faults: sched},
 		OutDir: f.out, StartUnix: start.Unix(), GapS: f.gap, Progress: stdout,
 	})
 	if err == nil && !res.Interrupted && k.fioResults {

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fiomig/fiomig/checks"
+	"github.com/fiomig/fiomig/faults"
 	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/scenario"
 	"github.com/fiomig/fiomig/workload"
@@ -42,7 +44,12 @@ type runFlags struct {
 	workload           string
 	fioRateIOPS        int
 	fioCorruptWrite    int64
-	kube               kubeFlags // --backend and the kube backend's flags (kube_run.go)
+	faults             string
+	faultFile          string
+	controlPlane       string
+	// faultKinds is --faults parsed (validate): nil = every kind.
+	faultKinds []string
+	kube       kubeFlags // --backend and the kube backend's flags (kube_run.go)
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -63,6 +70,9 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.out, "out", "out", "`directory` under which the run directory fio-mig-<unix seconds> is created")
 	fs.StringVar(&f.workload, "workload", scenario.WorkloadSim, "`sim`: the simulator's modelled I/O on virtual time; fio: one real fio process per volume on a FUSE file that follows the simulated host's multipath head, the simulator driven by the wall clock (needs root, /dev/fuse and fio; fio's output goes to <run dir>/fio/)")
 	fs.IntVar(&f.fioRateIOPS, "fio-rate-iops", workload.DefaultRateIOPS, "with --workload=fio: each volume's fio job is capped at this many `I/Os per second` (rate_iops)")
+	fs.StringVar(&f.faults, "faults", scenario.FaultsDefault, "`default`: a seeded schedule of one fault of every kind, together covering every stage (in-validation, before-cutover, in-freeze, after-cutover); none; or a comma-separated list of kinds ("+strings.Join(faults.Kinds, ", ")+") drawn the same way")
+	fs.StringVar(&f.controlPlane, "control-plane", "fixed-cancel", "the simulated control plane's cancel before continue: `fixed-cancel` (the main job's default: an assumed fix, with no source, that spares the source's tertiary node) or sbcli (as sourced, and as fiomig reproduce runs it: sbcli's _cleanup_created deletes the volume's subsystem on the source's tertiary node, a path no host gets back, so every cancelled validation fails path-completeness — a control-plane defect, research/incident.md §4)")
+	fs.StringVar(&f.faultFile, "fault-file", "", "a fault `file` (YAML or JSON, format below) whose schedule replaces --faults")
 	f.kube.register(fs)
 	fs.Int64Var(&f.fioCorruptWrite, "fio-corrupt-write", 0, "with --workload=fio: store the `N`-th write to the first volume corrupted underneath fio, to prove a verify failure is reported as a data integrity failure with its offset (0 = off)")
 }
@@ -137,9 +147,16 @@ func (f *runFlags) validate() error {
 	case f.fioRateIOPS < 2:
 		// Split into a read,write cap (70,30 for 100); a 0 cap would mean "no limit" to fio.
 		return usagef("--fio-rate-iops must be >= 2 (it is split between reads and writes), got %d", f.fioRateIOPS)
+	case f.controlPlane != "sbcli" && f.controlPlane != "fixed-cancel":
+		return usagef("--control-plane must be sbcli or fixed-cancel, got %q", f.controlPlane)
 	case f.fioCorruptWrite < 0:
 		return usagef("--fio-corrupt-write must be >= 0, got %d", f.fioCorruptWrite)
 	}
+	kinds, err := scenario.ParseFaultKinds(f.faults)
+	if err != nil {
+		return usagef("--faults: %v", err)
+	}
+	f.faultKinds = kinds
 	if fi, err := os.Stat(f.out); err == nil && !fi.IsDir() {
 		return usagef("--out %s is a file, want a directory", f.out)
 	}
@@ -157,8 +174,17 @@ func (f *runFlags) params() record.Params {
 		SettleSampleIntervalS: settleInterval, CutoverPauseS: f.cutoverPause,
 		PauseCritS: f.pauseCrit, FreezesAllowed: f.freezesAllowed, SettleS: f.settle,
 		AttributionMarginS: f.attributionMargin,
-		Extra:              map[string]string{"gap_s": strconv.FormatFloat(f.gap, 'g', -1, 64)},
+		Extra:              map[string]string{"gap_s": strconv.FormatFloat(f.gap, 'g', -1, 64), "faults": f.faultSelection(), "control_plane": f.controlPlane},
 	}
+}
+
+// faultSelection is what plan.json's params.extra.faults records: the
+// --faults value, or "file:<path>" for --fault-file.
+func (f *runFlags) faultSelection() string {
+	if f.faultFile != "" {
+		return "file:" + f.faultFile
+	}
+	return f.faults
 }
 
 // envDefaults applies CUTOVER_PAUSE_CRIT_S and CUTOVER_FREEZES_ALLOWED to
@@ -214,8 +240,8 @@ run settles and is judged from the record alone:
   served-after-cutover every namespace served by a live target controller,
                        judged --attribution-margin seconds after each cutover
   unattributed-pauses  no pause window outside every migration
-  faults-landed        every injected fault left evidence (run injects none;
-                       fiomig reproduce does)
+  faults-landed        every injected fault left evidence, and every kind
+                       asked for landed at least once
 
 It writes <out>/fio-mig-<unix seconds>/ with plan.json, timeline.jsonl,
 summary.json, report.md, report.html, junit.xml and plots/, and prints the
@@ -223,10 +249,43 @@ verdicts. The same --seed gives byte-identical timeline.jsonl and
 summary.json. plan.json's "command" names the binary fiomig: from a
 checkout, run it as ./bin/fiomig.
 
+Faults: by default (--faults default) the run injects one fault of every
+kind, drawn from the seed, each tied to a stage of one migration (#1, #3, …)
+so that together they cover every stage; report.md lists each fault (kind,
+target, stage at injection, evidence, landed or not) and a kind × stage
+matrix. Kinds: target-restart, dropped-connects, aborted-validation,
+node-crash, network-partition (target host/node), connect-rejected,
+operator-restart (target operator), reset-controller (target host, params
+node), ana-flap. Two faults of one kind and target that overlap share one
+effect, which ends with the last recover. --faults none injects nothing.
+
+A fault file (--fault-file) is YAML or JSON:
+
+  faults:
+  - kind: target-restart     # one of the kinds above
+    target: storage-2        # node, host, host/node, ip:port, migration or operator
+    when: in-freeze          # a stage, a VolumeMigration phase (Validating, ...),
+                             # or seconds since run start (30, "30s", "t=30")
+    migration: "#3"          # optional: the 3rd migration started, or an id
+    duration: 10             # seconds until recovery
+    params: {after_s: 0.5}   # optional, per kind (after_s delays the injection)
+
+Unknown fields and kinds are errors naming the file, the entry and the field.
+
+What the samples can see: a pause window measured from samples every D s
+is off by up to D at each end, and a window shorter than D can be missed,
+so pause-bound and freezes are judged only when --sample-interval <= 0.1 x
+--pause-crit (else inconclusive, naming both). A gap between two samples of
+a host longer than 3 intervals (the settle interval in the settle period),
+or a host with no sample, makes every check over that host and time range
+inconclusive, naming both.
+
 Exit codes: 0 pass, 1 a check failed, 2 bad usage or input, 3 inconclusive
-(a check had too little record to judge: no migration, or a --settle
-shorter than --attribution-margin leaves served-after-cutover unjudged),
-130 interrupted (the timeline keeps what was recorded).
+(a check had too little record to judge: no migration, a fault or a fault
+kind that left no evidence, a sample interval too coarse for the bound, a
+hole in a host's samples, or a --settle shorter than --attribution-margin
+leaves served-after-cutover unjudged), 130 interrupted (the timeline keeps
+what was recorded).
 
 Flags:
 `)
@@ -251,6 +310,14 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fiomig run: %v\n", err)
 		return exitUsage
 	}
+	if f.faultFile != "" {
+		bothGiven := false
+		fs.Visit(func(fl *flag.Flag) { bothGiven = bothGiven || fl.Name == "faults" })
+		if bothGiven {
+			fmt.Fprintln(stderr, "fiomig run: give --faults or --fault-file, not both (the file's schedule replaces --faults)")
+			return exitUsage
+		}
+	}
 	switch f.kube.backend {
 	case "kube":
 		return runKube(&f, fs, stdout, stderr)
@@ -260,16 +327,35 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 
+	if f.sampleInterval > checks.ResolutionFraction*f.pauseCrit {
+		fmt.Fprintf(stderr, "fiomig run: warning: --sample-interval %g s is coarser than %g × --pause-crit %g s: pause-bound and freezes will be inconclusive (sample every %g s or less to judge them)\n",
+			f.sampleInterval, checks.ResolutionFraction, f.pauseCrit, checks.ResolutionFraction*f.pauseCrit)
+	}
 	fmt.Fprintln(stdout, "fiomig run — parameters:")
 	fs.VisitAll(func(fl *flag.Flag) { fmt.Fprintf(stdout, "  --%-24s %s\n", fl.Name, fl.Value.String()) })
 	cmdline := reproduceCommand(fs)
 	fmt.Fprintf(stdout, "  reproduce with: %s\n", cmdline)
 
+	// The fault schedule is drawn on the world's topology (the same for
+	// both workloads: scenario.SimCluster's shape).
+	topo, terr := scenario.SimCluster(f.seed, f.params())
+	if terr != nil {
+		fmt.Fprintf(stderr, "fiomig run: simulator: %v\n", terr)
+		return exitUsage
+	}
+	sched, serr := scenario.FaultSchedule(f.seed, f.params(), topo.Topology(), f.faultKinds, f.faultFile)
+	topo.Close()
+	if serr != nil {
+		fmt.Fprintf(stderr, "fiomig run: %v\n", serr)
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "  faults: %d scheduled (%s)\n", len(sched), f.faultSelection())
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	scfg := scenario.Config{
 		Plan: record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: f.seed,
-			Command: cmdline, Params: f.params()},
+			Command: cmdline, Params: f.params(), Faults: sched},
 		OutDir: f.out, StartUnix: time.Now().Unix(), GapS: f.gap, Progress: stdout,
 	}
 	var res scenario.Result

@@ -21,7 +21,7 @@ func runDirOf(t *testing.T, out string) string {
 func TestRunLongCutoverExitsOneAndNamesThePauses(t *testing.T) {
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := dispatch([]string{"run", "--out", out, "--migrations", "3", "--settle", "35", "--cutover-pause", "7"}, &stdout, &stderr)
+	code := dispatch([]string{"run", "--out", out, "--migrations", "3", "--settle", "35", "--cutover-pause", "7", "--faults", "none"}, &stdout, &stderr)
 	if code != exitCheckFailed {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitCheckFailed, stdout.String(), stderr.String())
 	}
@@ -60,6 +60,9 @@ func TestRunUsageErrorsExitTwo(t *testing.T) {
 		{"run", "--migrations", "100000"},                            // ~15M samples per host
 		{"run", "--migrations", "100", "--sample-interval", "0.001"}, // ~1.5M samples per host
 		{"run", "--out", "run_cmd_test.go"},
+		{"run", "--faults", "node-crash,target-reboot"},
+		{"run", "--control-plane", "sbcli2"},
+		{"run", "--fault-file", "no-such-file.yaml"},
 		{"nosuchcommand"},
 	} {
 		var stdout, stderr bytes.Buffer

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fiomig/fiomig/record"
+)
+
+// TestRunFaultFileErrorsNameFileAndField: a fault file with an unknown
+// field or kind is bad input (exit 2) naming the file, the entry and the
+// field; --faults and --fault-file together are refused.
+func TestRunFaultFileErrorsNameFileAndField(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ text, want string }{
+		{"faults:\n- {kind: target-restart, target: storage-1, when: 5, duration: 2, migrtion: '#1'}\n", `fault 1: unknown field "migrtion"`},
+		{"faults:\n- {kind: target-restart, target: storage-1, when: 5, duration: 2}\n- {kind: disk-fire, target: storage-1, when: 9}\n", `fault 2: field "kind": unknown fault kind "disk-fire"`},
+	} {
+		path := filepath.Join(dir, "f.yaml")
+		if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := runCLI("run", "--out", filepath.Join(dir, "out"), "--migrations", "1", "--fault-file", path)
+		if code != exitUsage || !strings.Contains(stderr, path) || !strings.Contains(stderr, tc.want) {
+			t.Errorf("exit %d, stderr %q; want %d naming %s and %q", code, stderr, exitUsage, path, tc.want)
+		}
+	}
+	code, _, stderr := runCLI("run", "--out", filepath.Join(dir, "out"), "--faults", "none", "--fault-file", filepath.Join(dir, "f.yaml"))
+	if code != exitUsage || !strings.Contains(stderr, "not both") {
+		t.Errorf("--faults with --fault-file: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestRunCoarseSampleIntervalIsInconclusive: --sample-interval 20 cannot
+// judge a 5 s bound: exit 3, naming interval and bound.
+func TestRunCoarseSampleIntervalIsInconclusive(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := runCLI("run", "--out", out, "--faults", "none", "--migrations", "3", "--sample-interval", "20", "--settle", "60")
+	if code != exitInconclusive {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitInconclusive, stdout, stderr)
+	}
+	for _, want := range []string{"pause-bound            inconclusive sample interval 20 s", "the pause bound 5 s"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// TestRunOverlappingTargetRestarts: two target restarts of one node whose
+// windows overlap, from a fault file, through the simulator: the node
+// stays down until the last recover; the timeline, plan.json and
+// report.md agree on both faults; both landed.
+func TestRunOverlappingTargetRestarts(t *testing.T) {
+	dir := t.TempDir()
+	ff := filepath.Join(dir, "overlap.yaml")
+	if err := os.WriteFile(ff, []byte(`faults:
+- {kind: target-restart, target: storage-2, when: 20, duration: 10}
+- {kind: target-restart, target: storage-2, when: 25, duration: 15}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := runCLI("run", "--out", out, "--fault-file", ff, "--migrations", "2", "--settle", "60")
+	if code == exitUsage {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	run := runDirOf(t, out)
+	lines, err := record.ReadTimeline(filepath.Join(run, record.TimelineFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fl []record.Line
+	restarted := 0.0
+	for _, l := range lines {
+		if l.Kind == record.KindFault {
+			fl = append(fl, l)
+		}
+		if l.Kind == record.KindKernel && strings.HasPrefix(l.Message, "Successfully reconnected") && restarted == 0 && l.T > 20 {
+			restarted = l.T
+		}
+	}
+	if len(fl) != 4 {
+		t.Fatalf("fault lines %+v, want 4", fl)
+	}
+	if fl[0].T != 20 || fl[1].T != 25 || fl[1].Evidence["overlaps"] == "" || fl[2].T != 30 || fl[2].Evidence["effect_held_by"] == "" || fl[3].T != 40 || fl[3].Evidence["reconnecting_controllers"] == "" {
+		t.Errorf("fault lines %+v; want inject 20, joined inject 25, held recover 30, real recover 40", fl)
+	}
+	if restarted < 40 {
+		t.Errorf("first reconnect after the restart at %v s; want none before the last recover at 40 s", restarted)
+	}
+	plan, err := record.ReadPlan(filepath.Join(run, record.PlanFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range plan.Faults {
+		if !strings.Contains(f.Params["overlap"], "began at 20 s and ended at 40 s") {
+			t.Errorf("plan.json fault %d params %v: want the shared effect 20-40 s", i+1, f.Params)
+		}
+	}
+	var sum record.Summary
+	b, _ := os.ReadFile(filepath.Join(run, record.SummaryFile))
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Faults) != 2 || sum.Faults[0].Status != record.FaultLanded || sum.Faults[1].Status != record.FaultLanded {
+		t.Errorf("summary faults %+v; want both landed", sum.Faults)
+	}
+	md, _ := os.ReadFile(filepath.Join(run, "report.md"))
+	if !strings.Contains(string(md), "| 2 | target-restart | storage-2 |") || !strings.Contains(string(md), "overlaps=target-restart on storage-2 in effect since 20 s") {
+		t.Errorf("report.md does not list both restarts with the overlap:\n%s", md)
+	}
+}
+
+// TestReportJudgesAHoleInOneHostsSamples: a stored run whose timeline lost
+// 30 s of one host's samples is re-judged by fiomig report as inconclusive
+// (exit 3), naming the host and the range.
+func TestReportJudgesAHoleInOneHostsSamples(t *testing.T) {
+	out := t.TempDir()
+	if code, stdout, stderr := runCLI("run", "--out", out, "--faults", "none", "--migrations", "3", "--settle", "60"); code != exitPass {
+		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	run := runDirOf(t, out)
+	path := filepath.Join(run, record.TimelineFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, ln := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		var l record.Line
+		if err := json.Unmarshal([]byte(ln), &l); err != nil {
+			t.Fatal(err)
+		}
+		if l.Kind == record.KindSample && l.Host == "worker-2" && l.T > 10 && l.T < 40 {
+			continue
+		}
+		kept = append(kept, ln)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(kept, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI("report", run)
+	if code != exitInconclusive {
+		t.Fatalf("report: exit %d, want %d\n%s\n%s", code, exitInconclusive, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "host worker-2 unobserved from 10 s to 40 s") {
+		t.Errorf("report does not name the host and the range:\n%s", stdout)
+	}
+}

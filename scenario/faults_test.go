@@ -1,0 +1,120 @@
+package scenario
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fiomig/fiomig/faults"
+	"github.com/fiomig/fiomig/record"
+)
+
+// defaultRun runs the main job (DefaultParams) with the default fault
+// schedule of seed on the control plane variant cp.
+func defaultRun(tb testing.TB, seed int64, cp string) Result {
+	tb.Helper()
+	p := DefaultParams()
+	p.Extra = map[string]string{"control_plane": cp, "faults": FaultsDefault}
+	c, err := SimCluster(seed, p)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer c.Close()
+	sched, err := FaultSchedule(seed, p, c.Topology(), nil, "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	res, err := Run(context.Background(), c, Config{Plan: record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: seed, Params: p, Faults: sched},
+		OutDir: tb.TempDir(), StartUnix: 1, GapS: DefaultGapS})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return res
+}
+
+// TestDefaultFaultScheduleCoversEveryKindAndStage: the default schedule
+// has one fault of every kind, its stages cover every stage, and the same
+// seed draws the same schedule.
+func TestDefaultFaultScheduleCoversEveryKindAndStage(t *testing.T) {
+	p := DefaultParams()
+	c, err := SimCluster(1, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := int64(1); seed <= 20; seed++ {
+		s, err := FaultSchedule(seed, p, c.Topology(), nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, _ := FaultSchedule(seed, p, c.Topology(), nil, "")
+		if d := cmp.Diff(s, again); d != "" {
+			t.Fatalf("seed %d: two draws differ:\n%s", seed, d)
+		}
+		var kinds, stages []string
+		for _, f := range s {
+			kinds = append(kinds, f.Fault)
+			if !slices.Contains(stages, f.Phase) {
+				stages = append(stages, f.Phase)
+			}
+		}
+		slices.Sort(kinds)
+		slices.Sort(stages)
+		want := slices.Sorted(slices.Values(faults.Kinds))
+		wantStages := slices.Sorted(slices.Values(record.Stages))
+		if !slices.Equal(kinds, want) || !slices.Equal(stages, wantStages) {
+			t.Errorf("seed %d: kinds %v, stages %v; want every kind once (%v) and every stage", seed, kinds, stages, want)
+		}
+	}
+	if s, _ := FaultSchedule(1, p, c.Topology(), []string{}, ""); len(s) != 0 {
+		t.Errorf("--faults none: %d faults", len(s))
+	}
+	if s, _ := FaultSchedule(1, p, c.Topology(), []string{faults.KindANAFlap}, ""); len(s) != 1 || s[0].Fault != faults.KindANAFlap {
+		t.Errorf("--faults ana-flap: %+v", s)
+	}
+}
+
+// TestDefaultFaultsAHealthySystemSurvives: with the control plane's cancel
+// fixed (fixed-cancel), the main job with its default faults passes — every
+// fault landed, no check failed (seed 1 here; README: seeds 1-10). With
+// sbcli's cancel (the default) it fails
+// path-completeness, and the detail names the cancelled migration before
+// the lost path: a real defect, not the harness.
+func TestDefaultFaultsAHealthySystemSurvives(t *testing.T) {
+	for _, seed := range []int64{1} {
+		res := defaultRun(t, seed, "fixed-cancel")
+		if res.Summary.Verdict != record.Pass {
+			t.Errorf("seed %d, fixed-cancel: verdict %s: %+v", seed, res.Summary.Verdict, res.Summary.Checks)
+		}
+		kinds := map[string]bool{}
+		for _, f := range res.Summary.Faults {
+			if f.Status == record.FaultLanded {
+				kinds[f.Kind] = true
+			}
+		}
+		if len(kinds) < 6 {
+			t.Errorf("seed %d: %d kinds landed, want >= 6", seed, len(kinds))
+		}
+	}
+	res := defaultRun(t, 1, "sbcli")
+	for _, c := range res.Summary.Checks {
+		switch {
+		case c.Name == "path-completeness":
+			if c.Verdict != record.Fail || !strings.Contains(c.Detail, "ended Failed") {
+				t.Errorf("sbcli: path-completeness %s (%s); want a failure naming the cancelled migration", c.Verdict, c.Detail)
+			}
+		case c.Verdict == record.Fail:
+			t.Errorf("sbcli: %s failed too: %s", c.Name, c.Detail)
+		}
+	}
+}
+
+// BenchmarkMainJob is `fiomig run` with its defaults (23 migrations, the
+// default faults, settle 60 s, sampled every 0.1 s), without the CLI.
+func BenchmarkMainJob(b *testing.B) {
+	for b.Loop() {
+		defaultRun(b, 1, "sbcli")
+	}
+}
