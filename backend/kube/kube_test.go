@@ -7,6 +7,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/record"
 )
 
 func TestRunIDIsALabelValueAndANamePrefix(t *testing.T) {
@@ -95,5 +98,32 @@ func TestObjectsCarryTheRunLabel(t *testing.T) {
 	h := nftHelperPod("fiomig", "h", id, "storage-1", "10.0.0.1", 4420, "helper")
 	if !h.Spec.HostNetwork || h.Spec.NodeName != "storage-1" || h.Annotations[AnnotationNFTTable] != nftTable(id) {
 		t.Errorf("nft helper pod: hostNetwork %v node %q table %q", h.Spec.HostNetwork, h.Spec.NodeName, h.Annotations[AnnotationNFTTable])
+	}
+}
+
+func TestStageOfARunningMigration(t *testing.T) {
+	const nqn = "nqn.a"
+	ctrl := func(ip string, state nvmeof.ControllerState, ana nvmeof.ANAState) nvmeof.Controller {
+		return nvmeof.Controller{Name: "nvme-" + ip, NQN: nqn, State: state, Address: nvmeof.Address{Traddr: ip, Trsvcid: "4420"},
+			Legs: []nvmeof.Leg{{NSID: 2, ANA: ana}}}
+	}
+	host := func(cs ...nvmeof.Controller) nvmeof.HostState {
+		return nvmeof.HostState{Subsystems: []nvmeof.Subsystem{{NQN: nqn, Controllers: cs}}}
+	}
+	target := []string{"10.0.0.2:4420"}
+	for _, tc := range []struct {
+		name string
+		hs   nvmeof.HostState
+		want string
+	}{
+		{"source optimized", host(ctrl("10.0.0.1", nvmeof.StateLive, nvmeof.ANAOptimized), ctrl("10.0.0.2", nvmeof.StateLive, nvmeof.ANAInaccessible)), record.StageBeforeCutover},
+		{"every path inaccessible", host(ctrl("10.0.0.1", nvmeof.StateLive, nvmeof.ANAInaccessible), ctrl("10.0.0.2", nvmeof.StateLive, nvmeof.ANAInaccessible)), record.StageInFreeze},
+		{"optimized only on a connecting controller", host(ctrl("10.0.0.1", nvmeof.StateConnecting, nvmeof.ANAOptimized)), record.StageInFreeze},
+		{"target optimized", host(ctrl("10.0.0.1", nvmeof.StateLive, nvmeof.ANAInaccessible), ctrl("10.0.0.2", nvmeof.StateLive, nvmeof.ANAOptimized)), record.StageAfterCutover},
+		{"no controller at all", host(), record.StageInFreeze},
+	} {
+		if got := stageOf(tc.hs, nqn, []int{2}, target); got != tc.want {
+			t.Errorf("%s: stage %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

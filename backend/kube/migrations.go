@@ -115,6 +115,9 @@ func (c *Cluster) observe(u *unstructured.Unstructured) {
 	} else if len(conns) > 0 && !slices.Equal(conns, m.target) {
 		l.TargetEndpoints = conns
 	}
+	if len(conns) > 0 {
+		m.target = conns
+	}
 	c.pending = append(c.pending, l)
 	if l.Reason != "" {
 		c.progressf("kube: VolumeMigration %s: %s: %s", m.Name, phase, l.Reason)

@@ -66,8 +66,10 @@ func clip(s string) string {
 type host struct {
 	c              *Cluster
 	name, nqn, pod string
-	// last is the host clock of the last sample (agent.Sample.HostTime).
-	last time.Time
+	// last is the host clock of the last sample (agent.Sample.HostTime);
+	// lastSys its tree (MigrationStage reads it).
+	last    time.Time
+	lastSys fs.FS
 }
 
 func (h *host) Name() string    { return h.name }
@@ -105,7 +107,7 @@ func (h *host) Sysfs() fs.FS {
 			err = fmt.Errorf("agent %s on %s serves hostnqn %q, want %q", h.pod, h.name, s.HostNQN, h.nqn)
 			break
 		}
-		h.last = s.HostTime
+		h.last, h.lastSys = s.HostTime, s.Sys
 		return s.Sys
 	}
 	return failFS{err}
