@@ -49,6 +49,9 @@ func (c *Cluster) StopFio(ctx context.Context) error {
 func (c *Cluster) CollectFio(ctx context.Context, runDir string, wait time.Duration) (record.FioWorkload, error) {
 	wl := record.FioWorkload{EpochMs: c.start.UnixMilli(), RateIOPS: 0}
 	var errs []error
+	if err := os.MkdirAll(filepath.Join(runDir, record.FioDir), 0o755); err != nil {
+		return wl, err
+	}
 	deadline := time.Now().Add(wait)
 	for _, v := range c.vols {
 		dir := filepath.Join(record.FioDir, v.Name)
@@ -60,6 +63,9 @@ func (c *Cluster) CollectFio(ctx context.Context, runDir string, wait time.Durat
 					wv.ExitCode = n
 					break
 				}
+			}
+			if _, gerr := c.cs.CoreV1().Pods(c.cfg.Namespace).Get(ctx, v.Pod, metav1.GetOptions{}); apierrors.IsNotFound(gerr) {
+				break // the pod is gone (its files with it): nothing to wait for
 			}
 			if time.Now().After(deadline) || ctx.Err() != nil {
 				break
