@@ -8,8 +8,9 @@ BIN         := bin/fiomig
 FUZZTIME    ?= 60s
 # Debian packages the tests need: fio (real workloads), nvme-cli (cross-check
 # of `nvme list-subsys` against our parser), fuse3 (fio through FUSE volumes),
+# chromium (report.html opened in headless Chromium by reports' browser test),
 # iproute2 (`ip`: the kube stand-in's network namespace for pod IPs).
-TOOLS_PKGS  := fio nvme-cli fuse3 iproute2
+TOOLS_PKGS  := fio nvme-cli fuse3 chromium iproute2
 # Real etcd + kube-apiserver for the kube backend's tests, built once from the
 # Go module proxy (internal/kubetest/build-bins.sh) and cached here.
 KUBE_CACHE  := .cache/kube
@@ -35,13 +36,14 @@ run: build ## run 23 migrations on the embedded simulator and write a report und
 reproduce: build ## reproduce incident fio-mig-1787159565 with both operators side by side
 	./$(BIN) reproduce fio-mig-1787159565 --out $(OUT) $(RUN_FLAGS)
 
-tools: ## install the Debian packages the tests need (fio, nvme-cli, fuse3, iproute2) when missing
+tools: ## install the Debian packages the tests need (fio, nvme-cli, fuse3, chromium, iproute2) when missing
 	@missing=""; \
 	command -v fio >/dev/null 2>&1 || missing="$$missing fio"; \
 	command -v nvme >/dev/null 2>&1 || missing="$$missing nvme-cli"; \
 	command -v fusermount3 >/dev/null 2>&1 || missing="$$missing fuse3"; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \
-	if [ -z "$$missing" ]; then echo "tools: fio, nvme-cli, fuse3 and iproute2 are installed"; exit 0; fi; \
+	if [ -z "$$missing" ]; then echo "tools: fio, nvme-cli, fuse3, chromium and iproute2 are installed"; exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 		echo "tools: installing$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \

@@ -6,5 +6,15 @@
 // renamed. The timeline writer appends one complete line per write, so a
 // killed run keeps what it saw.
 //
+// sweep.json (Sweep, written by `fiomig sweep`) is the record of many seeds
+// run with the same flags: format (SweepFormat), the sweep's command, the
+// run flags, per seed its verdict, exit code, run directory, rerun command,
+// failed and inconclusive checks and each migration's longest pause (the
+// most any consumer host saw) with whether it is over the pause bound; then
+// counts per verdict, the distribution of the longest pause per migration
+// over all seeds (p50/p90/p99/max, method named) and the fraction of
+// migrations over the bound with its 95 % interval (method named). Like the
+// run record, its fields may be added, never renamed.
+//
 // record is a leaf: it imports only the standard library.
 package record

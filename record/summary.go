@@ -31,6 +31,35 @@ type Summary struct {
 	// fields.
 	Faults      []FaultOutcome `json:"faults"`
 	FaultMatrix FaultMatrix    `json:"fault_matrix"`
+	// Churn counts how the hosts' controllers came and went (written by
+	// package reports from the timeline's samples). Added field.
+	Churn *Churn `json:"churn,omitempty"`
+	// Rejudged is set when the verdicts were computed from the stored
+	// record with other bounds than the run's (fiomig report --pause-crit,
+	// --freezes-allowed). Added field.
+	Rejudged *Rejudged `json:"rejudged,omitempty"`
+}
+
+// Churn is controller churn over the whole record, summed over hosts: a
+// controller (host, kernel name, address) appearing after the host's
+// first sample is created, one gone from a host's sample is removed, and a
+// controller entering "connecting" from another state is a reconnect.
+// NetCreatedMax is the largest created − removed on one host.
+type Churn struct {
+	Created       int `json:"controllers_created"`
+	Removed       int `json:"controllers_removed"`
+	Reconnects    int `json:"reconnects"`
+	NetCreatedMax int `json:"net_created_max"`
+}
+
+// Rejudged names the bounds a re-judged summary used, the run's own and
+// the command that re-judged it.
+type Rejudged struct {
+	PauseCritS        float64 `json:"pause_crit_s"`
+	FreezesAllowed    int     `json:"freezes_allowed"`
+	RunPauseCritS     float64 `json:"run_pause_crit_s"`
+	RunFreezesAllowed int     `json:"run_freezes_allowed"`
+	Command           string  `json:"command"`
 }
 
 // Coverage is how much of the run the timeline holds. Times are seconds

@@ -54,11 +54,27 @@ type htmlView struct {
 	P50, P95, Max                          string
 	// Unfinished names the migrations the statistics leave out.
 	Unfinished string
-	PlotSrc    template.URL
 	// Fio is the fio section (runs with real fio only; reports/fio.go).
 	Fio *FioView
+
+	// Sentence names the failing and inconclusive checks; Worst is the
+	// worst cutover ("" without any (migration, host) pair).
+	Sentence, Worst string
+	// Figures are the plots (SVG embedded as data: URIs), Swimlanes the
+	// per-migration ones among them.
+	Figures, Swimlanes []htmlFigure
+	Omitted            []string
+	Rejudged           *record.Rejudged
+	RunCrit            string
+	Churn              string
 	// Faults is the faults section (runs with faults only; reports/faults.go).
 	Faults *FaultsView
+}
+
+// htmlFigure is one embedded plot.
+type htmlFigure struct {
+	ID, Kind, Title, Caption, PNG, SVG string
+	Src                                template.URL
 }
 
 type htmlCheck struct{ Name, Verdict, Class, Detail string }
@@ -94,6 +110,17 @@ type htmlWindow struct{ Host, NQN, Window, Length string }
 // (see WithStats). The error is a template execution error, which the
 // fixed template makes unexpected.
 func HTML(plan record.Plan, sum record.Summary, plotSVG []byte) ([]byte, error) {
+	figs := baseFigures(plan, sum)
+	figs[0].embed, figs[0].mime = plotSVG, "image/svg+xml"
+	return htmlPage(plan, sum, figs, nil)
+}
+
+// htmlPage renders report.html with figs (each embedded from its image
+// bytes, else linked) and the notes of what was left out. Besides HTML's content it shows the verdict sentence and
+// the worst cutover first, the swimlanes, the faults table (FaultsSection)
+// and the rerun command last; the elements a browser test looks for carry ids:
+// #verdict (data-verdict), figure.plot (data-plot = Figure.ID), #faults.
+func htmlPage(plan record.Plan, sum record.Summary, figs []Figure, omitted []string) ([]byte, error) {
 	p := plan.Params
 	crit := p.PauseCritS
 	verdicts := checksByName(sum)
@@ -113,6 +140,26 @@ func HTML(plan record.Plan, sum record.Summary, plotSVG []byte) ([]byte, error) 
 		MissingNone: noFinding(verdicts, checks.CheckPathCompleteness, "Every consumer host has a controller for every published ip:port endpoint.", nqns),
 		Stats:       sum.Stats, P50: secs(sum.Stats.P50PauseS), P95: secs(sum.Stats.P95PauseS), Max: secs(sum.Stats.MaxPauseS),
 		Unfinished: unfinishedNote(sum),
+		Sentence:   verdictSentence(sum), Worst: strings.ReplaceAll(worstCutover(plan, sum, nqns), "**", ""),
+		Omitted: omitted, Rejudged: sum.Rejudged,
+	}
+	if sum.Rejudged != nil {
+		v.RunCrit = secs(sum.Rejudged.RunPauseCritS)
+	}
+	if sum.Churn != nil {
+		v.Churn = churnSentence(*sum.Churn)
+	}
+	for _, f := range figs {
+		hf := htmlFigure{ID: f.ID, Kind: f.Kind, Title: f.Title, Caption: f.Caption, PNG: f.PNG, SVG: f.SVG}
+		if len(f.embed) > 0 {
+			// Our own gonum/plot output, base64-encoded: safe as a data: URI.
+			hf.Src = template.URL("data:" + f.mime + ";base64," + base64.StdEncoding.EncodeToString(f.embed))
+		}
+		if f.Kind == FigSwimlane || f.Kind == FigFio {
+			v.Swimlanes = append(v.Swimlanes, hf)
+		} else {
+			v.Figures = append(v.Figures, hf)
+		}
 	}
 	for _, c := range sum.Checks {
 		v.Checks = append(v.Checks, htmlCheck{Name: c.Name, Verdict: c.Verdict, Class: verdictClass(c.Verdict), Detail: nqns.text(c.Detail)})
@@ -141,10 +188,6 @@ func HTML(plan record.Plan, sum record.Summary, plotSVG []byte) ([]byte, error) 
 	}
 	v.Fio = FioSection(plan, sum)
 	v.Faults = FaultsSection(sum)
-	if len(plotSVG) > 0 {
-		// Our own gonum/plot output, base64-encoded: safe as a data: URI.
-		v.PlotSrc = template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(plotSVG))
-	}
 	var b bytes.Buffer
 	if err := htmlTemplate.Execute(&b, v); err != nil {
 		return nil, fmt.Errorf("render %s: %w", HTMLReportFile, err)

@@ -136,7 +136,7 @@ func TestHTMLEmpty(t *testing.T) {
 		"No check was evaluated.", "No migration in the timeline.", "None: every migration and host paused at most 5 s",
 		"No migration with a consumer host.", "<p>Not evaluated.</p>", "No (migration, host) pair to summarise.",
 		`<h2>Leaked controllers — <span class="other">not evaluated</span></h2>`,
-		`No plot: <a href="plots/pause.png">`,
+		`Not embedded: <a href="plots/pause.png">`,
 	} {
 		if !bytes.Contains(page, []byte(want)) {
 			t.Errorf("empty report.html lacks %q", want)

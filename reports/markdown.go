@@ -3,8 +3,10 @@ package reports
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"maps"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/fiomig/fiomig/checks"
@@ -48,19 +50,36 @@ func unfinishedNote(sum record.Summary) string {
 	return "Migrations left out: " + strings.Join(ms, ", ") + "."
 }
 
-// Markdown renders report.md: a header with the verdict, seed, the command
-// that reproduces the run, the bounds and whether the record covers the
-// settle period (or is short or truncated); the checks; the volumes with
-// their full NQNs (tables show the part after the last ':'); one row per migration
-// (id, NQN, outcome, longest pause per consumer host, freezes, verdict);
-// the migrations and hosts over the pause bound with the measured seconds;
-// the host-observed cutover instants (control-plane times rounded to
-// 0.1 s); unattributed pauses; the leak and
-// completeness verdicts with the leaked controllers and missing endpoints;
-// the pause statistics with the percentile method
-// (migrations with no terminal phase left out and named); the plot. Equal inputs
-// give equal bytes. sum.Stats is used as given (see WithStats).
+// Markdown renders report.md with the run's pause and ECDF plots linked
+// (see markdown); Write also links every swimlane it wrote.
 func Markdown(plan record.Plan, sum record.Summary) []byte {
+	return markdown(plan, sum, baseFigures(plan, sum), nil)
+}
+
+// Limits that keep report.md under mdBudget characters (a pull request
+// comment holds 65,536) whatever the run's size: table rows and list
+// entries beyond them are left out with a note naming summary.json.
+const (
+	mdBudget       = 60000
+	mdMaxRows      = 100
+	mdMaxOver      = 40
+	mdShownOver    = 5 // the rest of the over-bound list is folded
+	mdMaxCellChars = 400
+)
+
+// markdown renders report.md for a pull request comment: the verdict (with
+// the failing and inconclusive checks named) and the worst cutover first,
+// then the checks and the (migration, host) pairs over the bound; the rest
+// folded in <details> — run facts (seed, scenario, bounds, topology, the
+// record's coverage), migrations, host-observed cutovers, pause
+// statistics, leaked controllers, path completeness, unattributed pauses,
+// volumes with their full NQNs (tables show the part after the last ':'),
+// the fio section (runs with real fio), the plots (figs) — and the command
+// that reruns the run last (with the re-judging command when sum was
+// re-judged with other bounds). Long tables keep their mdMaxRows worst rows
+// and say how many were left out, so the page stays under mdBudget
+// characters. Equal inputs give equal bytes; sum.Stats is used as given.
+func markdown(plan record.Plan, sum record.Summary, figs []Figure, omitted []string) []byte {
 	var b bytes.Buffer
 	p := plan.Params
 	crit := p.PauseCritS
@@ -68,10 +87,60 @@ func Markdown(plan record.Plan, sum record.Summary) []byte {
 	nqns := newNQNLegend(plan, sum)
 
 	fmt.Fprintf(&b, "# fiomig run report — %s\n\n", strings.ToUpper(sum.Verdict))
+	fmt.Fprintf(&b, "**Verdict: %s** — %s\n\n", sum.Verdict, verdictSentence(sum))
+	if w := worstCutover(plan, sum, nqns); w != "" {
+		b.WriteString("**Worst cutover:** " + w)
+		if m, _, _ := worstPair(sum); swimlaneOf(figs, m.ID) != "" {
+			fmt.Fprintf(&b, " Swimlane: [%s](%s).", swimlaneOf(figs, m.ID), swimlaneOf(figs, m.ID))
+		}
+		b.WriteString("\n\n")
+	}
+	for _, c := range coverageItems(sum) {
+		if c.Bad {
+			fmt.Fprintf(&b, "- %s: **%s** — %s\n", c.Label, strings.ToUpper(c.State), c.Text)
+		}
+	}
+	if rj := sum.Rejudged; rj != nil {
+		fmt.Fprintf(&b, "- Re-judged from the stored record with CUTOVER_PAUSE_CRIT_S = %s and CUTOVER_FREEZES_ALLOWED = %d (the run used %s and %d): `%s`\n",
+			secs(rj.PauseCritS), rj.FreezesAllowed, secs(rj.RunPauseCritS), rj.RunFreezesAllowed, rj.Command)
+	}
+
+	if !bytes.HasSuffix(b.Bytes(), []byte("\n\n")) {
+		b.WriteString("\n")
+	}
+	b.WriteString("## Checks\n\n| Check | Verdict | Detail |\n|---|---|---|\n")
+	for _, c := range sum.Checks {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", c.Name, verdictCell(c.Verdict), cell(clip(nqns.text(c.Detail))))
+	}
+
+	b.WriteString("\n## Over the pause bound\n\n")
+	if over := OverBound(plan, sum); len(over) == 0 {
+		b.WriteString(withinBound(plan) + "\n")
+	} else {
+		for i, o := range over {
+			if i == mdShownOver && len(over) > mdShownOver {
+				fmt.Fprintf(&b, "\n<details><summary>%d more over the bound</summary>\n\n", len(over)-mdShownOver)
+			}
+			if i == mdMaxOver {
+				fmt.Fprintf(&b, "- … and %d more (summary.json lists every migration)\n", len(over)-mdMaxOver)
+				break
+			}
+			b.WriteString("- " + o + "\n")
+		}
+		if len(over) > mdShownOver {
+			b.WriteString("\n</details>\n")
+		}
+	}
+
+	open := func(summary string) {
+		fmt.Fprintf(&b, "\n<details><summary>%s</summary>\n\n", html.EscapeString(summary))
+	}
+	closeD := func() { b.WriteString("\n</details>\n") }
+
+	open(fmt.Sprintf("Run: seed %d, %s on %s, %d migration(s)", sum.Seed, plan.Scenario, plan.Backend, len(sum.Migrations)))
 	fmt.Fprintf(&b, "- Verdict: **%s**\n", sum.Verdict)
 	fmt.Fprintf(&b, "- Seed: %d\n", sum.Seed)
 	fmt.Fprintf(&b, "- Scenario: %s on backend %s\n", plan.Scenario, plan.Backend)
-	fmt.Fprintf(&b, "- Reproduce: `%s`\n", plan.Command)
 	fmt.Fprintf(&b, "- Bounds: CUTOVER_PAUSE_CRIT_S = %s, CUTOVER_FREEZES_ALLOWED = %d; attribution margin %s; settle %s\n",
 		secs(crit), p.FreezesAllowed, secs(p.AttributionMarginS), secs(p.SettleS))
 	fmt.Fprintf(&b, "- Topology: %d storage node(s), %d host(s), %d volume(s); %d migration(s) in the timeline\n",
@@ -83,25 +152,22 @@ func Markdown(plan record.Plan, sum record.Summary) []byte {
 		}
 		fmt.Fprintf(&b, "- %s: %s — %s\n", c.Label, state, c.Text)
 	}
+	closeD()
 
-	b.WriteString("\n## Checks\n\n| Check | Verdict | Detail |\n|---|---|---|\n")
-	for _, c := range sum.Checks {
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", c.Name, verdictCell(c.Verdict), cell(nqns.text(c.Detail)))
-	}
-
-	if len(nqns.rows) > 0 {
-		b.WriteString("\n## Volumes\n\n" + legendNote + "\n\n| Volume | Short name | NQN | NSIDs | Consumers |\n|---|---|---|---|---|\n")
-		for _, r := range nqns.rows {
-			fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s |\n", cell(r.Volume), cell(r.Short), cell(r.NQN), r.NSIDs, cell(r.Consumers))
+	failing := 0
+	for _, m := range sum.Migrations {
+		if MigrationVerdict(plan, m) != record.Pass {
+			failing++
 		}
 	}
-
-	b.WriteString("\n## Migrations\n\n")
+	open(fmt.Sprintf("Migrations: %d, %d not passing", len(sum.Migrations), failing))
+	b.WriteString("## Migrations\n\n")
 	if len(sum.Migrations) == 0 {
 		b.WriteString("No migration in the timeline.\n")
 	} else {
 		b.WriteString("| Migration | NQN | Outcome | Longest pause per host | Freezes | Verdict |\n|---|---|---|---|---|---|\n")
-		for _, m := range sum.Migrations {
+		shown := worstMigrations(plan, sum, mdMaxRows)
+		for _, m := range shown {
 			var hs []string
 			for _, h := range slices.Sorted(maps.Keys(m.Hosts)) {
 				hp := m.Hosts[h]
@@ -118,23 +184,19 @@ func Markdown(plan record.Plan, sum record.Summary) []byte {
 				hs = []string{"no consumer host"}
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s |\n", cell(m.ID), cell(nqns.name(m.NQN)), cell(m.Outcome),
-				cell(strings.Join(hs, ", ")), m.Freezes, verdictCell(MigrationVerdict(plan, m)))
+				cell(clip(strings.Join(hs, ", "))), m.Freezes, verdictCell(MigrationVerdict(plan, m)))
+		}
+		if n := len(sum.Migrations) - len(shown); n > 0 {
+			fmt.Fprintf(&b, "\n%d more migration(s) within the bound are left out here; summary.json lists every one.\n", n)
 		}
 	}
+	closeD()
 
-	b.WriteString("\n## Over the pause bound\n\n")
-	if over := OverBound(plan, sum); len(over) == 0 {
-		b.WriteString(withinBound(plan) + "\n")
-	} else {
-		for _, o := range over {
-			b.WriteString("- " + o + "\n")
-		}
-	}
-
-	b.WriteString("\n## Cutover as the hosts saw it\n\n")
+	open("Cutover as the hosts saw it")
+	b.WriteString("## Cutover as the hosts saw it\n\n")
 	b.WriteString(cutoverNote + "\n\n")
 	rows := 0
-	for _, m := range sum.Migrations {
+	for _, m := range worstMigrations(plan, sum, mdMaxRows) {
 		for _, h := range slices.Sorted(maps.Keys(m.Hosts)) {
 			hp := m.Hosts[h]
 			if rows == 0 {
@@ -147,39 +209,15 @@ func Markdown(plan record.Plan, sum record.Summary) []byte {
 	if rows == 0 {
 		b.WriteString("No migration with a consumer host.\n")
 	}
-
-	b.WriteString("\n## Unattributed pauses\n\n")
-	if len(sum.Unattributed) == 0 {
-		b.WriteString("None: every pause window lies within a migration.\n")
-	} else {
-		b.WriteString("| Host | NQN | Window | Length |\n|---|---|---|---|\n")
-		for _, w := range sum.Unattributed {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(w.Host), cell(nqns.name(w.NQN)), windows([][2]float64{w.Window}), secs(w.Window[1]-w.Window[0]))
-		}
-	}
-
-	fmt.Fprintf(&b, "\n## Leaked controllers — %s\n\n", verdictOf(verdicts, checks.CheckLeakedControllers))
-	if len(sum.LeakedControllers) == 0 {
-		b.WriteString(noFinding(verdicts, checks.CheckLeakedControllers, "None after the settle period.", nqns) + "\n")
-	} else {
-		b.WriteString("| Host | Controller | NQN | Address | State | Kind |\n|---|---|---|---|---|---|\n")
-		for _, l := range sum.LeakedControllers {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", cell(l.Host), cell(l.Controller), cell(nqns.name(l.NQN)), cell(l.Address), cell(l.State), cell(l.Kind))
-		}
-	}
-
-	fmt.Fprintf(&b, "\n## Path completeness — %s\n\n", verdictOf(verdicts, checks.CheckPathCompleteness))
-	if len(sum.MissingEndpoints) == 0 {
-		b.WriteString(noFinding(verdicts, checks.CheckPathCompleteness, "Every consumer host has a controller for every published ip:port endpoint.", nqns) + "\n")
-	} else {
-		b.WriteString("| Host | NQN | Missing endpoint |\n|---|---|---|\n")
-		for _, m := range sum.MissingEndpoints {
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(m.Host), cell(nqns.name(m.NQN)), cell(m.Endpoint))
-		}
-	}
+	closeD()
 
 	st := sum.Stats
-	b.WriteString("\n## Pause statistics\n\n")
+	if st.Pauses == 0 {
+		open("Pause statistics: no pair")
+	} else {
+		open(fmt.Sprintf("Pause statistics: p50 %s, p95 %s, max %s over %d pair(s)", secs(st.P50PauseS), secs(st.P95PauseS), secs(st.MaxPauseS), st.Pauses))
+	}
+	b.WriteString("## Pause statistics\n\n")
 	if st.Pauses == 0 {
 		b.WriteString("No (migration, host) pair to summarise.\n")
 	} else {
@@ -188,14 +226,229 @@ func Markdown(plan record.Plan, sum record.Summary) []byte {
 		fmt.Fprintf(&b, "Percentile method: %s.\n", st.PercentileMethod)
 	}
 	if n := unfinishedNote(sum); n != "" {
-		b.WriteString("\n" + n + "\n")
+		b.WriteString("\n" + clip(n) + "\n")
+	}
+	if ch := sum.Churn; ch != nil {
+		fmt.Fprintf(&b, "\nController churn: %s\n", churnSentence(*ch))
+	}
+	closeD()
+
+	leakV := verdictOf(verdicts, checks.CheckLeakedControllers)
+	open(fmt.Sprintf("Leaked controllers — %s (%d)", leakV, len(sum.LeakedControllers)))
+	fmt.Fprintf(&b, "## Leaked controllers — %s\n\n", leakV)
+	if len(sum.LeakedControllers) == 0 {
+		b.WriteString(noFinding(verdicts, checks.CheckLeakedControllers, "None after the settle period.", nqns) + "\n")
+	} else {
+		b.WriteString("| Host | Controller | NQN | Address | State | Kind |\n|---|---|---|---|---|---|\n")
+		for i, l := range sum.LeakedControllers {
+			if i == mdMaxRows {
+				fmt.Fprintf(&b, "\n%d more left out here; summary.json lists every one.\n", len(sum.LeakedControllers)-mdMaxRows)
+				break
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", cell(l.Host), cell(l.Controller), cell(nqns.name(l.NQN)), cell(l.Address), cell(l.State), cell(l.Kind))
+		}
+	}
+	closeD()
+
+	complV := verdictOf(verdicts, checks.CheckPathCompleteness)
+	open(fmt.Sprintf("Path completeness — %s (%d missing)", complV, len(sum.MissingEndpoints)))
+	fmt.Fprintf(&b, "## Path completeness — %s\n\n", complV)
+	if len(sum.MissingEndpoints) == 0 {
+		b.WriteString(noFinding(verdicts, checks.CheckPathCompleteness, "Every consumer host has a controller for every published ip:port endpoint.", nqns) + "\n")
+	} else {
+		b.WriteString("| Host | NQN | Missing endpoint |\n|---|---|---|\n")
+		for i, m := range sum.MissingEndpoints {
+			if i == mdMaxRows {
+				fmt.Fprintf(&b, "\n%d more left out here; summary.json lists every one.\n", len(sum.MissingEndpoints)-mdMaxRows)
+				break
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(m.Host), cell(nqns.name(m.NQN)), cell(m.Endpoint))
+		}
+	}
+	closeD()
+
+	open(fmt.Sprintf("Unattributed pauses (%d)", len(sum.Unattributed)))
+	b.WriteString("## Unattributed pauses\n\n")
+	if len(sum.Unattributed) == 0 {
+		b.WriteString("None: every pause window lies within a migration.\n")
+	} else {
+		b.WriteString("| Host | NQN | Window | Length |\n|---|---|---|---|\n")
+		for i, w := range sum.Unattributed {
+			if i == mdMaxRows {
+				fmt.Fprintf(&b, "\n%d more left out here; summary.json lists every one.\n", len(sum.Unattributed)-mdMaxRows)
+				break
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(w.Host), cell(nqns.name(w.NQN)), windows([][2]float64{w.Window}), secs(w.Window[1]-w.Window[0]))
+		}
+	}
+	closeD()
+
+	if len(nqns.rows) > 0 {
+		open(fmt.Sprintf("Volumes (%d) with their full NQNs", len(nqns.rows)))
+		b.WriteString("## Volumes\n\n" + legendNote + "\n\n| Volume | Short name | NQN | NSIDs | Consumers |\n|---|---|---|---|---|\n")
+		for i, r := range nqns.rows {
+			if i == mdMaxRows {
+				fmt.Fprintf(&b, "\n%d more left out here; plan.json lists every one.\n", len(nqns.rows)-mdMaxRows)
+				break
+			}
+			fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s |\n", cell(r.Volume), cell(r.Short), cell(r.NQN), r.NSIDs, cell(clip(r.Consumers)))
+		}
+		closeD()
 	}
 
-	b.Write(FaultsMarkdown(sum))    // runs with faults only (reports/faults.go)
-	b.Write(FioMarkdown(plan, sum)) // runs with real fio only (reports/fio.go)
+	if f := FaultsMarkdown(sum); f != nil { // runs with faults only (reports/faults.go)
+		open(fmt.Sprintf("Faults (%d) and their kind × stage coverage", len(sum.Faults)))
+		b.Write(bytes.TrimPrefix(f, []byte("\n")))
+		closeD()
+	}
+	if fio := FioMarkdown(plan, sum); fio != nil { // runs with real fio only (reports/fio.go)
+		open("fio beside the ANA samples — " + verdictOf(verdicts, checks.CheckFioPauseAgreement))
+		b.Write(bytes.TrimPrefix(fio, []byte("\n")))
+		closeD()
+	}
 
-	b.WriteString("\n## Plot\n\n![Longest pause per migration](plots/pause.png)\n")
+	open(fmt.Sprintf("Plots (%d)", len(figs)))
+	b.WriteString("## Plots\n\n")
+	for _, f := range figs {
+		if f.Kind == FigSwimlane {
+			continue
+		}
+		fmt.Fprintf(&b, "![%s](%s)\n", f.Title, f.PNG)
+	}
+	var lanes []string
+	for _, f := range figs {
+		if f.Kind == FigSwimlane {
+			lanes = append(lanes, fmt.Sprintf("[%s](%s)", f.Migration, f.PNG))
+		}
+	}
+	if len(lanes) > 0 {
+		b.WriteString("\nSwimlanes, one per migration (the worst first): " + strings.Join(lanes, ", ") + "\n")
+	}
+	for _, o := range omitted {
+		b.WriteString("\n" + o + "\n")
+	}
+	closeD()
+
+	b.WriteString("\n## Rerun\n\n")
+	if rj := sum.Rejudged; rj != nil {
+		fmt.Fprintf(&b, "Re-judge: `%s`\n\n", rj.Command)
+	}
+	fmt.Fprintf(&b, "Reproduce the run: `%s`\n", plan.Command)
 	return b.Bytes()
+}
+
+// verdictSentence names the checks that failed and those inconclusive.
+func verdictSentence(sum record.Summary) string {
+	var failed, inconc []string
+	for _, c := range sum.Checks {
+		switch c.Verdict {
+		case record.Pass:
+		case record.Fail:
+			failed = append(failed, c.Name)
+		default:
+			inconc = append(inconc, c.Name)
+		}
+	}
+	var parts []string
+	if len(failed) > 0 {
+		parts = append(parts, "failed: "+strings.Join(failed, ", "))
+	}
+	if len(inconc) > 0 {
+		parts = append(parts, "inconclusive: "+strings.Join(inconc, ", "))
+	}
+	if len(parts) == 0 {
+		if len(sum.Checks) == 0 {
+			return "no check was evaluated."
+		}
+		return fmt.Sprintf("all %d checks pass.", len(sum.Checks))
+	}
+	return strings.Join(parts, "; ") + "."
+}
+
+// worstPair returns the migration and consumer host whose cutover was
+// worst: the longest pause, ties broken by more freezes, then by order;
+// ok false without any (migration, host) pair.
+func worstPair(sum record.Summary) (m record.MigrationSummary, host string, ok bool) {
+	best := -1.0
+	bestF := -1
+	for _, mm := range sum.Migrations {
+		for _, h := range sortedHosts(mm) {
+			hp := mm.Hosts[h]
+			if hp.LongestPauseS > best || (hp.LongestPauseS == best && hp.Freezes > bestF) {
+				m, host, ok, best, bestF = mm, h, true, hp.LongestPauseS, hp.Freezes
+			}
+		}
+	}
+	return m, host, ok
+}
+
+// worstCutover is the report's "Worst cutover" sentence, "" without any
+// (migration, host) pair.
+func worstCutover(plan record.Plan, sum record.Summary, nqns *nqnLegend) string {
+	m, h, ok := worstPair(sum)
+	if !ok {
+		return ""
+	}
+	hp := m.Hosts[h]
+	pause := secs(hp.LongestPauseS)
+	rel := "≤"
+	if hp.LongestPauseS > plan.Params.PauseCritS {
+		pause, rel = "**"+pause+"**", ">"
+	}
+	s := fmt.Sprintf("%s (%s) on %s — longest pause %s %s %s, %d freeze(s) on this host (%d for the migration), outcome %s",
+		m.ID, nqns.name(m.NQN), h, pause, rel, secs(plan.Params.PauseCritS), hp.Freezes, m.Freezes, m.Outcome)
+	if len(hp.Windows) > 0 {
+		s += "; windows " + windows(hp.Windows)
+	}
+	return s + "."
+}
+
+// swimlaneOf returns the PNG of migration id's swimlane among figs, "".
+func swimlaneOf(figs []Figure, id string) string {
+	for _, f := range figs {
+		if f.Kind == FigSwimlane && f.Migration == id {
+			return f.PNG
+		}
+	}
+	return ""
+}
+
+// worstMigrations returns up to n migrations of sum: every one not passing
+// first, then the others by longest pause (descending), each group in run
+// order; all of them in run order when they fit.
+func worstMigrations(plan record.Plan, sum record.Summary, n int) []record.MigrationSummary {
+	if len(sum.Migrations) <= n {
+		return sum.Migrations
+	}
+	idx := make([]int, len(sum.Migrations))
+	for i := range idx {
+		idx[i] = i
+	}
+	longest := LongestPerMigration(sum)
+	bad := func(i int) bool { return MigrationVerdict(plan, sum.Migrations[i]) != record.Pass }
+	sort.SliceStable(idx, func(a, b int) bool {
+		ia, ib := idx[a], idx[b]
+		if bad(ia) != bad(ib) {
+			return bad(ia)
+		}
+		return longest[ia] > longest[ib]
+	})
+	idx = idx[:n]
+	slices.Sort(idx)
+	out := make([]record.MigrationSummary, len(idx))
+	for i, j := range idx {
+		out[i] = sum.Migrations[j]
+	}
+	return out
+}
+
+// clip shortens s to mdMaxCellChars characters, saying so.
+func clip(s string) string {
+	r := []rune(s)
+	if len(r) <= mdMaxCellChars {
+		return s
+	}
+	return string(r[:mdMaxCellChars]) + " … (cut; summary.json has it whole)"
 }
 
 // OverBound lists, in migration order, every (migration, consumer host)

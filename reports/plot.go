@@ -86,7 +86,7 @@ func PausePlot(plan record.Plan, sum record.Summary) (*plot.Plot, error) {
 		p.Title.Text += ": no migration"
 	}
 
-	p.Y.Tick.Marker = boundTicks{bound: crit, label: record.FormatT(crit)}
+	p.Y.Tick.Marker = niceTicks{Max: 6, Marks: []plot.Tick{{Value: crit, Label: record.FormatT(crit)}}}
 
 	line, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: crit}, {X: p.X.Max, Y: crit}})
 	if err != nil {
@@ -119,19 +119,6 @@ func PausePlotBytes(plan record.Plan, sum record.Summary, format string) ([]byte
 		return nil, fmt.Errorf("pause plot as %s: %w", format, err)
 	}
 	return b.Bytes(), nil
-}
-
-// savePausePlot renders PausePlot to path (format from the extension:
-// .png, .svg, .pdf), 8 × 4.5 inches.
-func savePausePlot(path string, plan record.Plan, sum record.Summary) error {
-	p, err := PausePlot(plan, sum)
-	if err != nil {
-		return err
-	}
-	if err := p.Save(plotWidth, plotHeight, path); err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	return nil
 }
 
 // The pause plot's size.
@@ -172,33 +159,4 @@ func migrationTicks(p *plot.Plot, names []string, w vg.Length) plot.ConstantTick
 		}
 	}
 	return ticks
-}
-
-// boundTicks is the y axis ticker of the pause plot: gonum's default ticks
-// plus a labelled tick at the bound (CUTOVER_PAUSE_CRIT_S); a default
-// label closer to the bound than 6 % of the axis is dropped (its tick kept)
-// so that the two never overlap.
-type boundTicks struct {
-	bound float64
-	label string
-}
-
-// Ticks implements plot.Ticker.
-func (b boundTicks) Ticks(lo, hi float64) []plot.Tick {
-	ts := plot.DefaultTicks{}.Ticks(lo, hi)
-	near := 0.06 * (hi - lo)
-	out := make([]plot.Tick, 0, len(ts)+1)
-	for _, t := range ts {
-		if math.Abs(t.Value-b.bound) < near {
-			if t.Value == b.bound {
-				continue
-			}
-			t.Label = ""
-		}
-		out = append(out, t)
-	}
-	if b.bound >= lo && b.bound <= hi {
-		out = append(out, plot.Tick{Value: b.bound, Label: b.label})
-	}
-	return out
 }

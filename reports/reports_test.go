@@ -162,7 +162,7 @@ func TestMarkdownNamesOverBound(t *testing.T) {
 
 // TestWriteDeterministic: Write produces every file; the same input twice
 // gives byte-identical files; the plot is a PNG and an SVG, and report.html
-// embeds exactly the SVG written beside it.
+// embeds exactly the PNG written beside it.
 func TestWriteDeterministic(t *testing.T) {
 	plan, sum := fixture()
 	read := func(dir, name string) []byte {
@@ -174,11 +174,11 @@ func TestWriteDeterministic(t *testing.T) {
 	}
 	a, b := t.TempDir(), t.TempDir()
 	for _, d := range []string{a, b} {
-		if err := Write(d, plan, sum); err != nil {
+		if err := WriteRun(d, Input{Plan: plan, Summary: sum}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []string{record.SummaryFile, ReportFile, HTMLReportFile, JUnitFile, PauseSVGFile, PausePlotFile} {
+	for _, f := range []string{record.SummaryFile, ReportFile, HTMLReportFile, JUnitFile, PauseSVGFile, PausePlotFile, ECDFPlotFile, ECDFSVGFile} {
 		if !bytes.Equal(read(a, f), read(b, f)) {
 			t.Errorf("%s differs between two writes of the same input", f)
 		}
@@ -215,14 +215,15 @@ func TestWriteDeterministic(t *testing.T) {
 			t.Errorf("pause.svg lacks %q", want)
 		}
 	}
-	uri := "data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(svg)
-	// html/template writes the attribute with "+" as "&#43;": compare the
-	// value an HTML parser sees.
+	// report.html embeds the PNG written beside it (its text drawn with
+	// gonum/plot's own fonts). html/template writes the attribute with "+"
+	// as "&#43;": compare the value an HTML parser sees.
+	uri := "data:image/png;base64," + base64.StdEncoding.EncodeToString(read(a, PausePlotFile))
 	page := string(read(a, HTMLReportFile))
 	_, src, ok := strings.Cut(page, `<img src="`)
 	src, _, _ = strings.Cut(src, `"`)
 	if !ok || html.UnescapeString(src) != uri {
-		t.Errorf("report.html does not embed plots/pause.svg as a data: URI image (src %.60q…)", src)
+		t.Errorf("report.html does not embed plots/pause.png as a data: URI image (src %.60q…)", src)
 	}
 	var suites junitSuites
 	if err := xml.Unmarshal(read(a, JUnitFile), &suites); err != nil {
@@ -241,7 +242,7 @@ func TestWriteEmptySummary(t *testing.T) {
 
 func TestWriteMissingDir(t *testing.T) {
 	plan, sum := fixture()
-	err := Write(filepath.Join(t.TempDir(), "nope"), plan, sum)
+	err := WriteRun(filepath.Join(t.TempDir(), "nope"), Input{Plan: plan, Summary: sum})
 	if err == nil {
 		t.Fatal("Write into a missing directory succeeded")
 	}

@@ -126,7 +126,7 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	// Judge from the record alone: the lines as written to timeline.jsonl
 	// (TestJudgedFromTheRecordAlone checks the file gives the same summary).
 	res.Summary = reports.WithStats(checks.Evaluate(cfg.Plan, tl.Kept()))
-	if err := reports.Write(dir, cfg.Plan, res.Summary); err != nil {
+	if err := reports.WriteRun(dir, reports.Input{Plan: cfg.Plan, Summary: res.Summary, Timeline: tl.Kept()}); err != nil {
 		return res, err
 	}
 	return res, nil

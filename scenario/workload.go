@@ -168,11 +168,35 @@ func RunFio(ctx context.Context, seed int64, cfg Config, fo FioOptions) (Result,
 	if err != nil {
 		return res, err
 	}
-	if err := reports.Write(res.Dir, plan, sum); err != nil {
+	if err := reports.WriteRun(res.Dir, reports.Input{Plan: plan, Summary: sum, Timeline: lines, FioSeconds: FioSeconds(res.Dir)}); err != nil {
 		return res, err
 	}
 	res.Summary = reports.WithStats(sum)
 	return res, nil
+}
+
+// FioSeconds reads every volume's per-I/O latency log of run directory
+// dir's fio workload (fio/workload.json) binned per second of the run
+// (reports.ReadFioSeconds), for the report's fio plots. A volume whose log
+// is missing or unreadable is left out: the fio checks already report it
+// (FioEvaluate); nil without fio/workload.json.
+func FioSeconds(dir string) []reports.FioSeconds {
+	b, err := os.ReadFile(filepath.Join(dir, record.FioDir, record.FioWorkloadFile))
+	if err != nil {
+		return nil
+	}
+	var wl record.FioWorkload
+	if json.Unmarshal(b, &wl) != nil {
+		return nil
+	}
+	var out []reports.FioSeconds
+	for _, wv := range wl.Volumes {
+		files := workload.FilesIn(filepath.Join(dir, filepath.FromSlash(wv.Dir)))
+		if fs, err := reports.ReadFioSeconds(files.LatLog, wl.EpochMs, wv); err == nil {
+			out = append(out, fs)
+		}
+	}
+	return out
 }
 
 // HasFio reports whether run directory dir holds a real-fio workload

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -107,6 +109,18 @@ func TestRunOverlappingTargetRestarts(t *testing.T) {
 	}
 	if len(sum.Faults) != 2 || sum.Faults[0].Status != record.FaultLanded || sum.Faults[1].Status != record.FaultLanded {
 		t.Errorf("summary faults %+v; want both landed", sum.Faults)
+	}
+	// plan.json's command reruns the run: a --fault-file run must not
+	// also name --faults (the two are refused together).
+	args := strings.Fields(strings.TrimPrefix(plan.Command, "fiomig "))
+	if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--faults=") }) {
+		t.Errorf("plan.json command names --faults beside --fault-file: %s", plan.Command)
+	}
+	rerunOut := filepath.Join(dir, "rerun")
+	if code2, so, se := runCLI(append(args, "--out", rerunOut)...); code2 != code {
+		t.Errorf("rerunning plan.json's command exits %d, the run exited %d\n%s\n%s", code2, code, so, se)
+	} else if b2, _ := os.ReadFile(filepath.Join(runDirOf(t, rerunOut), record.SummaryFile)); !bytes.Equal(b, b2) {
+		t.Errorf("rerunning plan.json's command gives another summary.json")
 	}
 	md, _ := os.ReadFile(filepath.Join(run, "report.md"))
 	if !strings.Contains(string(md), "| 2 | target-restart | storage-2 |") || !strings.Contains(string(md), "overlaps=target-restart on storage-2 in effect since 20 s") {

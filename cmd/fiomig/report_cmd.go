@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -28,8 +29,17 @@ Re-reads <run-dir>/plan.json and <run-dir>/timeline.jsonl, evaluates every
 check from that record alone (pause bound, freezes, leaked controllers,
 ip:port path completeness, split brain, served after cutover, unattributed
 pauses, faults landed), rewrites summary.json, report.md, report.html,
-junit.xml and plots/pause.png and pause.svg in <run-dir>, and prints the
-verdicts. Flags may come before or after <run-dir>.
+junit.xml and plots/ (pause, ecdf and one swimlane per migration, as .png
+and .svg; fio-<migration> too for a --workload=fio run) in <run-dir>, and
+prints the verdicts. Flags may come before or after <run-dir>.
+
+--pause-crit and --freezes-allowed re-judge the stored run against other
+bounds than the run's, without rerunning it:
+
+  fiomig report <run-dir> --pause-crit 3 --freezes-allowed 2
+
+plan.json is left as it was; summary.json ("rejudged"), report.md and
+report.html name the bounds that judged and the command that re-judged.
 
 A timeline whose last line was cut off (a killed run) is evaluated up to
 the last complete line, with a warning that report.md repeats. A record
@@ -54,6 +64,8 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	quiet := fs.Bool("quiet", false, "print only the overall verdict line")
+	crit := fs.Float64("pause-crit", 0, "re-judge with this bound on the longest pause window per migration and host, in `seconds` (CUTOVER_PAUSE_CRIT_S; default: the run's, from plan.json)")
+	freezes := fs.Int("freezes-allowed", 0, "re-judge with this many pause windows allowed per migration (CUTOVER_FREEZES_ALLOWED; default: the run's, from plan.json)")
 	usage := func(w io.Writer) {
 		fmt.Fprintln(w, reportHelp)
 		fs.SetOutput(w)
@@ -74,11 +86,33 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	dir := pos[0]
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["pause-crit"] && !(*crit > 0 && !math.IsInf(*crit, 0)) {
+		fmt.Fprintf(stderr, "fiomig report: --pause-crit must be > 0 seconds, got %v (see fiomig report --help)\n", *crit)
+		return exitUsage
+	}
+	if set["freezes-allowed"] && *freezes < 0 {
+		fmt.Fprintf(stderr, "fiomig report: --freezes-allowed must be >= 0, got %d (see fiomig report --help)\n", *freezes)
+		return exitUsage
+	}
 
 	plan, err := record.ReadPlan(filepath.Join(dir, record.PlanFile))
 	if err != nil {
 		fmt.Fprintf(stderr, "fiomig report: %v\n", err)
 		return exitUsage
+	}
+	var rejudged *record.Rejudged
+	if set["pause-crit"] || set["freezes-allowed"] {
+		rejudged = &record.Rejudged{PauseCritS: plan.Params.PauseCritS, FreezesAllowed: plan.Params.FreezesAllowed,
+			RunPauseCritS: plan.Params.PauseCritS, RunFreezesAllowed: plan.Params.FreezesAllowed}
+		if set["pause-crit"] {
+			plan.Params.PauseCritS, rejudged.PauseCritS = *crit, *crit
+		}
+		if set["freezes-allowed"] {
+			plan.Params.FreezesAllowed, rejudged.FreezesAllowed = *freezes, *freezes
+		}
+		rejudged.Command = fmt.Sprintf("fiomig report %s --pause-crit %s --freezes-allowed %d", dir, record.FormatT(plan.Params.PauseCritS), plan.Params.FreezesAllowed)
 	}
 	lines, err := readTimeline(filepath.Join(dir, record.TimelineFile), plan)
 	truncated := errors.Is(err, record.ErrTruncated)
@@ -103,7 +137,12 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	if sum.Coverage != nil && sum.Coverage.Short {
 		fmt.Fprintf(stderr, "fiomig report: warning: %s\n", sum.Coverage.Note)
 	}
-	if err := reports.Write(dir, plan, sum); err != nil {
+	sum.Rejudged = rejudged
+	in := reports.Input{Plan: plan, Summary: sum, Timeline: lines}
+	if scenario.IsFioRun(plan) {
+		in.FioSeconds = scenario.FioSeconds(dir)
+	}
+	if err := reports.WriteRun(dir, in); err != nil {
 		fmt.Fprintf(stderr, "fiomig report: %v\n", err)
 		return exitUsage
 	}

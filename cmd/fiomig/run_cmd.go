@@ -72,7 +72,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.fioRateIOPS, "fio-rate-iops", workload.DefaultRateIOPS, "with --workload=fio: each volume's fio job is capped at this many `I/Os per second` (rate_iops)")
 	fs.StringVar(&f.faults, "faults", scenario.FaultsDefault, "`default`: a seeded schedule of one fault of every kind, together covering every stage (in-validation, before-cutover, in-freeze, after-cutover); none; or a comma-separated list of kinds ("+strings.Join(faults.Kinds, ", ")+") drawn the same way")
 	fs.StringVar(&f.controlPlane, "control-plane", "fixed-cancel", "the simulated control plane's cancel before continue: `fixed-cancel` (the main job's default: an assumed fix, with no source, that spares the source's tertiary node) or sbcli (as sourced, and as fiomig reproduce runs it: sbcli's _cleanup_created deletes the volume's subsystem on the source's tertiary node, a path no host gets back, so every cancelled validation fails path-completeness — a control-plane defect, research/incident.md §4)")
-	fs.StringVar(&f.faultFile, "fault-file", "", "a fault `file` (YAML or JSON, format below) whose schedule replaces --faults")
+	fs.StringVar(&f.faultFile, "fault-file", "", "a fault `file` (YAML or JSON; format in fiomig run --help) whose schedule replaces --faults")
 	f.kube.register(fs)
 	fs.Int64Var(&f.fioCorruptWrite, "fio-corrupt-write", 0, "with --workload=fio: store the `N`-th write to the first volume corrupted underneath fio, to prove a verify failure is reported as a data integrity failure with its offset (0 = off)")
 }
@@ -211,6 +211,11 @@ func reproduceCommand(fs *flag.FlagSet) string {
 	b.WriteString("fiomig run")
 	fs.VisitAll(func(fl *flag.Flag) {
 		if fl.Name == "out" {
+			return
+		}
+		// --fault-file replaces --faults: writing both makes the command
+		// unrunnable ("give --faults or --fault-file, not both").
+		if fl.Name == "faults" && fs.Lookup("fault-file").Value.String() != "" {
 			return
 		}
 		fmt.Fprintf(&b, " --%s=%s", fl.Name, fl.Value.String())

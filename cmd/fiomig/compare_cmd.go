@@ -1,0 +1,111 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/fiomig/fiomig/record"
+	"github.com/fiomig/fiomig/reports"
+)
+
+func init() {
+	register(command{
+		name:    "compare",
+		summary: "compare two runs or sweeps (a PR's against the nightly baseline): markdown, exit 1 on a regression",
+		run:     runCompare,
+	})
+}
+
+const compareHelp = `Usage: fiomig compare [flags] <base> <new>
+
+Compares two stored results — run directories (plan.json + summary.json)
+or sweep directories (every run directory up to two levels below) — and
+prints markdown for a pull request comment (under 60,000 characters):
+
+  - each check's verdicts on both sides (for sweeps: how many runs pass,
+    fail, are inconclusive);
+  - the quantiles p50, p90, p95, p99 and max of the longest pause per
+    (migration, host) over every cutover of each side, the difference and
+    its 95 % percentile-bootstrap interval (seeded: the same inputs print
+    the same interval);
+  - leaked controllers, missing endpoints and controller churn per run.
+
+Nothing is re-judged: run "fiomig report <run-dir>" first to judge a run
+with other bounds.
+
+Exit codes: 0 no regression (the output says "no change" when nothing
+differs), 1 a regression: a check fails in a larger fraction of runs than
+in base, the p95 difference's interval lies wholly above --pause-threshold,
+leaked controllers per run grew by more than --leak-threshold, or
+controllers created per run grew by more than --churn-threshold (when >= 0);
+2 bad usage or input.
+
+Flags:`
+
+func runCompare(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	def := reports.DefaultCompareOptions
+	pause := fs.Float64("pause-threshold", def.PauseThresholdS, "regression when the 95 % interval of the p95 pause difference (new − base) lies wholly above this many `seconds`")
+	leaks := fs.Float64("leak-threshold", def.LeakThreshold, "regression when leaked controllers per run grow by more than this (mean over runs)")
+	churn := fs.Float64("churn-threshold", def.ChurnThreshold, "regression when controllers created per run grow by more than this (mean over runs); negative: reported only")
+	resamples := fs.Int("resamples", def.Resamples, "bootstrap resamples (>= 100)")
+	seed := fs.Uint64("bootstrap-seed", def.Seed, "seed of the bootstrap's resampling")
+	usage := func(w io.Writer) {
+		fmt.Fprintln(w, compareHelp)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(stdout)
+			return exitPass
+		}
+		fmt.Fprintf(stderr, "fiomig compare: %v (see fiomig compare --help)\n", err)
+		return exitUsage
+	}
+	if len(pos) != 2 {
+		fmt.Fprintf(stderr, "fiomig compare: want a base and a new directory, got %d argument(s) (see fiomig compare --help)\n", len(pos))
+		return exitUsage
+	}
+	switch {
+	case math.IsNaN(*pause) || *pause < 0:
+		fmt.Fprintf(stderr, "fiomig compare: --pause-threshold must be >= 0 seconds, got %v\n", *pause)
+		return exitUsage
+	case math.IsNaN(*leaks) || *leaks < 0:
+		fmt.Fprintf(stderr, "fiomig compare: --leak-threshold must be >= 0, got %v\n", *leaks)
+		return exitUsage
+	case *resamples < 100:
+		fmt.Fprintf(stderr, "fiomig compare: --resamples must be >= 100, got %d\n", *resamples)
+		return exitUsage
+	}
+	base, err := reports.LoadRunSet(pos[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "fiomig compare: base: %v\n", err)
+		return exitUsage
+	}
+	nw, err := reports.LoadRunSet(pos[1])
+	if err != nil {
+		fmt.Fprintf(stderr, "fiomig compare: new: %v\n", err)
+		return exitUsage
+	}
+	opts := reports.CompareOptions{PauseThresholdS: *pause, LeakThreshold: *leaks, ChurnThreshold: *churn, Resamples: *resamples, Seed: *seed}
+	c := reports.Compare(base, nw, opts)
+	rerun := strings.Join([]string{"fiomig compare", pos[0], pos[1],
+		"--pause-threshold", record.FormatT(*pause), "--leak-threshold", record.FormatT(*leaks),
+		"--churn-threshold", record.FormatT(*churn), "--resamples", fmt.Sprint(*resamples), "--bootstrap-seed", fmt.Sprint(*seed)}, " ")
+	if _, err := stdout.Write(reports.CompareMarkdown(c, rerun)); err != nil {
+		fmt.Fprintf(stderr, "fiomig compare: %v\n", err)
+		return exitUsage
+	}
+	if len(c.Regressions) > 0 {
+		return exitCheckFailed
+	}
+	return exitPass
+}

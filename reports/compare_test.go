@@ -1,0 +1,115 @@
+package reports
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fiomig/fiomig/record"
+)
+
+// syntheticSet is a sweep of seeds 1..n of m migrations each on one host,
+// pauses 1.5-2.5 s plus shift, every check pass unless failSeed names a
+// seed whose pause-bound fails (pauses spread over 1,000 levels); leaks per run and churn as given (nil
+// churn: not recorded).
+func syntheticSet(n, m int, shift float64, failSeed int64, leaks int, churn *record.Churn) RunSet {
+	s := RunSet{Dir: "sweep", Sweep: n > 1}
+	for seed := int64(1); seed <= int64(n); seed++ {
+		sum := record.Summary{Seed: seed, Verdict: record.Pass, Churn: churn,
+			Checks: []record.CheckResult{{Name: "pause-bound", Verdict: record.Pass}, {Name: "freezes", Verdict: record.Pass}}}
+		if seed == failSeed {
+			sum.Verdict, sum.Checks[0].Verdict = record.Fail, record.Fail
+		}
+		for i := 0; i < m; i++ {
+			p := 1.5 + float64((int(seed)*7919+i*104729)%1000)/1000 + shift
+			sum.Migrations = append(sum.Migrations, record.MigrationSummary{ID: fmt.Sprint(i), Outcome: record.PhaseCompleted,
+				Hosts: map[string]record.HostPauses{"h": {LongestPauseS: p}}})
+		}
+		for i := 0; i < leaks; i++ {
+			sum.LeakedControllers = append(sum.LeakedControllers, record.Leak{Host: "h"})
+		}
+		s.Runs = append(s.Runs, StoredRun{Dir: fmt.Sprint("seed-", seed), Summary: sum, Plan: record.Plan{Command: fmt.Sprint("fiomig run --seed ", seed)}})
+	}
+	return s
+}
+
+// TestCompareIdenticalIsNoChange: equal sets give no change, no regression
+// and point differences of 0 whose intervals contain 0.
+func TestCompareIdenticalIsNoChange(t *testing.T) {
+	a := syntheticSet(5, 20, 0, 0, 0, &record.Churn{Created: 3})
+	c := Compare(a, a, DefaultCompareOptions)
+	if c.Changed || len(c.Regressions) > 0 {
+		t.Fatalf("identical sets: changed %v, regressions %v", c.Changed, c.Regressions)
+	}
+	for _, q := range c.Quantiles {
+		if q.Diff != 0 || q.DiffLow > 0 || q.DiffHigh < 0 {
+			t.Errorf("%s: diff %v, interval [%v, %v], want 0 within it", q.Name, q.Diff, q.DiffLow, q.DiffHigh)
+		}
+	}
+	if md := string(CompareMarkdown(c, "rerun")); !strings.HasPrefix(md, "# fiomig compare — no change") {
+		t.Errorf("markdown:\n%s", md)
+	}
+}
+
+// TestCompareDeterministicBootstrap: the same inputs and seed give the same
+// intervals; another seed gives other intervals (the resampling is real).
+func TestCompareDeterministicBootstrap(t *testing.T) {
+	a, b := syntheticSet(5, 20, 0, 0, 0, nil), syntheticSet(5, 20, 0.3, 0, 0, nil)
+	x, y := Compare(a, b, DefaultCompareOptions), Compare(a, b, DefaultCompareOptions)
+	if d := cmp.Diff(x.Quantiles, y.Quantiles); d != "" {
+		t.Errorf("two comparisons of the same inputs differ:\n%s", d)
+	}
+	opts := DefaultCompareOptions
+	opts.Seed = 2
+	if z := Compare(a, b, opts); cmp.Equal(x.Quantiles, z.Quantiles) {
+		t.Error("another bootstrap seed gave the same intervals")
+	}
+	// A uniform +0.3 s shift: p50 difference 0.3 s inside its interval;
+	// under the 0.5 s threshold, no pause regression.
+	if q := x.Quantiles[0]; q.Diff != 0.3 || q.DiffLow > 0.3 || q.DiffHigh < 0.3 {
+		t.Errorf("p50: diff %v [%v, %v], want 0.3 inside", q.Diff, q.DiffLow, q.DiffHigh)
+	}
+	if len(x.Regressions) > 0 {
+		t.Errorf("a 0.3 s shift under a 0.5 s threshold regressed: %v", x.Regressions)
+	}
+	opts = DefaultCompareOptions
+	opts.PauseThresholdS = 0.1
+	if r := Compare(a, b, opts).Regressions; len(r) != 1 || !strings.HasPrefix(r[0], "pause p95") {
+		t.Errorf("a 0.3 s shift over a 0.1 s threshold: regressions %v, want the p95 one", r)
+	}
+}
+
+// TestCompareSweepRegressions: a seed that fails pause-bound, more leaks
+// per run than the threshold, and churn growth past --churn-threshold are
+// each a named regression; the changed seed is listed with its command;
+// churn a side did not record is said so and never gated.
+func TestCompareSweepRegressions(t *testing.T) {
+	base := syntheticSet(3, 10, 0, 0, 0, &record.Churn{Created: 4})
+	nw := syntheticSet(3, 10, 0, 2, 2, &record.Churn{Created: 9})
+	opts := DefaultCompareOptions
+	opts.LeakThreshold, opts.ChurnThreshold = 1, 2
+	c := Compare(base, nw, opts)
+	want := []string{
+		"check pause-bound: fails in 1 of 3 runs, was 0 of 3 runs",
+		"leaked controllers per run 0 → 2, more than 1 (--leak-threshold)",
+		"controllers created per run 4 → 9, more than 2 (--churn-threshold)",
+	}
+	if d := cmp.Diff(want, c.Regressions); d != "" {
+		t.Errorf("regressions (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"seed 2: pass → fail (fiomig run --seed 2)"}, c.SeedChanges); d != "" {
+		t.Errorf("seed changes (-want +got):\n%s", d)
+	}
+	c = Compare(syntheticSet(3, 10, 0, 0, 0, nil), nw, opts)
+	md := string(CompareMarkdown(c, "rerun"))
+	if !strings.Contains(md, "| controllers created | not recorded | 9 | — | --churn-threshold |") {
+		t.Errorf("churn not recorded on one side:\n%s", md)
+	}
+	for _, r := range c.Regressions {
+		if strings.Contains(r, "churn") {
+			t.Errorf("churn gated without a base figure: %s", r)
+		}
+	}
+}
