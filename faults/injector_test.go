@@ -477,6 +477,7 @@ func TestOverlappingTargetRestartsShareOneEffect(t *testing.T) {
 		t.Errorf("faults-landed %s: %s", c.Verdict, c.Detail)
 	}
 }
+
 // counterFake is a ConnectDropper with a counter readable while the drop
 // is open (as kube's nftables rule): Landed must read it without stopping
 // and restarting the drop, and the recover line must count each drop once.
