@@ -16,7 +16,7 @@ TOOLS_PKGS  := fio nvme-cli fuse3 chromium iproute2
 KUBE_CACHE  := .cache/kube
 
 .DEFAULT_GOAL := help
-.PHONY: help run reproduce test bench lint fuzz tools kube-bins build clean
+.PHONY: help run reproduce test bench lint fuzz tools kube-bins kind-up build clean
 
 help: ## print this help
 	@echo "fiomig — a test-and-chaos harness for live migrations of NVMe-oF volumes"
@@ -59,6 +59,11 @@ kube-bins: ## build etcd + kube-apiserver into .cache/kube/bin once (~6 min cold
 test: tools kube-bins ## install missing tools and build kube-bins, then run go vet and every test (Ginkgo JUnit in out/junit/, OUT)
 	$(GO) vet ./...
 	FIOMIG_JUNIT_DIR=$(CURDIR)/$(OUT)/junit $(GO) test -count=1 -timeout 20m ./...
+
+kind-up: ## create the kind cluster of kind-config/ and apply deploy/ (needs kind, docker and kubectl; no test needs it)
+	@command -v kind >/dev/null 2>&1 || { echo "kind-up: kind is not installed (https://kind.sigs.k8s.io); nothing done"; exit 2; }
+	kind create cluster --config kind-config/cluster.yaml
+	kubectl apply -f deploy/crds/ -f deploy/rbac/ -f deploy/agent/
 
 bench: ## run every benchmark once (figures go in the closing notes)
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
