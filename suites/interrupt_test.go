@@ -75,6 +75,7 @@ var _ = Describe("fiomig run --backend kube interrupted", Label("kube", "interru
 var (
 	binOnce sync.Once
 	binPath string
+	binDir  string
 	binErr  error
 )
 
@@ -93,7 +94,7 @@ func fiomigBinary(ctx context.Context) string {
 			binErr = err
 			return
 		}
-		DeferCleanup(func() { os.RemoveAll(dir) })
+		binDir = dir // removed by the AfterSuite (a DeferCleanup here would end with the first spec)
 		binPath = filepath.Join(dir, "fiomig")
 		build := exec.CommandContext(ctx, "go", "build", "-o", binPath, "./cmd/fiomig")
 		build.Dir = root

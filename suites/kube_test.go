@@ -2,6 +2,7 @@ package suites_test
 
 import (
 	"context"
+	"os"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -59,6 +60,9 @@ type fatalKube struct{ err error }
 func (f fatalKube) Error() string { return f.err.Error() }
 
 var _ = AfterSuite(func() {
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
 	if kubeCtx != nil {
 		_, err := framework.StopKube(kubeCtx, nil)
 		Expect(err).NotTo(HaveOccurred())
