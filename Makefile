@@ -8,11 +8,15 @@ BIN         := bin/fiomig
 FUZZTIME    ?= 60s
 # Debian packages the tests need: fio (real workloads), nvme-cli (cross-check
 # of `nvme list-subsys` against our parser), fuse3 (fio through FUSE volumes),
-# chromium (report.html opened in headless Chromium by reports' browser test).
-TOOLS_PKGS  := fio nvme-cli fuse3 chromium
+# chromium (report.html opened in headless Chromium by reports' browser test),
+# iproute2 (`ip`: the kube stand-in's network namespace for pod IPs).
+TOOLS_PKGS  := fio nvme-cli fuse3 chromium iproute2
+# Real etcd + kube-apiserver for the kube backend's tests, built once from the
+# Go module proxy (internal/kubetest/build-bins.sh) and cached here.
+KUBE_CACHE  := .cache/kube
 
 .DEFAULT_GOAL := help
-.PHONY: help run reproduce test bench lint fuzz tools build clean
+.PHONY: help run reproduce test bench lint fuzz tools kube-bins kind-up build clean
 
 help: ## print this help
 	@echo "fiomig — a test-and-chaos harness for live migrations of NVMe-oF volumes"
@@ -32,13 +36,14 @@ run: build ## run 23 migrations on the embedded simulator and write a report und
 reproduce: build ## reproduce incident fio-mig-1787159565 with both operators side by side
 	./$(BIN) reproduce fio-mig-1787159565 --out $(OUT) $(RUN_FLAGS)
 
-tools: ## install the Debian packages the tests need (fio, nvme-cli, fuse3, chromium) when missing
+tools: ## install the Debian packages the tests need (fio, nvme-cli, fuse3, chromium, iproute2) when missing
 	@missing=""; \
 	command -v fio >/dev/null 2>&1 || missing="$$missing fio"; \
 	command -v nvme >/dev/null 2>&1 || missing="$$missing nvme-cli"; \
 	command -v fusermount3 >/dev/null 2>&1 || missing="$$missing fuse3"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
-	if [ -z "$$missing" ]; then echo "tools: fio, nvme-cli, fuse3 and chromium are installed"; exit 0; fi; \
+	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \
+	if [ -z "$$missing" ]; then echo "tools: fio, nvme-cli, fuse3, chromium and iproute2 are installed"; exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 		echo "tools: installing$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
@@ -46,9 +51,19 @@ tools: ## install the Debian packages the tests need (fio, nvme-cli, fuse3, chro
 		echo "tools: missing$$missing — install them (Debian: apt-get install$$missing); tests that need them will skip, or fail under FIOMIG_REQUIRE_TOOLS=1"; \
 	fi
 
-test: tools ## install missing tools, then run go vet and every test (Ginkgo JUnit in out/junit/, OUT)
+kube-bins: ## build etcd + kube-apiserver into .cache/kube/bin once (~6 min cold on 2 cores; then cached)
+	@GO=$(GO) sh internal/kubetest/build-bins.sh $(KUBE_CACHE) || { \
+		if [ "$$FIOMIG_REQUIRE_TOOLS" = 1 ]; then exit 1; fi; \
+		echo "kube-bins: build failed; tests needing kube-apiserver will skip (FIOMIG_REQUIRE_TOOLS=1 makes this fatal)"; }
+
+test: tools kube-bins ## install missing tools and build kube-bins, then run go vet and every test (Ginkgo JUnit in out/junit/, OUT)
 	$(GO) vet ./...
 	FIOMIG_JUNIT_DIR=$(CURDIR)/$(OUT)/junit $(GO) test -count=1 -timeout 20m ./...
+
+kind-up: ## create the kind cluster of kind-config/ and apply deploy/ (needs kind, docker and kubectl; no test needs it)
+	@command -v kind >/dev/null 2>&1 || { echo "kind-up: kind is not installed (https://kind.sigs.k8s.io); nothing done"; exit 2; }
+	kind create cluster --config kind-config/cluster.yaml
+	kubectl apply -f deploy/crds/ -f deploy/rbac/ -f deploy/agent/
 
 bench: ## run every benchmark once (figures go in the closing notes)
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...

@@ -7,7 +7,7 @@ import (
 )
 
 // Cluster is one world a scenario runs in: the embedded simulator
-// (backend/sim) or a real Kubernetes cluster (backend/kube, later).
+// (backend/sim) or a real Kubernetes cluster (backend/kube).
 //
 // Time is seconds since run start as float64 (virtual in sim, monotonic wall
 // time in kube). A Cluster is driven by one goroutine.

@@ -281,7 +281,15 @@ func (f *DroppedConnects) Landed(env Env) (map[string]string, float64, bool) {
 	if !ok {
 		return nil, 0, false
 	}
-	if f.open {
+	if dc, ok := d.(ConnectDropCounter); ok && f.open {
+		// Cumulative since DropConnects: read without stopping.
+		if n, err := dc.DroppedConnects(f.At); err == nil && n > f.dropped {
+			if f.dropped == 0 {
+				f.firstS = env.Cluster.Now()
+			}
+			f.dropped = n
+		}
+	} else if f.open {
 		f.collect(env, d)
 		if _, err := d.DropConnects(f.At); err != nil {
 			f.open, f.gap = false, err
@@ -301,6 +309,11 @@ func (f *DroppedConnects) collect(env Env, d ConnectDropper) {
 	}
 	if n > 0 && f.dropped == 0 {
 		f.firstS = env.Cluster.Now()
+	}
+	if _, cumulative := d.(ConnectDropCounter); cumulative {
+		// The count since DropConnects, which Landed may have read already.
+		f.dropped = max(f.dropped, n)
+		return
 	}
 	f.dropped += n
 }

@@ -36,6 +36,16 @@ type ConnectDropper interface {
 	StopDroppingConnects(target string) (dropped int64, err error)
 }
 
+// ConnectDropCounter is a ConnectDropper that can read the count of a
+// window without stopping it (kube: the nftables rule's counter, read
+// through its helper pod). DroppedConnects.Landed then reads it instead of
+// stopping and restarting the drop.
+type ConnectDropCounter interface {
+	// DroppedConnects returns how many CONNECTs to target were dropped
+	// since DropConnects; a target not being dropped returns 0.
+	DroppedConnects(target string) (int64, error)
+}
+
 // MigrationAborter aborts migrations and kills their validation Jobs, going
 // through the operator's own paths.
 type MigrationAborter interface {

@@ -477,3 +477,38 @@ func TestOverlappingTargetRestartsShareOneEffect(t *testing.T) {
 		t.Errorf("faults-landed %s: %s", c.Verdict, c.Detail)
 	}
 }
+
+// counterFake is a ConnectDropper with a counter readable while the drop
+// is open (as kube's nftables rule): Landed must read it without stopping
+// and restarting the drop, and the recover line must count each drop once.
+type counterFake struct{ *fakeCluster }
+
+func (f counterFake) DroppedConnects(target string) (int64, error) {
+	for _, d := range f.drops {
+		if d.open && d.target == target {
+			return d.dropped, nil
+		}
+	}
+	return 0, nil
+}
+
+func TestDroppedConnectsReadsACounterWithoutStopping(t *testing.T) {
+	f := newFake()
+	f.connects = []fakeConnect{{t: 2.25, target: "storage-2", host: "storage-3"}, {t: 3.75, target: "storage-2", host: "storage-1"}}
+	in, _ := NewInjector(counterFake{f}, []record.FaultSpec{{Fault: KindDroppedConnects, Target: "storage-2", AtS: 1, ForS: 4}})
+	lines := drive(t, in, 1, 7)
+	got := faultLines(lines)
+	want := []record.Line{
+		{T: 1, Kind: record.KindFault, Fault: KindDroppedConnects, Action: ActionInject, Target: "storage-2", Phase: record.StageIdle},
+		{T: 3, Kind: record.KindFault, Fault: KindDroppedConnects, Action: ActionLanded, Target: "storage-2",
+			Evidence: map[string]string{"connects_dropped": "1"}},
+		{T: 5, Kind: record.KindFault, Fault: KindDroppedConnects, Action: ActionRecover, Target: "storage-2",
+			Evidence: map[string]string{"connects_dropped": "2"}},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("fault lines (-want +got):\n%s", d)
+	}
+	if len(f.drops) != 1 {
+		t.Errorf("the drop was opened %d times, want once (read without stop and restart)", len(f.drops))
+	}
+}

@@ -66,6 +66,22 @@ func (w *World) DropConnects(target string) (map[string]string, error) {
 	return map[string]string{"target": target, "node": n.Name, "port": strconv.Itoa(port)}, nil
 }
 
+// DroppedConnects is how many CONNECTs the active DropConnects rule for
+// target has dropped so far (an nftables rule's counter), and whether such
+// a rule is active.
+func (w *World) DroppedConnects(target string) (int64, bool) {
+	n, port, err := w.resolveTarget(target)
+	if err != nil {
+		return 0, false
+	}
+	for _, r := range w.dropRules {
+		if r.node == n && r.port == port {
+			return r.dropped, true
+		}
+	}
+	return 0, false
+}
+
 // StopDroppingConnects ends DropConnects for target (idempotent); the
 // evidence counts the CONNECTs that got no answer meanwhile.
 func (w *World) StopDroppingConnects(target string) (map[string]string, error) {

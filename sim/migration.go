@@ -126,6 +126,31 @@ func (w *World) StartMigration(nqn string) (string, error) {
 	if dst >= v.LVS {
 		dst++
 	}
+	return w.startMigration(v, dst), nil
+}
+
+// StartMigrationTo is StartMigration to lvstore dst, named by the caller
+// (a VolumeMigration's targetNodeUUID: lvstore i's primary is node i). It
+// draws nothing from the seed to choose.
+func (w *World) StartMigrationTo(nqn string, dst int) (string, error) {
+	v, ok := w.byNQN[nqn]
+	if !ok {
+		return "", fmt.Errorf("sim: start migration: unknown subsystem %q", nqn)
+	}
+	if v.migration != nil {
+		return "", fmt.Errorf("sim: start migration of %s: migration %s in progress (%s)", v.Name, v.migration.ID, v.migration.Phase)
+	}
+	if dst < 0 || dst >= len(w.lvstores) {
+		return "", fmt.Errorf("sim: start migration of %s: no lvstore %d (have %d)", v.Name, dst, len(w.lvstores))
+	}
+	if dst == v.LVS {
+		return "", fmt.Errorf("sim: start migration of %s: lvstore %d already serves it", v.Name, dst)
+	}
+	return w.startMigration(v, dst), nil
+}
+
+func (w *World) startMigration(v *Volume, dst int) string {
+	nqn := v.NQN
 	m := &Migration{ID: fmt.Sprintf("mig-%04d", len(w.migrations)+1), Vol: v, SrcLVS: v.LVS, DstLVS: dst}
 	w.migrations = append(w.migrations, m)
 	w.migByID[m.ID] = m
@@ -145,7 +170,7 @@ func (w *World) StartMigration(nqn string) (string, error) {
 		w.phaseHook(m, PhasePending)
 	}
 	w.operatorAfter(w.uniform(0.2, 0.6), func() { w.operatorStart(m) })
-	return m.ID, nil
+	return m.ID
 }
 
 func (w *World) setPhase(m *Migration, phase, reason string) {

@@ -55,6 +55,7 @@ type runFlags struct {
 	namespacedVolumes  int
 	// faultKinds is --faults parsed (validate): nil = every kind.
 	faultKinds []string
+	kube       kubeFlags // --backend and the kube backend's flags (kube_run.go)
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -94,6 +95,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.seedChecks.MaxCtrlLossTmoS, "max-ctrl-loss-tmo", sd.MaxCtrlLossTmoS, "`seconds` of ctrl_loss_tmo above which (or off) loss-timeout warns")
 	fs.IntVar(&f.seedChecks.MaxPaths, "max-paths", sd.MaxPaths, "controllers per subsystem on a host at the end above which paths-per-subsystem warns")
 	fs.IntVar(&f.seedChecks.MaxNotAllowed, "max-not-allowed", sd.MaxNotAllowed, "target rejections logged as \"does not allow host\" at or above which target-log-pattern fails")
+	f.kube.register(fs)
 	fs.Int64Var(&f.fioCorruptWrite, "fio-corrupt-write", 0, "with --workload=fio: store the `N`-th write to the first volume corrupted underneath fio, to prove a verify failure is reported as a data integrity failure with its offset (0 = off)")
 }
 
@@ -350,6 +352,7 @@ what was recorded).
 Flags:
 `)
 		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), kubeFaultHelp())
 	}
 	return fs
 }
@@ -376,6 +379,14 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "fiomig run: give --faults or --fault-file, not both (the file's schedule replaces --faults)")
 			return exitUsage
 		}
+	}
+	switch f.kube.backend {
+	case "kube":
+		return runKube(&f, fs, stdout, stderr)
+	case "sim":
+	default:
+		fmt.Fprintf(stderr, "fiomig run: --backend must be sim or kube, got %q\n", f.kube.backend)
+		return exitUsage
 	}
 
 	if f.sampleInterval > checks.ResolutionFraction*f.pauseCrit {

@@ -1,0 +1,41 @@
+// Package kube is the Kubernetes backend: a backend.Cluster over client-go
+// and sigs.k8s.io/e2e-framework (klient for access, envconf.NewWithKubeConfig
+// — never env.NewFromFlags, which registers global flags —, wait and
+// conditions for waiting) that runs fiomig's migrations scenario on any
+// cluster running simplyblock.
+//
+// What it reads and writes (the contract with backend/kube/standin, which
+// plays simplyblock, kubelet, scheduler and provisioner in tests):
+//
+//   - Storage nodes: StorageNodeSet status.nodes (hostname, uuid, mgmtIp,
+//     nvmfPort) in the storage namespace; consumer hosts: Nodes labelled
+//     fiomig.io/consumer=true, each with a Running fiomig agent pod
+//     (deploy/agent/) that names its hostnqn.
+//   - Workload: a ConfigMap of fio job files rendered by package fio, one
+//     PVC of the StorageClass and one fio pod per volume, pinned to consumer
+//     host i mod hosts by a required hostname node affinity.
+//   - Volumes: the PV's CSI volume handle <cluster>:<pool>:<volume> and the
+//     subsystem NQN; published endpoints from the control plane's connect
+//     strings (pod proxy to the webappapi pod).
+//   - Migrations: a VolumeMigration per migration, its status.phase watched
+//     (every write arrives, in order) and turned into phase lines; abort by
+//     spec.abort; a migration not terminal after MigrationTimeout fails the
+//     run with an error naming the object and its last phase.
+//   - Hosts are sampled by GET /v1/sample from their agent; the agents, the
+//     nft helper and the fio log sidecar are reached only through the API
+//     server's pod proxy (works through any kubeconfig allowed pods/proxy).
+//   - Faults (faults/hooks.go, by method set): target restart deletes the
+//     storage node's SPDK pod; dropped CONNECTs run a privileged nft helper
+//     pod whose rule counter is the evidence; aborted validation sets
+//     spec.abort or deletes the validation Job.
+//   - Nothing left behind: every object carries fiomig.io/run=<id>, its
+//     removal is registered right after it is created, Close removes all
+//     of it (also after the run's context was cancelled), and the run keeps
+//     a Lease that Janitor uses to tell dead runs from live ones.
+//
+// Time is monotonic wall seconds since setup ended.
+//
+// Imports: backend, record, nvmeof, fio, backend/kube/agent, client-go,
+// apimachinery, api and e2e-framework (DESIGN.md "Packages": backend <-
+// leaves, sim, workload). It prints only to Config.Progress.
+package kube

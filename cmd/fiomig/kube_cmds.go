@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fiomig/fiomig/backend/kube/agent"
+)
+
+// The commands fiomig runs inside a Kubernetes cluster (deploy/agent/,
+// and the pods backend/kube creates): agent, nft-helper, logserve. Each
+// serves a small HTTP API that the harness reaches only through the API
+// server's pod proxy (backend/kube/agent).
+
+func init() {
+	register(command{name: "agent", summary: "serve this host's NVMe-oF sysfs state to the harness (runs in the agent DaemonSet)", run: agentCmd})
+	register(command{name: "nft-helper", summary: "drop new connections to a target port with nftables, serve the rule's counter (kube fault helper pod)", run: nftHelperCmd})
+	register(command{name: "logserve", summary: "serve a directory's files read-only (the fio pod's log sidecar)", run: logserveCmd})
+}
+
+// serve runs h on listen until SIGINT/SIGTERM, then shuts down. It returns
+// the process exit code.
+func serve(name, listen string, h http.Handler, stderr io.Writer, onStop func()) int {
+	return serveLinger(name, listen, h, stderr, onStop, 0)
+}
+
+// serveLinger is serve that keeps answering for linger after the signal.
+func serveLinger(name, listen string, h http.Handler, stderr io.Writer, onStop func(), linger time.Duration) int {
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "fiomig %s: %v\n", name, err)
+		return exitUsage
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		time.Sleep(linger)
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}()
+	fmt.Fprintf(stderr, "fiomig %s: serving on %s\n", name, ln.Addr())
+	err = srv.Serve(ln)
+	if onStop != nil {
+		onStop()
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintf(stderr, "fiomig %s: %v\n", name, err)
+		return exitCheckFailed
+	}
+	return exitPass
+}
+
+func agentCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fiomig agent", flag.ContinueOnError)
+	sys := fs.String("sys", "/host/sys", "`directory` where the host's /sys is mounted (read-only)")
+	hostnqn := fs.String("hostnqn", "", "the host's NVMe host `NQN` (default: read from --hostnqn-file)")
+	hostnqnFile := fs.String("hostnqn-file", "/host/etc/nvme/hostnqn", "`file` holding the host's NQN (written by simplyblock's csi-node)")
+	node := fs.String("node", os.Getenv("NODE_NAME"), "Kubernetes node `name` (default $NODE_NAME, from the downward API)")
+	listen := fs.String("listen", fmt.Sprintf(":%d", agent.Port), "`address` to serve on")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: fiomig agent [flags]
+
+Serves this host's NVMe-oF state for fiomig's kube backend: GET /v1/sample
+answers with the host's sysfs (only controllers whose hostnqn is this host's,
+in the capture format of the fixtures) and the host's clock; GET /v1/host
+names the node and its hostnqn. It only reads --sys: the DaemonSet in
+deploy/agent/ mounts /sys read-only and grants no other privilege. The harness
+reaches it through the API server's pod proxy, never directly.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if code, stop := parseFlags(fs, args, stdout, stderr); stop {
+		return code
+	}
+	nqn := *hostnqn
+	if nqn == "" {
+		b, err := os.ReadFile(*hostnqnFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "fiomig agent: no --hostnqn and %v\n", err)
+			return exitUsage
+		}
+		nqn = strings.TrimSpace(string(b))
+	}
+	if *node == "" {
+		fmt.Fprintln(stderr, "fiomig agent: no --node and $NODE_NAME is empty")
+		return exitUsage
+	}
+	if fi, err := os.Stat(*sys); err != nil || !fi.IsDir() {
+		fmt.Fprintf(stderr, "fiomig agent: --sys %s is not a directory\n", *sys)
+		return exitUsage
+	}
+	h := agent.Handler(agent.Config{Node: *node, HostNQN: nqn, Sys: os.DirFS(*sys)})
+	return serve("agent", *listen, h, stderr, nil)
+}
+
+func nftHelperCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fiomig nft-helper", flag.ContinueOnError)
+	table := fs.String("table", "", "nftables `table` (family inet) to create; deleted again on SIGTERM")
+	ip := fs.String("ip", "", "target `IP` whose new TCP connections are dropped")
+	port := fs.Int("port", 0, "target TCP `port`")
+	sweep := fs.String("sweep", "", "instead: delete every inet table whose name starts with `prefix` and is not in --keep, and serve their names at GET /v1/removed")
+	keep := fs.String("keep", "", "comma-separated `tables` --sweep keeps (live runs)")
+	listen := fs.String("listen", fmt.Sprintf(":%d", agent.HelperPort), "`address` to serve on")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: fiomig nft-helper --table T --ip IP --port P [--listen ADDR]
+       fiomig nft-helper --sweep PREFIX [--keep T1,T2]
+
+The kube backend's dropped-CONNECTs fault: adds "table inet T" with one rule
+"ip daddr IP tcp dport P ct state new counter drop" in a prerouting chain
+(new connections to the target port get no answer, existing ones are
+untouched), serves the rule's counter at GET /v1/counter, and deletes the
+table when stopped (SIGTERM, i.e. when its pod is deleted). Needs
+CAP_NET_ADMIN in the host's network namespace (a privileged hostNetwork pod).
+--sweep is what "fiomig janitor" runs on each storage node.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if code, stop := parseFlags(fs, args, stdout, stderr); stop {
+		return code
+	}
+	ctx := context.Background()
+	if *sweep != "" {
+		kept := map[string]bool{}
+		for _, t := range strings.Split(*keep, ",") {
+			kept[strings.TrimSpace(t)] = true
+		}
+		removed, err := sweepTables(ctx, *sweep, kept)
+		if err != nil {
+			fmt.Fprintf(stderr, "fiomig nft-helper: %v\n", err)
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /v1/removed", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, "[%s]\n", quoteJoin(removed))
+		})
+		return serve("nft-helper", *listen, mux, stderr, nil)
+	}
+	if *table == "" || *ip == "" || *port <= 0 || *port > 65535 {
+		fmt.Fprintln(stderr, "fiomig nft-helper: --table, --ip and --port (1-65535) are required (see fiomig nft-helper --help)")
+		return exitUsage
+	}
+	n := agent.NFT{Table: *table, IP: *ip, Port: *port}
+	if err := n.Add(ctx); err != nil {
+		fmt.Fprintf(stderr, "fiomig nft-helper: %v\n", err)
+		return exitCheckFailed
+	}
+	var once sync.Once
+	cleanup := func() {
+		once.Do(func() {
+			if err := n.Delete(context.Background()); err != nil {
+				fmt.Fprintf(stderr, "fiomig nft-helper: %v\n", err)
+			}
+		})
+	}
+	h := agent.CounterHandler(func() (agent.Counter, error) { return n.Read(ctx) })
+	return serve("nft-helper", *listen, h, stderr, cleanup)
+}
+
+// sweepTables deletes every inet table named prefix* not in keep.
+func sweepTables(ctx context.Context, prefix string, keep map[string]bool) ([]string, error) {
+	var removed []string
+	n := agent.NFT{}
+	out, err := n.RunNFT(ctx, "-j", "list", "tables")
+	if err != nil {
+		return nil, err
+	}
+	names, err := agent.ParseNFTTables(out, "inet")
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, t := range names {
+		if !strings.HasPrefix(t, prefix) || keep[t] {
+			continue
+		}
+		if err := (agent.NFT{Table: t}).Delete(ctx); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, t)
+	}
+	return removed, errors.Join(errs...)
+}
+
+func quoteJoin(xs []string) string {
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = fmt.Sprintf("%q", x)
+	}
+	return strings.Join(q, ",")
+}
+
+func logserveCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fiomig logserve", flag.ContinueOnError)
+	dir := fs.String("dir", "/logs", "`directory` whose files are served read-only")
+	listen := fs.String("listen", fmt.Sprintf(":%d", agent.FilesPort), "`address` to serve on")
+	linger := fs.Duration("linger", 0, "keep serving this `long` after SIGTERM (the fio pod's files are fetched while it terminates)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: fiomig logserve [--dir DIR] [--listen ADDR]
+
+Serves the regular files at the top of --dir read-only: GET /v1/files lists
+them, GET /v1/files/NAME returns one. The kube backend's fio pods run it as a
+sidecar so that fio's JSON result and per-I/O logs come back to the run
+directory through the API server's pod proxy.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if code, stop := parseFlags(fs, args, stdout, stderr); stop {
+		return code
+	}
+	return serveLinger("logserve", *listen, agent.FilesHandler(os.DirFS(*dir)), stderr, nil, *linger)
+}

@@ -1,0 +1,71 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/fiomig/fiomig/backend"
+	simbackend "github.com/fiomig/fiomig/backend/sim"
+	"github.com/fiomig/fiomig/faults"
+	"github.com/fiomig/fiomig/record"
+	"github.com/fiomig/fiomig/scenario"
+)
+
+// Backend is what the shared specs need of a backend: a cluster per run
+// and the id its n-th migration (1-based) will get.
+type Backend struct {
+	Name        string
+	New         func(ctx context.Context, seed int64, p record.Params) (backend.Cluster, error)
+	MigrationID func(n int) string
+}
+
+// Sim is the embedded simulator shaped like the kube suites' stand-in: 3
+// storage nodes that are also the consumer hosts, p.Volumes volumes.
+func Sim() Backend {
+	return Backend{
+		Name: "sim",
+		New: func(_ context.Context, seed int64, p record.Params) (backend.Cluster, error) {
+			return simbackend.New(simbackend.Config{Seed: seed, Nodes: 3, Hosts: 3, HostsAreNodes: true, Volumes: p.Volumes,
+				CutoverPauseS: p.CutoverPauseS})
+		},
+		MigrationID: func(n int) string { return fmt.Sprintf("mig-%04d", n) },
+	}
+}
+
+// KubeBackend runs on e as the harness account, every run with run id id.
+func (e *KubeEnv) KubeBackend(id string) Backend {
+	return Backend{
+		Name: "kube",
+		New: func(ctx context.Context, seed int64, p record.Params) (backend.Cluster, error) {
+			return e.NewKubeCluster(ctx, id, seed, p.Volumes)
+		},
+		MigrationID: func(n int) string { return fmt.Sprintf("%s-mig-%d", id, n) },
+	}
+}
+
+// Run runs the migrations scenario on b with the fault schedule, writing
+// the run directory under outDir. The cluster is closed (on kube: every
+// object of the run removed) before it returns.
+func Run(ctx context.Context, b Backend, outDir string, seed int64, p record.Params, schedule []record.FaultSpec, gapS float64) (res scenario.Result, err error) {
+	c, err := b.New(ctx, seed, p)
+	if err != nil {
+		return res, fmt.Errorf("%s backend: %w", b.Name, err)
+	}
+	in, err := faults.NewInjector(c, schedule)
+	if err != nil {
+		c.Close()
+		return res, err
+	}
+	defer func() {
+		if cerr := in.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("%s backend: close: %w", b.Name, cerr)
+		}
+	}()
+	return scenario.Run(ctx, in, scenario.Config{
+		Plan: record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: seed,
+			Command: fmt.Sprintf("fiomig suites (%s backend, seed %d)", b.Name, seed), Params: p, Faults: schedule},
+		OutDir: outDir, GapS: gapS, Progress: ginkgo.GinkgoWriter,
+	})
+}
