@@ -106,7 +106,7 @@ func Janitor(opts JanitorOptions) (JanitorReport, error) {
 		}
 		live := false
 		for _, o := range owners {
-			if alive(o.Pid, o.StartTicks) {
+			if Alive(o.Pid, o.StartTicks) {
 				live = true
 				act(JanitorAction{What: "keep", Target: strconv.Itoa(o.Pid), Ledger: lp,
 					Reason: "the fiomig that owns this ledger still runs: its run is alive"}, nil)
@@ -138,7 +138,7 @@ func Janitor(opts JanitorOptions) (JanitorReport, error) {
 			}
 		}
 		for _, e := range entries {
-			if e.Kind != OwnedFio || slices.Contains(killed, e.Pid) || !alive(e.Pid, e.StartTicks) {
+			if e.Kind != OwnedFio || slices.Contains(killed, e.Pid) || !Alive(e.Pid, e.StartTicks) {
 				continue
 			}
 			killed = append(killed, e.Pid)

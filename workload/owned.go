@@ -208,11 +208,12 @@ func ProcStartTicks(pid int) (uint64, error) {
 	return strconv.ParseUint(f[startField], 10, 64)
 }
 
-// alive reports whether the process (pid, startTicks) still runs: a pid
-// with another start time is another process.
-func alive(pid int, startTicks uint64) bool {
+// Alive reports whether the process (pid, startTicks) still runs: a pid
+// with another start time is another process, and a zombie (exited, not
+// yet reaped by a parent that may never do so) runs no more.
+func Alive(pid int, startTicks uint64) bool {
 	st, err := ProcStartTicks(pid)
-	return err == nil && st == startTicks
+	return err == nil && st == startTicks && processRunning(pid)
 }
 
 // MarkedProcesses returns the pids of every process whose environment holds

@@ -351,6 +351,11 @@ Flags:
 }
 
 func runCmd(args []string, stdout, stderr io.Writer) int {
+	// SIGINT and SIGTERM are caught from the first instant: the run then
+	// stops in order (fio stopped, volumes unmounted) and exits 130 with
+	// its run directory (interruptContext).
+	ctx, stop := interruptContext(stderr, "fiomig run")
+	defer stop()
 	var f runFlags
 	fs := newRunFlagSet(&f, stderr)
 	// --help to stdout; a bad flag in one line (host_cmds.go parseFlags).
@@ -406,8 +411,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "  faults: %d scheduled (%s)\n", len(sched), f.faultSelection())
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	if ctx.Err() != nil {
+		// Interrupted before anything ran: nothing to record.
+		fmt.Fprintln(stderr, "fiomig run: interrupted before the run started; nothing was recorded")
+		return exitInterrupted
+	}
 	scfg := scenario.Config{
 		Plan: record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: f.seed,
 			Command: cmdline, Params: f.params(), Faults: sched},
@@ -437,10 +445,14 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		if res.Dir != "" {
 			fmt.Fprintf(stderr, "fiomig run: what was recorded is in %s\n", res.Dir)
 		}
+		if res.Interrupted {
+			return exitInterrupted
+		}
 		return exitUsage
 	}
 	if res.Interrupted {
-		fmt.Fprintf(stderr, "fiomig run: interrupted; the timeline recorded so far is in %s\n", filepath.Join(res.Dir, record.TimelineFile))
+		fmt.Fprintf(stderr, "fiomig run: interrupted; the timeline recorded so far is in %s (summary.json says interrupted; fiomig report %s writes a report of it)\n",
+			filepath.Join(res.Dir, record.TimelineFile), res.Dir)
 		return exitInterrupted
 	}
 	return printVerdicts(stdout, res.Dir, res.Summary)
@@ -462,4 +474,22 @@ func printVerdicts(w io.Writer, dir string, sum record.Summary) int {
 	default:
 		return exitCheckFailed
 	}
+}
+
+// interruptContext returns a context cancelled by the first SIGINT or
+// SIGTERM, and says on stderr that the command is stopping; later signals
+// are absorbed while it cleans up (every cleanup deadline is bounded; a
+// kill -9 leaves what "fiomig janitor" removes). stop restores the default
+// signal handling.
+func interruptContext(stderr io.Writer, name string) (context.Context, func()) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintf(stderr, "%s: interrupted: stopping in order (fio stopped, volumes unmounted) and keeping the record so far\n", name)
+		case <-done:
+		}
+	}()
+	return ctx, func() { close(done); stop() }
 }
