@@ -289,4 +289,3 @@ func TestJanitorUsage(t *testing.T) {
 		t.Errorf("janitor -o json on an empty directory: exit %d, %s", code, stdout)
 	}
 }
-

@@ -127,4 +127,3 @@ func janitorCmd(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "janitor: %s read, %s\n", plural(len(rep.Ledgers), "ledger"), plural(removed, "leftover")+map[bool]string{true: " found", false: " removed"}[dryRun])
 	return code
 }
-
