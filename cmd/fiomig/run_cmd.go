@@ -487,7 +487,11 @@ func interruptContext(stderr io.Writer, name string) (context.Context, func()) {
 	go func() {
 		select {
 		case <-ctx.Done():
-			fmt.Fprintf(stderr, "%s: interrupted: stopping in order (fio stopped, volumes unmounted) and keeping the record so far\n", name)
+			select {
+			case <-done: // stop() cancelled it: no signal
+			default:
+				fmt.Fprintf(stderr, "%s: interrupted: stopping in order (fio stopped, volumes unmounted) and keeping the record so far\n", name)
+			}
 		case <-done:
 		}
 	}()
