@@ -5,6 +5,9 @@ GO          ?= go
 OUT         ?= out
 RUN_FLAGS   ?=
 BIN         := bin/fiomig
+# fiomig --version: the checkout's git description (go's own VCS stamp is
+# off when GOFLAGS has -buildvcs=false).
+VERSION     ?= $(shell git describe --always --dirty 2>/dev/null || echo devel)
 FUZZTIME    ?= 60s
 # Debian packages the tests need: fio (real workloads), nvme-cli (cross-check
 # of `nvme list-subsys` against our parser), fuse3 (fio through FUSE volumes),
@@ -28,7 +31,7 @@ help: ## print this help
 	@echo "Variables: RUN_FLAGS='--seed 7 --cutover-pause 7' (passed to fiomig run), OUT=$(OUT), FUZZTIME=$(FUZZTIME)"
 
 build: ## build bin/fiomig
-	$(GO) build -o $(BIN) ./cmd/fiomig
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/fiomig
 
 run: build ## run 23 migrations on the embedded simulator and write a report under out/ (OUT)
 	./$(BIN) run --out $(OUT) $(RUN_FLAGS)
