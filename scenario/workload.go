@@ -45,7 +45,8 @@ type FioOptions struct {
 	// StartTimeout bounds fio's start-up (default 60 s).
 	StartTimeout time.Duration
 	// StopGrace: how long fio may take to stop after the run before held
-	// I/O is drained (default 3 s).
+	// I/O is drained (default workload.DefaultStopGrace scaled by
+	// workload.LoadFactor).
 	StopGrace time.Duration
 	// CorruptWrite, when > 0, stores the CorruptWrite-th write to
 	// CorruptVolume (default: the first volume) after fio started corrupted
