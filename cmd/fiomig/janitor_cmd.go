@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 
@@ -13,14 +14,20 @@ func init() {
 	register(command{name: "janitor", summary: "remove what a killed fiomig left: fio processes, FUSE mounts, temporary directories", run: janitorCmd})
 }
 
-// KubeJanitor is the Kubernetes part of "fiomig janitor": it removes the
-// objects a run labelled with its run id left in a cluster (DESIGN.md, kube
-// backend) and returns one line per object removed (or, dry, to remove).
-// It is nil in a build without the kube backend; the lead wires
-// backend/kube's Janitor here (a kube_janitor.go in this package setting it
-// in init), since cmd/fiomig's host side must not import backend/kube
-// itself. --kubeconfig is refused while it is nil.
-var KubeJanitor func(ctx context.Context, kubeconfig string, dryRun bool) ([]string, error)
+// KubeJanitor is the Kubernetes part of "fiomig janitor": it removes what
+// dead runs labelled with their run id left in the cluster of kubeconfig
+// (DESIGN.md, kube backend), prints one line per object removed (or, dry,
+// to remove) on stdout and returns them. KubeJanitorFlags, when set,
+// registers the part's own flags (namespace, staleness, ...) on janitor's
+// flag set; janitor owns --kubeconfig and runs the part only when it is
+// given. Both are nil in a build without the kube backend, where
+// --kubeconfig is refused: the lead wires backend/kube's Janitor in a file
+// of this package (an init setting both), so that this file does not
+// import backend/kube.
+var (
+	KubeJanitor      func(ctx context.Context, kubeconfig string, dryRun bool, stdout io.Writer) ([]string, error)
+	KubeJanitorFlags func(fs *flag.FlagSet)
+)
 
 const janitorUsage = `Usage: fiomig janitor [--out DIR ...] [--dry-run] [-o table|json] [--kubeconfig FILE]
 
@@ -56,6 +63,9 @@ func janitorCmd(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&dryRun, "dry-run", false, "print what would be removed; touch nothing")
 	fs.StringVar(&output, "o", "table", "output `format`: table or json")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "also remove the runs' Kubernetes objects in this cluster (`FILE`; kube backend builds only)")
+	if KubeJanitorFlags != nil {
+		KubeJanitorFlags(fs)
+	}
 	if code, stop := parseFlags(fs, args, stdout, stderr); stop {
 		return code
 	}
@@ -76,7 +86,11 @@ func janitorCmd(args []string, stdout, stderr io.Writer) int {
 	var kube []string
 	if kubeconfig != "" {
 		ctx, stop := interruptContext(stderr, "fiomig janitor")
-		kube, err = KubeJanitor(ctx, kubeconfig, dryRun)
+		w := stdout
+		if output == "json" {
+			w = io.Discard // the lines go into the JSON document
+		}
+		kube, err = KubeJanitor(ctx, kubeconfig, dryRun, w)
 		stop()
 		if err != nil {
 			fmt.Fprintf(stderr, "fiomig janitor: kubernetes: %v\n", err)
@@ -120,10 +134,7 @@ func janitorCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout, line)
 	}
-	for _, k := range kube {
-		fmt.Fprintf(stdout, "%s%s\n", prefix, k)
-		removed++
-	}
+	removed += len(kube) // the part printed its own lines
 	fmt.Fprintf(stdout, "janitor: %s read, %s\n", plural(len(rep.Ledgers), "ledger"), plural(removed, "leftover")+map[bool]string{true: " found", false: " removed"}[dryRun])
 	return code
 }
