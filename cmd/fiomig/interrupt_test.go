@@ -90,7 +90,8 @@ func checkInterruptedRecord(t *testing.T, dir string, minLines int) {
 }
 
 // SIGINT 0.5 s after the start (the simulator workload, and real fio
-// still starting up) and in the middle of a run (real fio doing I/O): each
+// still starting up), SIGTERM mid-run (simulator) and SIGINT in the middle
+// of a run (real fio doing I/O): each
 // exits 130 with its run directory, a timeline and an interrupted summary,
 // and nothing of the fio workload stays mounted or running.
 func TestSIGINTExits130WithTheRecord(t *testing.T) {
@@ -106,6 +107,16 @@ func TestSIGINTExits130WithTheRecord(t *testing.T) {
 			t.Fatalf("exit %d, want 130:\n%s", code, log)
 		}
 		checkInterruptedRecord(t, runDirOf(t, out), 1)
+	})
+	t.Run("sim SIGTERM mid-run", func(t *testing.T) {
+		out := t.TempDir()
+		cmd, log := fiomigProcess(t, out, "run", "--out", out, "--migrations", "23", "--sample-interval", "0.001")
+		waitTimelineLines(t, out, 2000, 60*time.Second)
+		cmd.Process.Signal(syscall.SIGTERM)
+		if code := exitCode(t, cmd, 60*time.Second); code != exitInterrupted {
+			t.Fatalf("exit %d, want 130:\n%s", code, log)
+		}
+		checkInterruptedRecord(t, runDirOf(t, out), 2000)
 	})
 	for _, tc := range []struct {
 		name  string
