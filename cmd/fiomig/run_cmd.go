@@ -451,8 +451,12 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if res.Interrupted {
-		fmt.Fprintf(stderr, "fiomig run: interrupted; the timeline recorded so far is in %s (summary.json says interrupted; fiomig report %s writes a report of it)\n",
-			filepath.Join(res.Dir, record.TimelineFile), res.Dir)
+		hint := "summary.json says interrupted; fiomig report " + res.Dir + " writes a report of it"
+		if res.Summary.Coverage == nil { // nothing was sampled: fio was still starting
+			hint = "interrupted before the first sample: nothing to report"
+		}
+		fmt.Fprintf(stderr, "fiomig run: interrupted; the timeline recorded so far is in %s (%s)\n",
+			filepath.Join(res.Dir, record.TimelineFile), hint)
 		return exitInterrupted
 	}
 	return printVerdicts(stdout, res.Dir, res.Summary)
