@@ -116,7 +116,13 @@ func TestSIGINTExits130WithTheRecord(t *testing.T) {
 		if code := exitCode(t, cmd, 60*time.Second); code != exitInterrupted {
 			t.Fatalf("exit %d, want 130:\n%s", code, log)
 		}
-		checkInterruptedRecord(t, runDirOf(t, out), 2000)
+		dir := runDirOf(t, out)
+		checkInterruptedRecord(t, dir, 2000)
+		// report rewrites the summary from the record: still interrupted.
+		if code, _, stderr := runCLI("report", dir, "--quiet"); code != exitInconclusive {
+			t.Errorf("report of the interrupted run: exit %d, want 3: %s", code, stderr)
+		}
+		checkInterruptedRecord(t, dir, 2000)
 	})
 	for _, tc := range []struct {
 		name  string

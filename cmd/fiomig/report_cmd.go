@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -40,6 +41,10 @@ bounds than the run's, without rerunning it:
 
 plan.json is left as it was; summary.json ("rejudged"), report.md and
 report.html name the bounds that judged and the command that re-judged.
+
+A run that summary.json says was interrupted (fiomig run exit 130) stays
+so: the rewritten summary.json keeps "interrupted": true and the verdict is
+inconclusive.
 
 A timeline whose last line was cut off (a killed run) is evaluated up to
 the last complete line, with a warning that report.md repeats. A record
@@ -149,6 +154,11 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
+	if wasInterrupted(dir) {
+		// The run said it was stopped by a signal: that stays said, and
+		// a record cut short by one is not a verdict.
+		sum.Interrupted, sum.Verdict = true, record.Inconclusive
+	}
 	if truncated && sum.Coverage != nil {
 		sum.Coverage.TruncatedLine = true // report.md says so, not only stderr
 	}
@@ -177,6 +187,20 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "verdict: %s (seed %d)\n", sum.Verdict, sum.Seed)
 	return reportExitCode(sum.Verdict)
+}
+
+// wasInterrupted reports whether dir's summary.json says the run was
+// interrupted (fiomig run exit 130); an absent or unreadable summary says
+// nothing.
+func wasInterrupted(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, record.SummaryFile))
+	if err != nil {
+		return false
+	}
+	var s struct {
+		Interrupted bool `json:"interrupted"`
+	}
+	return json.Unmarshal(b, &s) == nil && s.Interrupted
 }
 
 // writable checks that files can be created in dir (a read-only run
