@@ -187,6 +187,7 @@ func checkNoSecret(t *testing.T, data []byte, msg string) {
 		}
 	}
 }
+
 // readAttrLines keeps the lines of a capture whose attribute ReadSysfs
 // reads: the fixtures' other attributes (queue counts, model strings) only
 // slow the fuzzer down.
