@@ -2,10 +2,7 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
-	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,8 +11,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fiomig/fiomig/internal/nvmecli"
 	"github.com/fiomig/fiomig/internal/tooltest"
 	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/sim"
 )
 
 // fixtureCaptures are every sysfs capture of the repository: the real ones
@@ -50,21 +49,7 @@ func materialize(t *testing.T, capture, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == "." {
-			return err
-		}
-		dst := filepath.Join(dir, filepath.FromSlash(p))
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		b, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	})
-	if err != nil {
+	if err := sim.Materialize(fsys, dir); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -76,28 +61,12 @@ type cliPath struct {
 }
 
 // nvmeListSubsys runs the real "nvme list-subsys -o json" on the tree
-// under dir (a tmpfs /sys in a private mount namespace).
+// under dir (internal/nvmecli).
 func nvmeListSubsys(t *testing.T, dir string) []cliPath {
 	t.Helper()
-	cmd := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c",
-		`mount -t tmpfs sysfs-cap /sys && cp -a "$1"/. /sys/ && exec nvme list-subsys -o json`, "sh", dir)
-	out, err := cmd.Output()
+	hosts, err := nvmecli.ListSubsys(dir)
 	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		tooltest.Require(t, fmt.Errorf("cannot run nvme-cli in a private mount namespace: %w: %s", err, stderr))
-	}
-	var hosts []struct {
-		HostNQN, HostID string
-		Subsystems      []struct {
-			Name, NQN string
-			Paths     []struct{ Name, Transport, Address, State string }
-		}
-	}
-	if err := json.Unmarshal(out, &hosts); err != nil {
-		t.Fatalf("nvme list-subsys -o json: %v\n%s", err, out)
+		tooltest.Require(t, err)
 	}
 	var got []cliPath
 	for _, h := range hosts {
@@ -123,13 +92,7 @@ func sortPaths(ps []cliPath) {
 // transports, addresses and states as the real nvme-cli's
 // "nvme list-subsys -o json" reading the same tree as its /sys.
 func TestHostsAgreesWithNvmeCli(t *testing.T) {
-	_, errNvme := exec.LookPath("nvme")
-	tooltest.Require(t, errNvme)
-	_, errUnshare := exec.LookPath("unshare")
-	if errUnshare == nil && os.Geteuid() != 0 {
-		errUnshare = fmt.Errorf("running as uid %d", os.Geteuid())
-	}
-	tooltest.Require(t, errUnshare) // root and unshare(1) make the private mount namespace
+	tooltest.Require(t, nvmecli.Available())
 	for _, capture := range fixtureCaptures(t) {
 		t.Run(filepath.Base(capture), func(t *testing.T) {
 			code, stdout, stderr := runCLI("hosts", "-o", "json", "--capture", capture)
