@@ -35,14 +35,7 @@ func TestReadSysfsMultipathMode(t *testing.T) {
 			if tc.disk {
 				files["class/nvme/nvme0/nvme0n1/nsid"] = "1\n"
 			}
-			fsys, err := FSFromFiles(files)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h, err := ReadSysfs(fsys)
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := readFiles(t, files)
 			if h.Multipath != tc.want {
 				t.Errorf("Multipath = %q, want %q", h.Multipath, tc.want)
 			}
@@ -87,14 +80,7 @@ func TestNotLive(t *testing.T) {
 	}})
 	files["class/nvme/nvme1/ctrl_loss_tmo"] = "3600\n"
 	files["class/nvme/nvme1/reconnect_delay"] = "2\n"
-	fsys, err := FSFromFiles(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := ReadSysfs(fsys)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := readFiles(t, files)
 	ds := NotLive(h, "", nil)
 	want := []brief{
 		{DefectNotLive, ScopeController, 0, []string{"nvme3"}, nil},

@@ -176,14 +176,7 @@ func TestReadSysfsDefaults(t *testing.T) {
 	for _, f := range []string{"ctrl_loss_tmo", "reconnect_delay", "fast_io_fail_tmo", "hostid", "cntlid"} {
 		delete(files, "class/nvme/nvme1/"+f)
 	}
-	fsys, err := FSFromFiles(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := ReadSysfs(fsys)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := readFiles(t, files)
 	c0, c1 := h.Subsystems[0].Controllers[0], h.Subsystems[0].Controllers[1]
 	if c0.State != StateLive || c0.Legs[0].ANA != ANAInaccessible {
 		t.Errorf("state %q ana %q, want live/inaccessible", c0.State, c0.Legs[0].ANA)
@@ -392,14 +385,7 @@ func TestReadSysfsMultipathOff(t *testing.T) {
 	}})
 	files["class/nvme/nvme0/nvme0n1/nsid"] = "1\n"
 	files["class/nvme/nvme1/nvme1n1/nsid"] = "1\n"
-	fsys, err := FSFromFiles(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := ReadSysfs(fsys)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := readFiles(t, files)
 	if d := cmp.Diff([]Namespace{{Head: "nvme0n1", NSID: 1, Controller: "nvme0"}}, h.Subsystems[0].Namespaces); d != "" {
 		t.Errorf("namespaces (-want +got):\n%s", d)
 	}
