@@ -195,3 +195,13 @@ func TestJanitorKeepsLiveRunsAndRemovesDeadOnesDirs(t *testing.T) {
 		t.Errorf("%s not removed: %v", tmp, err)
 	}
 }
+
+// BenchmarkMarkedProcesses: one scan of /proc for a marker, as Stop makes
+// once per stop and Janitor once per dead ledger.
+func BenchmarkMarkedProcesses(b *testing.B) {
+	for b.Loop() {
+		if _, err := MarkedProcesses("fiomig-bench-none"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
