@@ -147,7 +147,7 @@ func Janitor(opts JanitorOptions) (JanitorReport, error) {
 				func() error { return ignoreESRCH(syscall.Kill(e.Pid, syscall.SIGKILL)) })
 		}
 		if !opts.DryRun {
-			waitGone(killed, scaled(reapTimeout))
+			waitGone(killed, scaled(ReapTimeout))
 		}
 		for _, e := range entries {
 			if e.Kind != OwnedMount {

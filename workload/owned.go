@@ -281,9 +281,13 @@ func killMarked(marker string) ([]int, error) {
 	return killed, errors.Join(errs...)
 }
 
+// MaxLoadFactor caps LoadFactor, so that a stop never waits more than
+// MaxLoadFactor times its named deadline.
+const MaxLoadFactor = 4
+
 // LoadFactor is how much slower than idle this machine is likely to be:
 // the 1-minute load average per CPU (/proc/loadavg), at least 1 and at most
-// 8 (1 when it cannot be read). Deadlines for work whose duration depends
+// MaxLoadFactor (1 when it cannot be read). Deadlines for work whose duration depends
 // on the scheduler — a process exiting, a mount going idle — are scaled by
 // it, so that a loaded 2-core CI machine does not turn into false failures.
 func LoadFactor() float64 {
@@ -299,7 +303,7 @@ func LoadFactor() float64 {
 	if err != nil {
 		return 1
 	}
-	return min(8, max(1, load/float64(runtime.NumCPU())))
+	return min(MaxLoadFactor, max(1, load/float64(runtime.NumCPU())))
 }
 
 // scaled is d times LoadFactor.

@@ -196,8 +196,8 @@ type StopOptions struct {
 const (
 	DefaultStopGrace = 5 * time.Second
 	DefaultKillAfter = 10 * time.Second
-	// reapTimeout bounds the wait for a SIGKILLed process to be reaped.
-	reapTimeout = 5 * time.Second
+	// ReapTimeout bounds the wait for a SIGKILLed process to be reaped.
+	ReapTimeout = 5 * time.Second
 )
 
 // StopReport says how the stop went.
@@ -267,7 +267,7 @@ func (w *Workload) Stop(opts StopOptions) (StopReport, error) {
 			for _, p := range w.procs {
 				select {
 				case <-p.Done():
-				case <-time.After(scaled(reapTimeout)):
+				case <-time.After(scaled(ReapTimeout)):
 					errs = append(errs, fmt.Errorf("workload: fio %s (pid %d) survived SIGKILL", p.Spec.Name, p.Pid()))
 				}
 			}
@@ -287,7 +287,7 @@ func (w *Workload) Stop(opts StopOptions) (StopReport, error) {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("workload: kill fio's job processes: %w", err))
 		}
-		waitGone(pids, scaled(reapTimeout))
+		waitGone(pids, scaled(ReapTimeout))
 	}
 	if w.fs != nil {
 		if err := w.fs.Unmount(); err != nil {

@@ -46,6 +46,11 @@ func fiomigProcess(t *testing.T, dir string, args ...string) (*exec.Cmd, *bytes.
 	return cmd, &out
 }
 
+// worstStop is the longest a --workload=fio run may legitimately take to
+// stop after a signal: every stop deadline at the highest load factor, and
+// a minute for the rest.
+const worstStop = workload.MaxLoadFactor*(workload.DefaultStopGrace+workload.DefaultKillAfter+workload.ReapTimeout+workload.UnmountTimeout) + time.Minute
+
 // exitCode waits for cmd, failing the test after timeout.
 func exitCode(t *testing.T, cmd *exec.Cmd, timeout time.Duration) int {
 	t.Helper()
@@ -153,7 +158,7 @@ func TestSIGINTExits130WithTheRecord(t *testing.T) {
 					t.Logf("fiomig's output:\n%s", log)
 				}
 			})
-			if code := exitCode(t, cmd, 120*time.Second); code != exitInterrupted {
+			if code := exitCode(t, cmd, worstStop); code != exitInterrupted {
 				t.Fatalf("exit %d, want 130", code)
 			}
 			dir := runDirOf(t, out)
