@@ -16,14 +16,12 @@ func init() {
 
 // KubeJanitor is the Kubernetes part of "fiomig janitor": it removes what
 // dead runs labelled with their run id left in the cluster of kubeconfig
-// (DESIGN.md, kube backend), prints one line per object removed (or, dry,
-// to remove) on stdout and returns them. KubeJanitorFlags, when set,
-// registers the part's own flags (namespace, staleness, ...) on janitor's
-// flag set; janitor owns --kubeconfig and runs the part only when it is
-// given. Both are nil in a build without the kube backend, where
-// --kubeconfig is refused: the lead wires backend/kube's Janitor in a file
-// of this package (an init setting both), so that this file does not
-// import backend/kube.
+// (DESIGN.md, kube backend), prints one line per object removed on stdout
+// and returns them. KubeJanitorFlags, when set, registers the part's own
+// flags (namespace, staleness, ...) on janitor's flag set; janitor owns
+// --kubeconfig and runs the part only when it is given. kube_janitor_cmd.go
+// sets both to backend/kube's Janitor; without it (nil) --kubeconfig is
+// refused. This file does not import backend/kube.
 var (
 	KubeJanitor      func(ctx context.Context, kubeconfig string, dryRun bool, stdout io.Writer) ([]string, error)
 	KubeJanitorFlags func(fs *flag.FlagSet)
