@@ -25,6 +25,10 @@ import (
 // its value plus "\n", as the kernel's attribute would. A trailing "\r" is
 // dropped from each line and empty lines are skipped.
 //
+// Secret attributes (SecretAttrs) keep their place in the tree but not their
+// value: their files are empty, and no error message quotes a line that
+// names one past the attribute's name.
+//
 // name is used in errors, which read "name:line: ..." and say what is wrong:
 // a line without a tab, a path outside /sys or not clean (".." or empty
 // elements), a path given twice, a path that is both a file and a directory.
@@ -43,11 +47,14 @@ func LoadCapture(r io.Reader, name string) (fs.FS, error) {
 		}
 		p, value, ok := strings.Cut(text, "\t")
 		if !ok {
-			return nil, fmt.Errorf("%s:%d: no tab between path and value in %q", name, line, clip(text))
+			return nil, fmt.Errorf("%s:%d: no tab between path and value in %q", name, line, clip(withholdSecret(text)))
+		}
+		if IsSecretAttr(p) {
+			value = ""
 		}
 		rel, ok := strings.CutPrefix(p, "/sys/")
 		if !ok || !fs.ValidPath(rel) || rel == "." {
-			return nil, fmt.Errorf("%s:%d: path %q is not a clean absolute path under /sys/", name, line, clip(p))
+			return nil, fmt.Errorf("%s:%d: path %q is not a clean absolute path under /sys/", name, line, clip(withholdSecret(p)))
 		}
 		if err := b.add(rel, value+"\n", fmt.Sprintf("%s:%d", name, line)); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
@@ -76,6 +83,29 @@ func FSFromFiles(files map[string]string) (fs.FS, error) {
 		}
 	}
 	return b.fs(), nil
+}
+
+// SecretAttrs are the sysfs attributes of a controller that hold key
+// material (kernel drivers/nvme/host/sysfs.c: the DH-HMAC-CHAP host and
+// controller secrets, the TLS PSK): nothing in fiomig reads, keeps or
+// prints their values.
+var SecretAttrs = []string{"dhchap_secret", "dhchap_ctrl_secret", "tls_key"}
+
+// IsSecretAttr reports whether the last element of the slash-separated path
+// p is one of SecretAttrs.
+func IsSecretAttr(p string) bool {
+	return slices.Contains(SecretAttrs, path.Base(p))
+}
+
+// withholdSecret cuts s after the first secret attribute name it contains,
+// so that an error quoting a malformed capture line cannot quote the key.
+func withholdSecret(s string) string {
+	for _, a := range SecretAttrs {
+		if i := strings.Index(s, a); i >= 0 {
+			return s[:i+len(a)] + " [value withheld]"
+		}
+	}
+	return s
 }
 
 func clip(s string) string {

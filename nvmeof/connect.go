@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -223,6 +224,11 @@ func connectionFields() []string {
 	return out
 }
 
+// Transports are the NVMe-oF transport names a connection may carry
+// (nvme-cli --transport; kernel drivers/nvme/host/fabrics.c), lower case;
+// they are matched case-insensitively, as the operator's connector does.
+var Transports = []string{"tcp", "rdma", "fc", "loop"}
+
 // ParseConnections decodes a VMIG_CONNECTIONS value (a JSON array of
 // Connection) into Targets, in order. Errors name the element and field
 // ("connections[1].ip ..."): input that is empty or only white space, not a
@@ -230,7 +236,8 @@ func connectionFields() []string {
 // an IP address as net/netip.ParseAddr reads it (no host names, no
 // brackets, no surrounding spaces, no leading zeros: such an ip can never
 // match a controller's traddr, so a release given it would release nothing),
-// a port that is not an integer in 1..65535, a field that is not one of
+// a port that is not an integer in 1..65535, a transport that is not one of
+// Transports (any case; empty means tcp), a field that is not one of
 // Connection's (a mistyped "nqn" would otherwise go unnoticed). An
 // empty array gives no targets and no error. nqn is not checked here: the
 // caller knows which subsystem the connections must belong to.
@@ -265,6 +272,9 @@ func ParseConnections(data []byte) ([]Target, error) {
 		p, err := strconv.Atoi(c.Port.String())
 		if err != nil || p < 1 || p > 65535 {
 			return nil, fmt.Errorf("connections[%d].port %q is not an integer in 1..65535", i, c.Port)
+		}
+		if c.Transport != "" && !slices.Contains(Transports, strings.ToLower(c.Transport)) {
+			return nil, fmt.Errorf("connections[%d].transport %q is not an NVMe-oF transport (want %s; empty means tcp)", i, clip(c.Transport), strings.Join(Transports, ", "))
 		}
 		out = append(out, c.Target())
 	}

@@ -203,6 +203,8 @@ func TestParseConnectionsNamesBadField(t *testing.T) {
 		{`[{"port":4420}]`, "connections[0].ip"},
 		{`[{"ip":"10.0.0.1"}]`, "connections[0].port"},
 		{`[{"ip":"10.0.0.1","port":4420,"nqm":"nqn.x"}]`, `unknown field "nqm" (known: nqn, ip, port`},
+		{`[{"ip":"10.0.0.1","port":4420,"transport":"tpc"}]`, `connections[0].transport "tpc" is not an NVMe-oF transport (want tcp, rdma, fc, loop`},
+		{`[{"ip":"10.0.0.1","port":4420},{"ip":"10.0.0.2","port":4420,"transport":" tcp"}]`, `connections[1].transport " tcp"`},
 		{``, "empty, want a JSON array of connections"},
 		{" \n\t", "empty, want a JSON array of connections"},
 	} {
@@ -217,6 +219,15 @@ func TestParseConnectionsNamesBadField(t *testing.T) {
 	} {
 		if _, err := ParseConnections([]byte(ok)); err != nil {
 			t.Errorf("ParseConnections(%s): %v", ok, err)
+		}
+	}
+}
+
+// Transports match case-insensitively, as the operator's connector does.
+func TestParseConnectionsTransportCase(t *testing.T) {
+	for _, tr := range []string{"tcp", "TCP", "rdma", "RDMA", "fc", "loop", ""} {
+		if _, err := ParseConnections([]byte(`[{"ip":"10.0.0.1","port":4420,"transport":"` + tr + `"}]`)); err != nil {
+			t.Errorf("transport %q: %v", tr, err)
 		}
 	}
 }

@@ -6,7 +6,10 @@
 //     LoadCapture, or a tree the simulator renders) into HostState:
 //     subsystems -> controllers -> legs, plus namespaces.
 //   - Judging: Inspect classifies what is wrong with one subsystem (five
-//     defect kinds, in teardown order with co-tenants); MissingEndpoints and
+//     defect kinds, in teardown order with co-tenants; ambiguous-head as
+//     research/upstream.md §3.2); NotLive names controllers that are not
+//     live; HostState.Multipath says whether native multipath is on (off:
+//     no legs, no ANA states, nothing to judge a cutover by); MissingEndpoints and
 //     StaleEndpoints compare attached controllers with published endpoints by
 //     canonical ip:port (CanonicalEndpoint).
 //   - Acting: PlanRelease/ReleaseMigrationPaths and PlanReap/
@@ -15,6 +18,11 @@
 //     has its own); Target renders connect options for nvme-cli and for
 //     /dev/nvme-fabrics, MigrationTarget switches between the fixed and the
 //     pre-fix migration-path options.
+//
+// Bad input gets a named error: unknown controller or ANA states
+// (ErrUnknownState), malformed sysfs attributes and capture lines, unknown
+// connection fields and transports. Secret attributes (SecretAttrs) are
+// never read, kept or quoted.
 //
 // The kernel, nvme-cli and simplyblock facts it honours are listed in
 // DESIGN.md ("Domain facts"); each function's doc names its source.

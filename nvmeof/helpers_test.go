@@ -145,6 +145,20 @@ func buildTree(t testing.TB, subs ...tSubsys) fs.FS {
 	return fsys
 }
 
+// readFiles reads the tree of files (FSFromFiles) with ReadSysfs.
+func readFiles(t testing.TB, files map[string]string) HostState {
+	t.Helper()
+	fsys, err := FSFromFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := ReadSysfs(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 func buildHost(t testing.TB, subs ...tSubsys) HostState {
 	t.Helper()
 	h, err := ReadSysfs(buildTree(t, subs...))

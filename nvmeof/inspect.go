@@ -27,13 +27,15 @@ const (
 	DefectAmbiguousHead             DefectKind = "ambiguous-head"
 )
 
-// Scope is how much a repair of a defect tears down: one controller (one path
-// of the subsystem) or every controller of the subsystem. ScopeController is
-// the narrower of the two (controller < subsystem).
+// Scope is how much a repair of a defect tears down: nothing (a finding no
+// repair may act on), one controller (one path of the subsystem) or every
+// controller of one subsystem instance; none < controller < subsystem
+// (upstream.md §3.1).
 type Scope string
 
 // Defect scopes.
 const (
+	ScopeNone       Scope = "none"
 	ScopeController Scope = "controller"
 	ScopeSubsystem  Scope = "subsystem"
 )
@@ -44,6 +46,9 @@ type Defect struct {
 	Scope Scope
 	NQN   string
 	NSID  int // the namespace the finding is about; the selector's NSID (0 when not given) for subsystem-wide kinds
+	// Subsystem is the kernel subsystem instance a subsystem-scope finding
+	// is about ("nvme-subsys3"); "" for other scopes.
+	Subsystem string
 	// Controllers are the controllers a repair would tear down, in teardown
 	// order (see TeardownOrder).
 	Controllers []string
@@ -58,6 +63,9 @@ type Defect struct {
 // String renders d on one line, for logs and CLI output.
 func (d Defect) String() string {
 	s := fmt.Sprintf("%s (%s) %s", d.Kind, d.Scope, d.NQN)
+	if d.Subsystem != "" {
+		s += " " + d.Subsystem
+	}
 	if d.NSID != 0 {
 		s += fmt.Sprintf(" nsid %d", d.NSID)
 	}
@@ -78,15 +86,24 @@ func (d Defect) String() string {
 // every NQN of h (sorted) with the same NSID. An NQN with no subsystem on h
 // yields nothing: it is not attached, which is not a defect.
 //
-// Rules (simplyblock-operator atlas-lib/nvmeof inspect semantics, issue 3):
+// Rules (simplyblock-operator atlas-lib/nvmeof inspect semantics,
+// research/upstream.md §3.2, issues 3 and 13):
 //
-//   - ambiguous-head (subsystem): more than one kernel subsystem instance
-//     carries the NQN. The namespace checks below then stand down, since
-//     which head is meant is unknowable.
-//   - no-namespace (subsystem): the subsystem has no namespace and at least
+//   - ambiguous-head: more than one kernel subsystem instance carrying the
+//     NQN has a namespace the selector matches (sel.NSID, or any namespace
+//     for a bare NQN). Each such instance whose matching namespaces are all
+//     inaccessible (no optimized or non-optimized leg on a live controller
+//     of that instance) is demonstrably stale: one subsystem-scope defect
+//     per stale instance, naming that instance (Defect.Subsystem) and only
+//     its controllers. When no instance is demonstrably stale (each still
+//     serves, or has no path list to judge: native multipath off) one
+//     defect of scope none with no controllers says so: nothing may be torn
+//     down on it. The namespace checks below then stand down.
+//   - Otherwise each instance is judged on its own:
+//   - no-namespace (subsystem): the instance has no namespace and at least
 //     one live controller.
 //   - namespace-missing (subsystem): namespaces exist, sel.NSID is given and
-//     none has it.
+//     no instance of the NQN has it.
 //   - controller-not-contributing (controller): exactly one namespace matches
 //     the selector (sel.NSID, or a bare NQN on a one-namespace subsystem); a
 //     live controller has no leg to it. It stands down when that namespace has
@@ -99,8 +116,10 @@ func (d Defect) String() string {
 //     target (see Target.Matches). Reported for every state, connecting
 //     included; never auto-repaired.
 //
-// Defects come subsystem-scope first, then controller-scope in teardown
-// order.
+// Defects come subsystem-scope (and scope none) first, then controller-scope
+// in teardown order. Controllers that are not live are judged by NotLive,
+// which Inspect leaves out (the operator's semantics: connecting controllers
+// are never reported by the controller-level check).
 func Inspect(h HostState, sel Selector, targets []Target) []Defect {
 	nqns := []string{sel.NQN}
 	if sel.NQN == "" {
@@ -111,6 +130,50 @@ func Inspect(h HostState, sel Selector, targets []Target) []Defect {
 		out = append(out, inspectNQN(h.SubsystemsByNQN(nqn), nqn, sel.NSID, targets)...)
 	}
 	return out
+}
+
+// subsysName is the kernel's name of subsystem instance s ("nvme-subsys3";
+// "" for a made-up instance -1).
+func subsysName(s Subsystem) string {
+	if s.Instance < 0 {
+		return ""
+	}
+	return fmt.Sprintf("nvme-subsys%d", s.Instance)
+}
+
+// matchingNSIDs are the NSIDs of s the selector's nsid matches (0 = all).
+func matchingNSIDs(s Subsystem, nsid int) []int {
+	ids := s.NSIDs()
+	if nsid == 0 {
+		return ids
+	}
+	if slices.Contains(ids, nsid) {
+		return []int{nsid}
+	}
+	return nil
+}
+
+// headStale reports whether every namespace of s in ids is inaccessible on s
+// — no optimized or non-optimized leg on a live controller of s — and each
+// has a path list to judge by (a leg on some controller of s); a namespace
+// without any leg (native multipath off) cannot be judged, so s is then not
+// demonstrably stale.
+func headStale(s Subsystem, ids []int) bool {
+	for _, id := range ids {
+		legs := false
+		for _, c := range s.Controllers {
+			if l, ok := c.LegTo(id); ok {
+				legs = true
+				if c.Accessible(l) {
+					return false
+				}
+			}
+		}
+		if !legs {
+			return false
+		}
+	}
+	return len(ids) > 0
 }
 
 func inspectNQN(subs []Subsystem, nqn string, nsid int, targets []Target) []Defect {
@@ -124,11 +187,12 @@ func inspectNQN(subs []Subsystem, nqn string, nsid int, targets []Target) []Defe
 	order := TeardownOrder(all)
 	paths := countPaths(subs)
 	var out []Defect
-	subsystemDefect := func(kind DefectKind, detail string) {
+	subsystemDefect := func(kind DefectKind, s Subsystem, detail string) {
+		ord := TeardownOrder(s.Controllers)
 		out = append(out, Defect{
-			Kind: kind, Scope: ScopeSubsystem, NQN: nqn, NSID: nsid,
-			Controllers: names(order),
-			CoTenants:   paths.coTenants(order, nsid),
+			Kind: kind, Scope: ScopeSubsystem, NQN: nqn, NSID: nsid, Subsystem: subsysName(s),
+			Controllers: names(ord),
+			CoTenants:   paths.coTenants(ord, nsid),
 			Detail:      detail,
 		})
 	}
@@ -152,40 +216,127 @@ func inspectNQN(subs []Subsystem, nqn string, nsid int, targets []Target) []Defe
 		}
 	}
 
-	if len(subs) > 1 {
-		insts := make([]string, len(subs))
-		for i, s := range subs {
-			insts[i] = fmt.Sprintf("nvme-subsys%d", s.Instance)
+	var cands []Subsystem // instances with a namespace the selector matches
+	for _, s := range subs {
+		if len(matchingNSIDs(s, nsid)) > 0 {
+			cands = append(cands, s)
 		}
-		subsystemDefect(DefectAmbiguousHead, fmt.Sprintf("%d kernel subsystem instances carry this NQN (%s)",
-			len(subs), strings.Join(insts, ", ")))
+	}
+	if len(cands) > 1 {
+		insts := make([]string, len(cands))
+		for i, s := range cands {
+			insts[i] = subsysName(s)
+		}
+		what := "namespace"
+		if nsid != 0 {
+			what = fmt.Sprintf("namespace %d", nsid)
+		}
+		staleHeads := 0
+		for _, s := range cands {
+			if headStale(s, matchingNSIDs(s, nsid)) {
+				staleHeads++
+				subsystemDefect(DefectAmbiguousHead, s, fmt.Sprintf("%d kernel subsystem instances carry this NQN with a matching %s (%s); %s serves none of it: every leg inaccessible",
+					len(cands), what, strings.Join(insts, ", "), subsysName(s)))
+			}
+		}
+		if staleHeads == 0 {
+			out = append(out, Defect{
+				Kind: DefectAmbiguousHead, Scope: ScopeNone, NQN: nqn, NSID: nsid,
+				Detail: fmt.Sprintf("%d kernel subsystem instances carry this NQN with a matching %s (%s); none is demonstrably stale (each serves, or has no path list to judge), so nothing may be torn down",
+					len(cands), what, strings.Join(insts, ", ")),
+			})
+		}
 	} else {
-		s := subs[0]
-		ids := s.NSIDs()
-		switch {
-		case len(ids) == 0:
-			live := 0
-			for _, c := range s.Controllers {
-				if c.State == StateLive {
-					live++
+		for _, s := range subs {
+			ids := s.NSIDs()
+			switch {
+			case len(ids) == 0:
+				live := 0
+				for _, c := range s.Controllers {
+					if c.State == StateLive {
+						live++
+					}
 				}
+				if live > 0 {
+					subsystemDefect(DefectNoNamespace, s, fmt.Sprintf("%d live controller(s), no namespace", live))
+				}
+			case nsid != 0 && !slices.Contains(ids, nsid):
+				if len(cands) == 0 { // another instance of the NQN has it otherwise
+					subsystemDefect(DefectNamespaceMissing, s, fmt.Sprintf("namespace %d is not among the subsystem's namespaces %v", nsid, ids))
+				}
+			case nsid != 0 || len(ids) == 1:
+				want := nsid
+				if want == 0 {
+					want = ids[0]
+				}
+				ctrlDefects = append(ctrlDefects, notContributing(paths, s, want, stale)...)
 			}
-			if live > 0 {
-				subsystemDefect(DefectNoNamespace, fmt.Sprintf("%d live controller(s), no namespace", live))
-			}
-		case nsid != 0 && !slices.Contains(ids, nsid):
-			subsystemDefect(DefectNamespaceMissing, fmt.Sprintf("namespace %d is not among the subsystem's namespaces %v", nsid, ids))
-		case nsid != 0 || len(ids) == 1:
-			want := nsid
-			if want == 0 {
-				want = ids[0]
-			}
-			ctrlDefects = append(ctrlDefects, notContributing(paths, s, want, stale)...)
 		}
 	}
 
 	sortByTeardown(ctrlDefects, order)
 	return append(out, ctrlDefects...)
+}
+
+// DefectNotLive is the finding NotLive reports: a controller that is not
+// live (the leak check's not-live kind, DESIGN.md).
+const DefectNotLive DefectKind = "not-live"
+
+// NotLive reports, for subsystem nqn ("" = every NQN) on h, each controller
+// that is not live and not being deleted — connecting, resetting, new, dead
+// — as a controller-scope DefectNotLive: it carries no I/O now, and a
+// single reading cannot tell a path that is coming back from a leak (a
+// controller reconnecting to an endpoint that is gone keeps doing so every
+// reconnect_delay until ctrl_loss_tmo, DESIGN.md "Reconnect"). Its Detail
+// gives the state, endpoint and reconnect budget. Never auto-repaired:
+// Inspect leaves these out and release/reap never tear them down by this
+// finding. Controllers named in skip (stale-endpoint findings) are left out.
+// Sorted by NQN, then teardown order.
+func NotLive(h HostState, nqn string, skip map[string]bool) []Defect {
+	nqns := []string{nqn}
+	if nqn == "" {
+		nqns = h.NQNs()
+	}
+	var out []Defect
+	for _, n := range nqns {
+		var all []Controller
+		for _, s := range h.SubsystemsByNQN(n) {
+			all = append(all, s.Controllers...)
+		}
+		paths := countPaths(h.SubsystemsByNQN(n))
+		for _, c := range TeardownOrder(all) {
+			if c.State == StateLive || c.State.Deleting() || skip[c.Name] {
+				continue
+			}
+			out = append(out, Defect{
+				Kind: DefectNotLive, Scope: ScopeController, NQN: n,
+				Controllers: []string{c.Name},
+				CoTenants:   paths.coTenants([]Controller{c}, 0),
+				Detail:      fmt.Sprintf("%s (%s %s) is %s with %s: it carries no I/O; %s", c.Name, c.Transport, c.Address.Key(), c.State, plural(len(c.Legs), "leg"), reconnectBudget(c)),
+			})
+		}
+	}
+	return out
+}
+
+// reconnectBudget says how long a controller keeps reconnecting
+// (max_reconnects = ceil(ctrl_loss_tmo / reconnect_delay); DESIGN.md).
+func reconnectBudget(c Controller) string {
+	switch {
+	case c.CtrlLossTmo < 0:
+		return fmt.Sprintf("ctrl_loss_tmo off: it reconnects every %d s forever", c.ReconnectDelay)
+	case c.CtrlLossTmo == 0 || c.ReconnectDelay <= 0:
+		return "no reconnect timers (not a fabrics controller, or the files are absent)"
+	}
+	n := (c.CtrlLossTmo + c.ReconnectDelay - 1) / c.ReconnectDelay
+	return fmt.Sprintf("it retries every %d s until ctrl_loss_tmo %d s (%d attempts in all) unless its endpoint answers", c.ReconnectDelay, c.CtrlLossTmo, n)
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // notContributing applies the controller-not-contributing rule to namespace

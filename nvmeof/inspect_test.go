@@ -221,14 +221,58 @@ func TestInspectRules(t *testing.T) {
 			want: []brief{{DefectStaleEndpoint, ScopeController, 1, []string{"nvme0"}, []int{2, 3}}},
 		},
 		{
-			name: "ambiguous head: two instances, namespace checks stand down",
+			// upstream.md §3.2: only the instance whose devices are all
+			// inaccessible is named, with its own controllers only.
+			name: "ambiguous head: the stale instance only, namespace checks stand down",
 			sub: []tSubsys{
 				{inst: 0, nqn: nqnX, nsids: []int{1}, ctrls: []tCtrl{{inst: 0, state: "live", addr: a1, legs: legs("inaccessible", 1)}}},
 				{inst: 3, nqn: nqnX, nsids: []int{1}, ctrls: []tCtrl{
 					{inst: 4, state: "live", addr: a2, legs: legs("optimized", 1)}, {inst: 5, state: "live", addr: a3}}},
 			},
 			sel:  Selector{nqnX, 1},
-			want: []brief{{DefectAmbiguousHead, ScopeSubsystem, 1, []string{"nvme0", "nvme5", "nvme4"}, nil}},
+			want: []brief{{DefectAmbiguousHead, ScopeSubsystem, 1, []string{"nvme0"}, nil}},
+		},
+		{
+			name: "ambiguous head: both instances serve, scope none with no controllers",
+			sub: []tSubsys{
+				{inst: 0, nqn: nqnX, nsids: []int{1}, ctrls: []tCtrl{{inst: 0, state: "live", addr: a1, legs: legs("non-optimized", 1)}}},
+				{inst: 3, nqn: nqnX, nsids: []int{1}, ctrls: []tCtrl{{inst: 4, state: "live", addr: a2, legs: legs("optimized", 1)}}},
+			},
+			sel:  Selector{nqnX, 1},
+			want: []brief{{DefectAmbiguousHead, ScopeNone, 1, nil, nil}},
+		},
+		{
+			name: "ambiguous head: an instance with no path list cannot be judged stale, scope none",
+			sub: []tSubsys{
+				{inst: 0, nqn: nqnX, nsids: []int{1}, ctrls: []tCtrl{{inst: 0, state: "live", addr: a1}}},
+				{inst: 3, nqn: nqnX, nsids: []int{1}, ctrls: []tCtrl{{inst: 4, state: "live", addr: a2, legs: legs("optimized", 1)}}},
+			},
+			sel:  Selector{nqnX, 0},
+			want: []brief{{DefectAmbiguousHead, ScopeNone, 0, nil, nil}},
+		},
+		{
+			name: "ambiguous head: both stale, one defect per instance",
+			sub: []tSubsys{
+				{inst: 0, nqn: nqnX, nsids: []int{1}, ctrls: []tCtrl{{inst: 0, state: "live", addr: a1, legs: legs("inaccessible", 1)}}},
+				{inst: 3, nqn: nqnX, nsids: []int{1}, ctrls: []tCtrl{{inst: 4, state: "connecting", addr: a2, legs: legs("optimized", 1)}}},
+			},
+			sel: Selector{nqnX, 1},
+			want: []brief{
+				{DefectAmbiguousHead, ScopeSubsystem, 1, []string{"nvme0"}, nil},
+				{DefectAmbiguousHead, ScopeSubsystem, 1, []string{"nvme4"}, nil},
+			},
+		},
+		{
+			// Two instances, only one with namespace 1: no ambiguity; the
+			// other (no namespace, a live controller) is a no-namespace
+			// husk of its own.
+			name: "two instances, one has the namespace: judged each on its own",
+			sub: []tSubsys{
+				{inst: 0, nqn: nqnX, nsids: []int{1}, ctrls: []tCtrl{{inst: 0, state: "live", addr: a1, legs: legs("optimized", 1)}}},
+				{inst: 3, nqn: nqnX, ctrls: []tCtrl{{inst: 4, state: "live", addr: a2}}},
+			},
+			sel:  Selector{nqnX, 1},
+			want: []brief{{DefectNoNamespace, ScopeSubsystem, 1, []string{"nvme4"}, nil}},
 		},
 		{
 			name: "multipath off (no legs to the namespace): stands down",

@@ -1,6 +1,8 @@
 package nvmeof
 
 import (
+	"errors"
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -45,7 +47,33 @@ func (a ANAState) Accessible() bool { return a == ANAOptimized || a == ANANonOpt
 // and what Inspect, ReleaseMigrationPaths and ReapDeadControllers judge.
 type HostState struct {
 	Subsystems []Subsystem
+	// Multipath is whether the kernel's native NVMe multipath is on
+	// (module/nvme_core/parameters/multipath); see MultipathMode.
+	Multipath MultipathMode
 }
+
+// MultipathMode is the state of the kernel's native NVMe multipath
+// (nvme_core.multipath; kernel drivers/nvme/host/multipath.c).
+type MultipathMode string
+
+// Multipath modes. With multipath off the kernel creates no multipath head
+// and no path legs: every controller carries its own namespace disk and
+// there are no ANA states to read, so no pause window or cutover can be
+// told from sysfs.
+const (
+	// MultipathOn: module/nvme_core/parameters/multipath reads "Y".
+	MultipathOn MultipathMode = "on"
+	// MultipathOff: the parameter reads "N", or (without the parameter
+	// file, as in a capture) a controller carries a namespace disk nvmeSnH
+	// of its own, which the kernel creates only with multipath off.
+	MultipathOff MultipathMode = "off"
+	// MultipathUnknown: no parameter file and nothing in the tree to tell.
+	MultipathUnknown MultipathMode = ""
+)
+
+// MultipathParam is the sysfs file (relative to the sys root) holding the
+// nvme_core module's multipath parameter: "Y" or "N".
+const MultipathParam = "module/nvme_core/parameters/multipath"
 
 // Subsystem is one kernel subsystem instance (class/nvme-subsystem/nvme-subsysS).
 type Subsystem struct {
@@ -121,6 +149,48 @@ func ParseANAState(s string) ANAState {
 		return a
 	}
 	return ANAUnknown
+}
+
+// ControllerStates are the kernel's controller state strings, in the order
+// of drivers/nvme/host/core.c nvme_sysfs_show_state.
+var ControllerStates = []ControllerState{StateNew, StateLive, StateResetting, StateConnecting, StateDeleting, StateDeletingNoIO, StateDead}
+
+// ANAStates are the kernel's ANA state strings (multipath.c
+// nvme_ana_state_names).
+var ANAStates = []ANAState{ANAOptimized, ANANonOptimized, ANAInaccessible, ANAPersistentLoss, ANAChange}
+
+// ErrUnknownState is wrapped by ParseControllerState and ParseANA for a
+// string that is not one of the kernel's states.
+var ErrUnknownState = errors.New("unknown state")
+
+// ParseControllerState is ParseState that refuses what it does not know:
+// the error (wrapping ErrUnknownState) quotes s and lists the known states.
+// ReadSysfs reads every state file with it.
+func ParseControllerState(s string) (ControllerState, error) {
+	st := ParseState(s)
+	if st == StateUnknown {
+		return st, fmt.Errorf("%w %q: not a controller state (known: %s)", ErrUnknownState, clip(strings.TrimSpace(s)), joinStates(ControllerStates))
+	}
+	return st, nil
+}
+
+// ParseANA is ParseANAState that refuses what it does not know: the error
+// (wrapping ErrUnknownState) quotes s and lists the known ANA states.
+// ReadSysfs reads every ana_state file with it.
+func ParseANA(s string) (ANAState, error) {
+	a := ParseANAState(s)
+	if a == ANAUnknown {
+		return a, fmt.Errorf("%w %q: not an ANA state (known: %s)", ErrUnknownState, clip(strings.TrimSpace(s)), joinStates(ANAStates))
+	}
+	return a, nil
+}
+
+func joinStates[S ~string](states []S) string {
+	out := make([]string, len(states))
+	for i, s := range states {
+		out[i] = string(s)
+	}
+	return strings.Join(out, ", ")
 }
 
 // Deleting reports whether the controller is being torn down (deleting or

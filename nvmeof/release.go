@@ -50,7 +50,9 @@ type Plan struct {
 // the subsystem has an accessible leg: that is the cutover window, where
 // every path is inaccessible by design (Plan.Refused says so). Other
 // addresses are never touched; controllers already being deleted are left
-// alone. Connections naming another NQN are ignored.
+// alone. Connections naming another NQN are ignored. On a host with native
+// multipath off (h.Multipath) nothing is released and Plan.Refused says why:
+// without legs and ANA states no path can be told serving or not.
 //
 // Errors: nqn empty. An NQN not attached on h gives an empty plan.
 func PlanRelease(h HostState, nqn string, conns []Target) (Plan, error) {
@@ -64,6 +66,14 @@ func PlanRelease(h HostState, nqn string, conns []Target) (Plan, error) {
 		all = append(all, s.Controllers...)
 	}
 	if len(all) == 0 {
+		return p, nil
+	}
+	if h.Multipath == MultipathOff {
+		for _, c := range TeardownOrder(all) {
+			p.Keep = append(p.Keep, Released{Controller: c.Name, NQN: nqn, Address: c.Address.Key(),
+				Reason: "native multipath off: no legs or ANA states to judge by"})
+		}
+		p.Refused = "native NVMe multipath is off on this host (nvme_core multipath=N): the kernel shows no path legs or ANA states, so whether a path serves I/O or a cutover is under way cannot be told; releasing nothing"
 		return p, nil
 	}
 	serving := false

@@ -32,7 +32,11 @@ const (
 //   - Entries under class/ are symlinks on a real /sys; they are followed.
 //   - A controller, leg or head whose directory vanishes while it is being
 //     read went away (kernel teardown): it is left out, not an error.
-//   - Unknown state and ana_state strings read as StateUnknown/ANAUnknown.
+//   - The native multipath mode comes from module/nvme_core/parameters/
+//     multipath ("Y" or "N"); without that file, a namespace disk under a
+//     controller means multipath is off (see MultipathMode).
+//   - Secret attributes (SecretAttrs: dhchap_secret, dhchap_ctrl_secret,
+//     tls_key) are never read.
 //
 // A controller is put in the subsystem that lists it (when their NQNs agree);
 // failing that, in the
@@ -46,7 +50,9 @@ const (
 // the capture line when fsys came from LoadCapture: a required attribute
 // missing from a directory that still exists (subsysnqn; state, transport,
 // address, subsysnqn of a controller; nsid of a leg or head), a number that
-// does not parse, a malformed address, or an I/O error other than "gone".
+// does not parse, a malformed address, a state or ana_state that is not one
+// of the kernel's (wrapping ErrUnknownState, listing the known ones), a
+// multipath parameter other than Y or N, or an I/O error other than "gone".
 func ReadSysfs(fsys fs.FS) (HostState, error) {
 	r := &sysReader{fsys: fsys}
 	return r.read()
@@ -69,7 +75,7 @@ func ReadHost(fsys fs.FS, hostNQN string) (HostState, error) {
 // controllers only, and only the subsystems where it has at least one. The
 // non-multipath namespaces of dropped controllers are dropped with them.
 func FilterHost(h HostState, hostNQN string) HostState {
-	var out HostState
+	out := HostState{Multipath: h.Multipath}
 	for _, s := range h.Subsystems {
 		kept := map[string]bool{}
 		var ctrls []Controller
@@ -327,6 +333,9 @@ func (r *sysReader) read() (HostState, error) {
 	}
 
 	var h HostState
+	if h.Multipath, err = r.multipath(ctrls); err != nil {
+		return HostState{}, err
+	}
 	for _, s := range subs {
 		sub := s.Subsystem
 		sort.SliceStable(sub.Namespaces, func(i, j int) bool {
@@ -346,6 +355,30 @@ func (r *sysReader) read() (HostState, error) {
 		return a.NQN < b.NQN
 	})
 	return h, nil
+}
+
+// multipath reads the nvme_core multipath parameter; without it, a
+// controller's own namespace disk says multipath is off.
+func (r *sysReader) multipath(ctrls []readCtrl) (MultipathMode, error) {
+	v, ok, err := r.attr(MultipathParam)
+	if err != nil {
+		return MultipathUnknown, err
+	}
+	if ok {
+		switch v {
+		case "Y", "y", "1":
+			return MultipathOn, nil
+		case "N", "n", "0":
+			return MultipathOff, nil
+		}
+		return MultipathUnknown, r.errorf(MultipathParam, "not a boolean module parameter: %q (want Y or N)", clip(v))
+	}
+	for _, c := range ctrls {
+		if len(c.namespaces) > 0 {
+			return MultipathOff, nil
+		}
+	}
+	return MultipathUnknown, nil
 }
 
 func (r *sysReader) readSubsystems() ([]rawSubsystem, error) {
@@ -470,7 +503,9 @@ func (r *sysReader) readController(dir, name string, inst int) (readCtrl, error)
 	if err != nil {
 		return rc, err
 	}
-	c.State = ParseState(state)
+	if c.State, err = ParseControllerState(state); err != nil {
+		return rc, fmt.Errorf("nvmeof: %s: %w", r.where(path.Join(dir, "state")), err)
+	}
 	if c.Transport, err = r.required(dir, "transport"); err != nil {
 		return rc, err
 	}
@@ -569,7 +604,9 @@ func (r *sysReader) readLeg(dir string) (Leg, error) {
 		return l, err
 	}
 	if ok {
-		l.ANA = ParseANAState(a)
+		if l.ANA, err = ParseANA(a); err != nil {
+			return l, fmt.Errorf("nvmeof: %s: %w", r.where(path.Join(dir, "ana_state")), err)
+		}
 	}
 	if l.ANAGroup, err = r.optionalInt(path.Join(dir, "ana_grpid"), 0, false); err != nil {
 		return l, err

@@ -1,6 +1,7 @@
 package nvmeof
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -137,26 +138,48 @@ func TestReadSysfsNSIDFromFileNotName(t *testing.T) {
 	}
 }
 
-func TestReadSysfsUnknownStringsAndDefaults(t *testing.T) {
+// An unknown controller state or ANA state is bad input: the error names
+// the file and the string and lists the kernel's states.
+func TestReadSysfsRejectsUnknownStates(t *testing.T) {
+	for _, tc := range []struct {
+		name, state, ana string
+		want             []string
+	}{
+		{"controller state", "frobnicating", "optimized", []string{"class/nvme/nvme0/state", `"frobnicating"`, "not a controller state", "deleting (no IO)"}},
+		{"ANA state", "live", "sideways", []string{"class/nvme/nvme0/nvme0c0n1/ana_state", `"sideways"`, "not an ANA state", "persistent-loss"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys, err := FSFromFiles(treeFiles(tSubsys{inst: 0, nqn: nqnX, nsids: []int{1}, ctrls: []tCtrl{
+				{inst: 0, state: tc.state, addr: tcp("10.0.0.1:4420"), legs: []tLeg{{nsid: 1, ana: tc.ana}}}}}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = ReadSysfs(fsys)
+			if !errors.Is(err, ErrUnknownState) {
+				t.Fatalf("ReadSysfs = %v, want ErrUnknownState", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not name %s", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestReadSysfsDefaults(t *testing.T) {
 	files := treeFiles(tSubsys{inst: 0, nqn: nqnX, nsids: []int{1}, ctrls: []tCtrl{
-		{inst: 0, state: "frobnicating", addr: tcp("10.0.0.1:4420"), legs: []tLeg{{nsid: 1, ana: "sideways"}}},
+		{inst: 0, state: "live", addr: tcp("10.0.0.1:4420"), legs: []tLeg{{nsid: 1, ana: "inaccessible"}}},
 		{inst: 1, state: "deleting (no IO)", addr: tcp("10.0.0.2:4420"), legs: []tLeg{{nsid: 1}}},
 	}})
 	// A controller without the optional fabrics attributes.
 	for _, f := range []string{"ctrl_loss_tmo", "reconnect_delay", "fast_io_fail_tmo", "hostid", "cntlid"} {
 		delete(files, "class/nvme/nvme1/"+f)
 	}
-	fsys, err := FSFromFiles(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := ReadSysfs(fsys)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := readFiles(t, files)
 	c0, c1 := h.Subsystems[0].Controllers[0], h.Subsystems[0].Controllers[1]
-	if c0.State != StateUnknown || c0.Legs[0].ANA != ANAUnknown {
-		t.Errorf("unknown strings: state %q ana %q, want unknown/unknown", c0.State, c0.Legs[0].ANA)
+	if c0.State != StateLive || c0.Legs[0].ANA != ANAInaccessible {
+		t.Errorf("state %q ana %q, want live/inaccessible", c0.State, c0.Legs[0].ANA)
 	}
 	if c1.State != StateDeletingNoIO {
 		t.Errorf("state = %q, want %q", c1.State, StateDeletingNoIO)
@@ -362,14 +385,7 @@ func TestReadSysfsMultipathOff(t *testing.T) {
 	}})
 	files["class/nvme/nvme0/nvme0n1/nsid"] = "1\n"
 	files["class/nvme/nvme1/nvme1n1/nsid"] = "1\n"
-	fsys, err := FSFromFiles(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := ReadSysfs(fsys)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := readFiles(t, files)
 	if d := cmp.Diff([]Namespace{{Head: "nvme0n1", NSID: 1, Controller: "nvme0"}}, h.Subsystems[0].Namespaces); d != "" {
 		t.Errorf("namespaces (-want +got):\n%s", d)
 	}

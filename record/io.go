@@ -65,18 +65,34 @@ func WriteJSON(path string, v any) error {
 	return nil
 }
 
-// ReadPlan reads plan.json. Errors name the file.
+// ReadPlan reads plan.json (see ParsePlan). Errors name the file.
 func ReadPlan(path string) (Plan, error) {
-	var p Plan
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return p, fmt.Errorf("read plan: %w", err)
+		return Plan{}, fmt.Errorf("read plan: %w", err)
 	}
-	if err := json.Unmarshal(b, &p); err != nil {
-		return p, fmt.Errorf("%s: %w", path, err)
+	return ParsePlan(b, path)
+}
+
+// ParsePlan decodes a plan.json document and validates it (Validate); name
+// is used in errors, which start "name: ". A field plan.json does not have
+// is an error naming it (a misspelt threshold would otherwise be judged
+// with its zero value), as is anything after the JSON object.
+func ParsePlan(b []byte, name string) (Plan, error) {
+	var p Plan
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		if strings.Contains(err.Error(), "unknown field") {
+			return p, fmt.Errorf("%s: %w: not a plan.json field (see record.Plan)", name, err)
+		}
+		return p, fmt.Errorf("%s: %w", name, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return p, fmt.Errorf("%s: trailing data after the JSON object", name)
 	}
 	if err := p.validate(presentParams(b)); err != nil {
-		return p, fmt.Errorf("%s: %w", path, err)
+		return p, fmt.Errorf("%s: %w", name, err)
 	}
 	return p, nil
 }

@@ -137,6 +137,12 @@ const validPlanJSON = `{
   }
 }`
 
+// validTopology is validPlanJSON's topology member.
+const validTopology = `"topology": {
+    "hosts": [{"name": "h1", "hostnqn": "nqn.h1"}, {"name": "h2", "hostnqn": "nqn.h2"}],
+    "volumes": [{"name": "v1", "nqn": "nqn.v1", "nsids": [1], "consumers": ["h1", "h2"]}]
+  }`
+
 // TestReadPlanValidatesThresholds: every threshold the checks judge with,
 // and the topology they judge over, is checked on read; the error names the
 // file and the field (and says when the field is missing or null).
@@ -165,7 +171,7 @@ func TestReadPlanValidatesThresholds(t *testing.T) {
 		{"attribution_margin_s -0.5", `"attribution_margin_s": 30`, `"attribution_margin_s": -0.5`, "params.attribution_margin_s must be >= 0 seconds, got -0.5"},
 		{"settle_sample_interval_s -1", `"settle_sample_interval_s": 0.1`, `"settle_sample_interval_s": -1`, "params.settle_sample_interval_s must be >= 0"},
 		{"sample_interval_s 0", `"sample_interval_s": 0.1,`, `"sample_interval_s": 0,`, "params.sample_interval_s must be > 0 seconds, got 0"},
-		{"topology null", `"topology": {`, `"topology": null, "x": {`, "topology.hosts is empty (or null) but params.migrations is 1"},
+		{"topology null", validTopology, `"topology": null`, "topology.hosts is empty (or null) but params.migrations is 1"},
 		{"no volumes", `"volumes": [{"name": "v1", "nqn": "nqn.v1", "nsids": [1], "consumers": ["h1", "h2"]}]`, `"volumes": []`, "topology.volumes is empty (or null) but params.migrations is 1"},
 		{"unknown consumer", `"consumers": ["h1", "h2"]`, `"consumers": ["h1", "h3"]`, `topology.volumes[0] (v1) has consumer "h3", which is not in topology.hosts`},
 	} {
@@ -181,8 +187,26 @@ func TestReadPlanValidatesThresholds(t *testing.T) {
 		})
 	}
 	// Without migrations an empty topology is a valid (if thin) plan.
-	doc := strings.Replace(strings.Replace(validPlanJSON, `"migrations": 1`, `"migrations": 0`, 1), `"topology": {`, `"topology": null, "x": {`, 1)
+	doc := strings.Replace(strings.Replace(validPlanJSON, `"migrations": 1`, `"migrations": 0`, 1), validTopology, `"topology": null`, 1)
 	if err := read(doc); err != nil {
 		t.Errorf("plan without migrations or topology rejected: %v", err)
+	}
+}
+
+// A field plan.json does not have is named, not ignored.
+func TestParsePlanNamesUnknownField(t *testing.T) {
+	bad := strings.Replace(validPlanJSON, `"pause_crit_s"`, `"pause_crit"`, 1)
+	if bad == validPlanJSON {
+		t.Fatal("test setup: validPlanJSON has no pause_crit_s")
+	}
+	_, err := ParsePlan([]byte(bad), "run/plan.json")
+	if err == nil || !strings.Contains(err.Error(), `run/plan.json: json: unknown field "pause_crit"`) {
+		t.Errorf("ParsePlan with params.pause_crit = %v, want an error naming the field and the file", err)
+	}
+	if _, err := ParsePlan([]byte(validPlanJSON+"{}"), "p"); err == nil || !strings.Contains(err.Error(), "trailing data") {
+		t.Errorf("trailing object: %v", err)
+	}
+	if _, err := ParsePlan([]byte(validPlanJSON), "p"); err != nil {
+		t.Errorf("valid plan: %v", err)
 	}
 }

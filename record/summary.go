@@ -40,6 +40,10 @@ type Summary struct {
 	// record with other bounds than the run's (fiomig report --pause-crit,
 	// --freezes-allowed). Added field.
 	Rejudged *Rejudged `json:"rejudged,omitempty"`
+	// Interrupted is true when the run was stopped by SIGINT or SIGTERM
+	// (exit 130): the checks then judged only what the timeline holds, and
+	// the verdict is inconclusive. Added field.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Churn is controller churn over the whole record, summed over hosts: a

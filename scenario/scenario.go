@@ -47,7 +47,8 @@ type Result struct {
 	Plan    record.Plan
 	Summary record.Summary
 	// Interrupted is true when ctx ended the run early; the timeline holds
-	// everything sampled until then and no summary was computed.
+	// everything sampled until then, and summary.json (Summary) judges it
+	// with Interrupted set and an inconclusive verdict (no reports).
 	Interrupted bool
 }
 
@@ -143,7 +144,9 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	}
 	if errors.Is(runErr, context.Canceled) || errors.Is(runErr, context.DeadlineExceeded) {
 		res.Interrupted = true
-		return res, nil
+		res.Plan = cfg.Plan
+		res.Summary = InterruptedSummary(cfg.Plan, tl.Kept())
+		return res, record.WriteJSON(filepath.Join(dir, record.SummaryFile), res.Summary)
 	}
 	if runErr != nil {
 		return res, runErr
@@ -173,6 +176,21 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 		return res, err
 	}
 	return res, nil
+}
+
+// InterruptedSummary is summary.json of a run stopped by a signal: the
+// checks over what timeline holds (none without a line), Interrupted set,
+// and the verdict inconclusive whatever they say: the run did not reach
+// its end.
+func InterruptedSummary(plan record.Plan, timeline []record.Line) record.Summary {
+	sum := record.Summary{Seed: plan.Seed, Checks: []record.CheckResult{}, Migrations: []record.MigrationSummary{},
+		Unattributed: []record.HostWindow{}, LeakedControllers: []record.Leak{}, MissingEndpoints: []record.MissingEndpoint{}}
+	if len(timeline) > 0 {
+		sum = checks.Evaluate(plan, timeline)
+	}
+	sum.Interrupted = true
+	sum.Verdict = record.Inconclusive
+	return sum
 }
 
 // FaultRecoverer is a cluster with faults injected (faults.Injector):

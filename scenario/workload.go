@@ -45,7 +45,8 @@ type FioOptions struct {
 	// StartTimeout bounds fio's start-up (default 60 s).
 	StartTimeout time.Duration
 	// StopGrace: how long fio may take to stop after the run before held
-	// I/O is drained (default 3 s).
+	// I/O is drained (default workload.DefaultStopGrace scaled by
+	// workload.LoadFactor).
 	StopGrace time.Duration
 	// CorruptWrite, when > 0, stores the CorruptWrite-th write to
 	// CorruptVolume (default: the first volume) after fio started corrupted
@@ -92,6 +93,12 @@ func RunFio(ctx context.Context, seed int64, cfg Config, fo FioOptions) (Result,
 		StartTimeout: fo.StartTimeout, StopGrace: fo.StopGrace, MountDir: fo.MountDir, Debug: fo.Debug,
 	})
 	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			// Interrupted while fio started (NewFio stopped it): the
+			// run directory still records the run, its empty timeline
+			// and fio's output so far.
+			return interruptedAtStart(cfg, staging)
+		}
 		os.RemoveAll(staging)
 		return Result{}, fmt.Errorf("scenario: real fio workload: %w", err)
 	}
@@ -197,6 +204,36 @@ func FioSeconds(dir string) []reports.FioSeconds {
 		}
 	}
 	return out
+}
+
+// interruptedAtStart writes the run directory of a run interrupted before
+// its cluster existed: plan.json (no topology), an empty timeline.jsonl,
+// summary.json (InterruptedSummary) and fio's staging directory as fio/.
+func interruptedAtStart(cfg Config, staging string) (Result, error) {
+	dir, err := record.CreateRunDir(cfg.OutDir, cfg.StartUnix)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Dir: dir, Plan: cfg.Plan, Interrupted: true, Summary: InterruptedSummary(cfg.Plan, nil)}
+	if res.Plan.Faults == nil {
+		res.Plan.Faults = []record.FaultSpec{}
+	}
+	var errs []error
+	if err := record.WriteJSON(filepath.Join(dir, record.PlanFile), res.Plan); err != nil {
+		errs = append(errs, err)
+	}
+	if tl, err := record.CreateTimeline(filepath.Join(dir, record.TimelineFile)); err != nil {
+		errs = append(errs, err)
+	} else if err := tl.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := record.WriteJSON(filepath.Join(dir, record.SummaryFile), res.Summary); err != nil {
+		errs = append(errs, err)
+	}
+	if err := os.Rename(staging, filepath.Join(dir, record.FioDir)); err != nil {
+		errs = append(errs, fmt.Errorf("scenario: move fio's output into the run directory: %w (it is in %s)", err, staging))
+	}
+	return res, errors.Join(errs...)
 }
 
 // HasFio reports whether run directory dir holds a real-fio workload

@@ -1,16 +1,13 @@
 package sim
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
-	"os/exec"
 	"sort"
 	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fiomig/fiomig/internal/nvmecli"
 	"github.com/fiomig/fiomig/internal/tooltest"
 	"github.com/fiomig/fiomig/nvmeof"
 )
@@ -25,13 +22,7 @@ type cliPath struct {
 // namespace with a tmpfs /sys holding the tree) lists the same
 // controllers, states and addresses as nvmeof reads from the tree.
 func TestNvmeCliListSubsys(t *testing.T) {
-	_, errNvme := exec.LookPath("nvme")
-	tooltest.Require(t, errNvme)
-	_, errUnshare := exec.LookPath("unshare")
-	if errUnshare == nil && os.Geteuid() != 0 {
-		errUnshare = fmt.Errorf("running as uid %d", os.Geteuid())
-	}
-	tooltest.Require(t, errUnshare) // root and unshare(1) make the private mount namespace
+	tooltest.Require(t, nvmecli.Available()) // nvme-cli, unshare(1) and root for the private mount namespace
 
 	w := newWorld(t, Config{Seed: 8, Volumes: 4, NamespacesPerVolume: 2, ConsumersPerVolume: 2})
 	advance(t, w, 1)
@@ -47,25 +38,9 @@ func TestNvmeCliListSubsys(t *testing.T) {
 	if err := Materialize(h.Sysfs(), dir); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c",
-		`mount -t tmpfs sysfs-sim /sys && cp -a "$1"/. /sys/ && exec nvme list-subsys -o json`, "sh", dir)
-	out, err := cmd.Output()
+	hosts, err := nvmecli.ListSubsys(dir)
 	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		tooltest.Require(t, fmt.Errorf("cannot run nvme-cli in a private mount namespace: %w: %s", err, stderr))
-	}
-	var hosts []struct {
-		HostNQN    string
-		Subsystems []struct {
-			Name, NQN string
-			Paths     []struct{ Name, Transport, Address, State string }
-		}
-	}
-	if err := json.Unmarshal(out, &hosts); err != nil {
-		t.Fatalf("nvme list-subsys -o json: %v\n%s", err, out)
+		tooltest.Require(t, err)
 	}
 	var got []cliPath
 	for _, hh := range hosts {

@@ -14,7 +14,15 @@
 // writes its result and logs), held I/O is released (Drain) if fio does not
 // exit in time, fio is killed as a last resort, and the mount is unmounted —
 // lazily and with the FUSE connection aborted if a plain unmount stays busy.
-// Mounted reads /proc/self/mountinfo to prove it.
+// Mounted reads /proc/self/mountinfo to prove it. /dev/fuse is opened
+// close-on-exec, so no fio inherits the FUSE connection. fio's job
+// processes run in sessions of their own; every fio process carries a
+// marker in its environment (MarkerEnv), by which Stop finds and kills the
+// ones a dead fio main process left. Everything a Workload creates —
+// temporary directories, the mount, fio processes — is first recorded in
+// OwnedFile in its output directory, so that after a kill -9 of fiomig
+// Janitor (fiomig janitor) can remove what is left. Deadlines of process
+// exits and unmounts are generous, named, and scaled by LoadFactor.
 //
 // Time: this package runs real processes, so it reads the wall clock (for
 // timeouts only; no measurement comes from it — fio's own log is the

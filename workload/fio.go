@@ -60,6 +60,9 @@ type FioSpec struct {
 	Runtime time.Duration
 	// Binary is the fio executable (default "fio" from PATH).
 	Binary string
+	// Marker, when set, is put in fio's environment as MarkerEnv, so that
+	// every process fio forks can be found (MarkedProcesses).
+	Marker string
 }
 
 // FioFiles are the paths one fio process writes, all inside Dir.
@@ -131,7 +134,9 @@ func FioBinary(bin string) (string, error) {
 // (never stdout) and stderr to Files.Stderr. fio runs in its own process
 // group, so a Ctrl-C at the terminal reaches only fiomig, which stops fio in
 // order; if fiomig dies, the kernel sends fio SIGTERM (PR_SET_PDEATHSIG) and
-// fio still writes its result.
+// fio still writes its result. fio's job processes each run in a session of
+// their own (fio backend.c), out of reach of a group kill: spec.Marker in
+// their environment finds them (Workload.Stop, Janitor).
 func StartFio(spec FioSpec) (*FioProcess, error) {
 	bin, err := FioBinary(spec.Binary)
 	if err != nil {
@@ -165,6 +170,9 @@ func StartFio(spec FioSpec) (*FioProcess, error) {
 	cmd := exec.Command(bin, fio.Args(JobFileName, OutputFileName)...)
 	cmd.Dir = spec.Dir
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if spec.Marker != "" {
+		cmd.Env = append(os.Environ(), MarkerEnv+"="+spec.Marker)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		stderr.Close()

@@ -150,8 +150,10 @@ var (
 )
 
 // Mount creates the backing files (sparse, each its volume's size) and
-// mounts the volumes at opts.Dir with mount(2) directly (go-fuse
-// DirectMountStrict: root and /dev/fuse are needed, fusermount is not).
+// mounts the volumes at opts.Dir with mount(2) directly (root and /dev/fuse
+// are needed, fusermount is not), /dev/fuse opened close-on-exec so that
+// no child process (fio) inherits the FUSE connection (see mountFUSE);
+// go-fuse serves it.
 // Every file is opened with FOPEN_DIRECT_IO, so each read and write reaches
 // this process. Errors name the path; on error nothing stays mounted.
 func Mount(opts MountOptions, vols []Volume) (*FS, error) {
@@ -195,14 +197,21 @@ func Mount(opts MountOptions, vols []Volume) (*FS, error) {
 	}
 	sort.Strings(f.names)
 
+	fd, err := mountFUSE(opts.Dir, fuseMaxWrite)
+	if err != nil {
+		closeBacking()
+		return nil, fmt.Errorf("workload: mount FUSE at %s: %w", opts.Dir, err)
+	}
 	root := &fs.Inode{}
 	sec := time.Second
-	server, err := fs.Mount(opts.Dir, root, &fs.Options{
+	// go-fuse serves the descriptor we opened and mounted: the "/dev/fd/N"
+	// mount point hands it over (fuse.NewServer), and go-fuse now owns it.
+	server, err := fs.Mount(fmt.Sprintf("/dev/fd/%d", fd), root, &fs.Options{
 		MountOptions: fuse.MountOptions{
-			DirectMountStrict: true,
-			FsName:            "fiomig",
-			Name:              "fiomig",
-			Debug:             opts.Debug,
+			FsName:   "fiomig",
+			Name:     "fiomig",
+			Debug:    opts.Debug,
+			MaxWrite: fuseMaxWrite,
 			// fio's O_DIRECT I/O of one job is synchronous per request;
 			// a generous background limit keeps held requests from
 			// starving others.
@@ -219,11 +228,45 @@ func Mount(opts MountOptions, vols []Volume) (*FS, error) {
 		},
 	})
 	if err != nil {
+		syscall.Unmount(opts.Dir, syscall.MNT_DETACH)
 		closeBacking()
-		return nil, fmt.Errorf("workload: mount FUSE at %s: %w", opts.Dir, err)
+		return nil, fmt.Errorf("workload: serve FUSE at %s: %w", opts.Dir, err)
 	}
 	f.server = server
 	return f, nil
+}
+
+// fuseMaxWrite is the largest write (and read, max_read) request of the
+// mount: go-fuse's default, 128 KiB.
+const fuseMaxWrite = 128 * 1024
+
+// FSType is the file system type of the volumes' mounts in
+// /proc/self/mountinfo ("fuse." + the mount's name).
+const FSType = "fuse.fiomig"
+
+// mountFUSE opens /dev/fuse close-on-exec and mounts it at dir with
+// mount(2) (root needed), as fusermount would: fsname fiomig, type
+// fuse.fiomig, nosuid, nodev. It returns the descriptor, which the caller
+// must serve (or close). Close-on-exec matters: a child that inherited the
+// descriptor (fio) would keep the FUSE connection alive after fiomig dies,
+// and hang on it instead of getting ENOTCONN; go-fuse's own direct mount
+// opens /dev/fuse without O_CLOEXEC (fuse/mount_linux.go mountDirect).
+func mountFUSE(dir string, maxWrite int) (int, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(dir, &st); err != nil {
+		return -1, fmt.Errorf("stat mount point: %w", err)
+	}
+	fd, err := syscall.Open("/dev/fuse", syscall.O_RDWR|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open /dev/fuse: %w", err)
+	}
+	data := fmt.Sprintf("fd=%d,rootmode=%o,user_id=%d,group_id=%d,max_read=%d",
+		fd, st.Mode&syscall.S_IFMT, os.Geteuid(), os.Getegid(), maxWrite)
+	if err := syscall.Mount("fiomig", dir, FSType, syscall.MS_NOSUID|syscall.MS_NODEV, data); err != nil {
+		syscall.Close(fd)
+		return -1, fmt.Errorf("mount(2): %w", err)
+	}
+	return fd, nil
 }
 
 // Dir is the mount point.
@@ -282,11 +325,18 @@ func (f *FS) draining() bool {
 	}
 }
 
+// UnmountTimeout is how long Unmount retries a busy unmount (a process
+// that just exited may still hold a file of the mount for a moment, longer
+// on a loaded machine) and then waits for the FUSE server to stop, before
+// it detaches the mount lazily with its connection aborted; scaled by
+// LoadFactor.
+const UnmountTimeout = 20 * time.Second
+
 // Unmount drains (see Drain), unmounts and closes the backing files. A busy
-// mount (a process still has a file open) is retried for up to a second,
-// then detached lazily (MNT_DETACH) and its FUSE connection aborted so no
+// mount is retried for UnmountTimeout (scaled by LoadFactor), then
+// detached lazily (MNT_DETACH) with its FUSE connection aborted so no
 // caller hangs. It returns an error if the mount point is still mounted
-// afterwards. Idempotent.
+// afterwards, or if it needed the lazy detach. Idempotent.
 func (f *FS) Unmount() error {
 	f.mu.Lock()
 	if f.unmounted {
@@ -298,23 +348,22 @@ func (f *FS) Unmount() error {
 	f.Drain()
 
 	var errs []error
-	done := make(chan error, 1)
-	go func() { done <- f.server.Unmount() }()
-	var uerr error
-	select {
-	case uerr = <-done:
-	case <-time.After(2 * time.Second):
-		uerr = errors.New("unmount did not return within 2 s")
+	timeout := scaled(UnmountTimeout)
+	deadline := time.Now().Add(timeout)
+	uerr := unmountBusy(f.dir, deadline)
+	if uerr == nil {
+		served := make(chan struct{})
+		go func() { f.server.Wait(); close(served) }()
+		select {
+		case <-served:
+		case <-time.After(time.Until(deadline)):
+			uerr = fmt.Errorf("the FUSE server did not stop within %v of the unmount", timeout)
+		}
 	}
 	if uerr != nil {
 		errs = append(errs, fmt.Errorf("unmount %s: %w", f.dir, uerr))
-		if conn, err := fuseConnection(f.dir); err == nil {
-			// Abort first: a detached mount would otherwise wait for
-			// its last user forever.
-			_ = os.WriteFile(filepath.Join("/sys/fs/fuse/connections", conn, "abort"), []byte("1"), 0o200)
-		}
-		if err := syscall.Unmount(f.dir, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) {
-			errs = append(errs, fmt.Errorf("lazy unmount %s: %w", f.dir, err))
+		if err := abortAndDetach(f.dir); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	for _, v := range f.vols {
@@ -332,6 +381,36 @@ func (f *FS) Unmount() error {
 		return fmt.Errorf("workload: unmount needed a lazy detach: %w", errors.Join(errs...))
 	}
 	return errors.Join(errs...)
+}
+
+// unmountBusy unmounts dir, retrying while it is busy until deadline. Not
+// mounted (EINVAL) counts as done.
+func unmountBusy(dir string, deadline time.Time) error {
+	delay := 5 * time.Millisecond
+	for {
+		err := syscall.Unmount(dir, 0)
+		if err == nil || errors.Is(err, syscall.EINVAL) {
+			return nil
+		}
+		if !errors.Is(err, syscall.EBUSY) || time.Now().Add(delay).After(deadline) {
+			return err
+		}
+		time.Sleep(delay)
+		delay = min(2*delay, 250*time.Millisecond)
+	}
+}
+
+// abortAndDetach aborts the FUSE connection of the mount at dir (so that
+// nothing waiting on it hangs: a detached mount would otherwise wait for
+// its last user forever) and detaches it lazily.
+func abortAndDetach(dir string) error {
+	if conn, err := fuseConnection(dir); err == nil {
+		_ = os.WriteFile(filepath.Join("/sys/fs/fuse/connections", conn, "abort"), []byte("1"), 0o200)
+	}
+	if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return fmt.Errorf("lazy unmount %s: %w", dir, err)
+	}
+	return nil
 }
 
 // admit decides one I/O: 0 to serve it, or the errno to fail it with. It

@@ -42,6 +42,7 @@ type Config struct {
 // Workload is a mounted set of volumes with one fio process on each.
 type Workload struct {
 	cfg     Config
+	owned   *ledger
 	fs      *FS
 	procs   []*FioProcess
 	byName  map[string]*FioProcess
@@ -62,18 +63,37 @@ func Start(cfg Config) (*Workload, error) {
 	}
 	w := &Workload{cfg: cfg, byName: map[string]*FioProcess{}}
 	var err error
-	if w.cfg.MountDir == "" {
-		if w.cfg.MountDir, err = os.MkdirTemp("", "fiomig-mnt-"); err != nil {
-			return nil, fmt.Errorf("workload: %w", err)
-		}
-		w.tmpDirs = append(w.tmpDirs, w.cfg.MountDir)
+	// The ledger first: whatever follows is recorded before it exists.
+	if w.owned, err = openLedger(cfg.OutDir); err != nil {
+		return nil, err
 	}
-	if w.cfg.BackingDir == "" {
-		if w.cfg.BackingDir, err = os.MkdirTemp("", "fiomig-backing-"); err != nil {
-			w.removeTmp()
-			return nil, fmt.Errorf("workload: %w", err)
+	fail := func(err error) (*Workload, error) {
+		w.removeTmp()
+		w.owned.close()
+		return nil, err
+	}
+	for _, d := range []struct {
+		dst     *string
+		pattern string
+	}{{&w.cfg.MountDir, "fiomig-mnt-"}, {&w.cfg.BackingDir, "fiomig-backing-"}} {
+		if *d.dst != "" {
+			continue
 		}
-		w.tmpDirs = append(w.tmpDirs, w.cfg.BackingDir)
+		if *d.dst, err = os.MkdirTemp("", d.pattern); err != nil {
+			return fail(fmt.Errorf("workload: %w", err))
+		}
+		w.tmpDirs = append(w.tmpDirs, *d.dst)
+		abs, _ := filepath.Abs(*d.dst)
+		if err := w.owned.add(OwnedEntry{Kind: OwnedTmpDir, Path: abs}); err != nil {
+			return fail(err)
+		}
+	}
+	absMount, err := filepath.Abs(w.cfg.MountDir)
+	if err != nil {
+		return fail(fmt.Errorf("workload: %w", err))
+	}
+	if err := w.owned.add(OwnedEntry{Kind: OwnedMount, Path: absMount}); err != nil {
+		return fail(err)
 	}
 	vols := make([]Volume, len(cfg.Volumes))
 	for i, v := range cfg.Volumes {
@@ -84,23 +104,32 @@ func Start(cfg Config) (*Workload, error) {
 	}
 	w.fs, err = Mount(MountOptions{Dir: w.cfg.MountDir, BackingDir: w.cfg.BackingDir, Paths: cfg.Paths, Debug: cfg.Debug}, vols)
 	if err != nil {
-		w.removeTmp()
-		return nil, err
+		return fail(err)
 	}
 	for _, v := range vols {
 		p, err := StartFio(FioSpec{
 			Name: v.Name, Filename: w.fs.Path(v.Name), Dir: filepath.Join(cfg.OutDir, v.Name),
 			Size: v.Size, RateIOPS: cfg.RateIOPS, Runtime: cfg.Runtime, Binary: cfg.FioBinary,
+			Marker: w.owned.marker,
 		})
+		if err == nil {
+			w.procs = append(w.procs, p)
+			w.byName[v.Name] = p
+			if st, serr := ProcStartTicks(p.Pid()); serr == nil {
+				err = w.owned.add(OwnedEntry{Kind: OwnedFio, Pid: p.Pid(), StartTicks: st, Volume: v.Name})
+			}
+		}
 		if err != nil {
 			w.Stop(StopOptions{Grace: time.Second, KillAfter: time.Second})
 			return nil, err
 		}
-		w.procs = append(w.procs, p)
-		w.byName[v.Name] = p
 	}
 	return w, nil
 }
+
+// Marker is the value of MarkerEnv in the environment of this workload's
+// fio processes and their job processes.
+func (w *Workload) Marker() string { return w.owned.marker }
 
 // FS is the mounted volumes.
 func (w *Workload) FS() *FS { return w.fs }
@@ -151,12 +180,25 @@ type StopOptions struct {
 	// moving and held I/O can complete the honest way.
 	Tick func()
 	// Grace is how long fio may take to exit after SIGINT before held I/O
-	// is drained (failed with DrainErrno; default 3 s).
+	// is drained (failed with DrainErrno; default DefaultStopGrace, scaled
+	// by LoadFactor).
 	Grace time.Duration
 	// KillAfter is how long after draining fio is killed (SIGKILL; default
-	// 5 s). A killed fio leaves a truncated result.
+	// DefaultKillAfter, scaled by LoadFactor). A killed fio leaves a
+	// truncated result.
 	KillAfter time.Duration
 }
+
+// Stop's default deadlines. fio answers SIGINT by finishing its in-flight
+// I/O and writing its JSON+ result, which takes well under a second on an
+// idle machine; the deadlines are generous and scaled by LoadFactor, since
+// a drain or a kill costs the run its clean fio result.
+const (
+	DefaultStopGrace = 5 * time.Second
+	DefaultKillAfter = 10 * time.Second
+	// ReapTimeout bounds the wait for a SIGKILLed process to be reaped.
+	ReapTimeout = 5 * time.Second
+)
 
 // StopReport says how the stop went.
 type StopReport struct {
@@ -166,6 +208,10 @@ type StopReport struct {
 	Killed []string `json:"killed,omitempty"`
 	// Exited lists the volumes whose fio had exited before Stop (it died).
 	Exited []string `json:"exited_early,omitempty"`
+	// Stragglers are the pids of processes carrying the workload's marker
+	// (fio job processes, each in a session of its own) still alive after
+	// every fio main process had exited; Stop killed them.
+	Stragglers []int `json:"stragglers,omitempty"`
 }
 
 // Stop ends the workload: SIGINT to every fio (fio stops its jobs and writes
@@ -179,11 +225,12 @@ func (w *Workload) Stop(opts StopOptions) (StopReport, error) {
 		return w.report, nil
 	}
 	w.stopped = true
+	defer w.owned.close()
 	if opts.Grace <= 0 {
-		opts.Grace = 3 * time.Second
+		opts.Grace = scaled(DefaultStopGrace)
 	}
 	if opts.KillAfter <= 0 {
-		opts.KillAfter = 5 * time.Second
+		opts.KillAfter = scaled(DefaultKillAfter)
 	}
 	var errs []error
 	for _, p := range w.procs {
@@ -220,7 +267,7 @@ func (w *Workload) Stop(opts StopOptions) (StopReport, error) {
 			for _, p := range w.procs {
 				select {
 				case <-p.Done():
-				case <-time.After(5 * time.Second):
+				case <-time.After(scaled(ReapTimeout)):
 					errs = append(errs, fmt.Errorf("workload: fio %s (pid %d) survived SIGKILL", p.Spec.Name, p.Pid()))
 				}
 			}
@@ -231,6 +278,17 @@ func (w *Workload) Stop(opts StopOptions) (StopReport, error) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// fio's job processes run in sessions of their own: a killed (or
+	// crashed) fio main process leaves them behind, still holding files
+	// of the mount. They carry the marker.
+	if w.owned != nil {
+		pids, err := killMarked(w.owned.marker)
+		w.report.Stragglers = pids
+		if err != nil {
+			errs = append(errs, fmt.Errorf("workload: kill fio's job processes: %w", err))
+		}
+		waitGone(pids, scaled(ReapTimeout))
+	}
 	if w.fs != nil {
 		if err := w.fs.Unmount(); err != nil {
 			errs = append(errs, err)
@@ -238,6 +296,17 @@ func (w *Workload) Stop(opts StopOptions) (StopReport, error) {
 	}
 	w.removeTmp()
 	return w.report, errors.Join(errs...)
+}
+
+// waitGone waits until none of pids is a live process (zombies of another
+// parent count as gone), or timeout.
+func waitGone(pids []int, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for _, pid := range pids {
+		for processRunning(pid) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 }
 
 func (w *Workload) removeTmp() {

@@ -30,7 +30,8 @@ type FioConfig struct {
 	// cluster time (default 1).
 	IOIntervalS float64
 	// StopGrace is how long fio may take to stop after SIGINT while the
-	// world keeps running before held I/O is drained (default 3 s).
+	// world keeps running before held I/O is drained (default
+	// workload.DefaultStopGrace scaled by workload.LoadFactor).
 	StopGrace time.Duration
 	// MountDir is the FUSE mount point (default: a fresh temporary
 	// directory, removed on Close).

@@ -231,9 +231,20 @@ nvmeof.Inspect finds — the classification the harness's leak check uses:
   namespace-missing            --nsid is not among the namespaces (subsystem)
   controller-not-contributing  a live controller with no leg to the namespace (controller)
   stale-endpoint               a controller at no --target endpoint (controller; needs --target)
-  ambiguous-head               several kernel subsystem instances carry the NQN (subsystem)
+  ambiguous-head               several kernel subsystem instances have the namespace:
+                               each whose legs are all inaccessible (subsystem, that
+                               instance's controllers only), or, when none is, one
+                               finding of scope none that nothing may tear down
+and, beside them, the leak check's
+  not-live                     a controller connecting, resetting, new or dead
+                               (controller): it carries no I/O, and one reading
+                               cannot tell a path coming back from a leak; the
+                               detail gives its reconnect budget. With --target,
+                               one at no published endpoint is stale-endpoint.
 Each defect names its controllers in teardown order and the co-tenant
-namespaces that would lose their last accessible path.
+namespaces that would lose their last accessible path. On a host with native
+multipath off (nvme_core multipath=N) inspect says so: there are no legs or
+ANA states to judge by.
 
 Without --nqn every NQN is inspected; without --nsid each subsystem is asked
 once for the bare NQN and once per namespace (--nsid: 1..4294967294; NSIDs
@@ -244,7 +255,7 @@ ip:port). --sys-root and --capture are either/or.
 
 Exit status:
   0  clean: every subsystem asked for is attached and has no defect
-  1  defects or missing endpoints found; also --nqn not attached while
+  1  defects (not-live included) or missing endpoints found; also --nqn not attached while
      --target is given (each published endpoint is then missing: a
      path-completeness finding, printed as such)
   2  bad usage or input: a bad flag, an unreadable host, an empty or
@@ -259,6 +270,7 @@ type defectJSON struct {
 	Kind        string   `json:"kind"`
 	Scope       string   `json:"scope"`
 	NQN         string   `json:"nqn"`
+	Subsystem   string   `json:"subsystem,omitempty"`
 	NSID        int      `json:"nsid,omitempty"`
 	Controllers []string `json:"controllers"`
 	CoTenants   []int    `json:"co_tenants,omitempty"`
@@ -320,6 +332,15 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 	}
 
 	defects := inspectAll(st, nqn, int(nsid), nvmeof.EndpointTargets(nqn, expected))
+	// Controllers that are not live: Inspect (the operator's semantics)
+	// never names them, but "clean" would hide a connecting leak.
+	stale := map[string]bool{}
+	for _, d := range defects {
+		if d.Kind == nvmeof.DefectStaleEndpoint {
+			stale[d.Controllers[0]] = true
+		}
+	}
+	defects = append(defects, nvmeof.NotLive(st, nqn, stale)...)
 	var missing []string
 	if len(expected) > 0 {
 		missing = nvmeof.MissingEndpoints(expected, st, nqn)
@@ -327,11 +348,17 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 
 	if hf.output == "json" {
 		out := struct {
+			Multipath        string       `json:"multipath"`
+			Note             string       `json:"note,omitempty"`
 			Defects          []defectJSON `json:"defects"`
 			MissingEndpoints []string     `json:"missing_endpoints,omitempty"`
-		}{Defects: []defectJSON{}, MissingEndpoints: missing}
+		}{Multipath: multipathName(st.Multipath), Note: multipathOffNote(st.Multipath), Defects: []defectJSON{}, MissingEndpoints: missing}
 		for _, d := range defects {
-			out.Defects = append(out.Defects, defectJSON{string(d.Kind), string(d.Scope), d.NQN, d.NSID, d.Controllers, d.CoTenants, d.Detail})
+			ctrls := d.Controllers
+			if ctrls == nil {
+				ctrls = []string{}
+			}
+			out.Defects = append(out.Defects, defectJSON{string(d.Kind), string(d.Scope), d.NQN, d.Subsystem, d.NSID, ctrls, d.CoTenants, d.Detail})
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -350,6 +377,9 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		fmt.Fprintf(stdout, "inspected %s, %s\n", plural(len(nqns), "subsystem"), plural(ctrls, "controller"))
+		if n := multipathOffNote(st.Multipath); n != "" {
+			fmt.Fprintln(stdout, n)
+		}
 		for _, d := range defects {
 			fmt.Fprintf(stdout, "%s\t%s\t%s\tnsid=%d\tcontrollers=%s\tco-tenants=%v\t%s\n",
 				d.Kind, d.Scope, d.NQN, d.NSID, strings.Join(d.Controllers, ","), d.CoTenants, d.Detail)
@@ -365,6 +395,23 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 		return exitCheckFailed
 	}
 	return exitPass
+}
+
+// multipathName names a multipath mode for -o json: on, off or unknown.
+func multipathName(m nvmeof.MultipathMode) string {
+	if m == nvmeof.MultipathUnknown {
+		return "unknown"
+	}
+	return string(m)
+}
+
+// multipathOffNote says, for a host with native multipath off, what cannot
+// be judged there; "" otherwise.
+func multipathOffNote(m nvmeof.MultipathMode) string {
+	if m != nvmeof.MultipathOff {
+		return ""
+	}
+	return "native multipath is off (nvme_core multipath=N): no path legs, no ANA states; no pause window, cutover or non-contributing controller can be judged on this host"
 }
 
 // nvmeBroadcastNSID is the NSID that means "every namespace" (NVMe base

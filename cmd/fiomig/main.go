@@ -6,7 +6,9 @@ import (
 	"io"
 	"maps"
 	"os"
+	"runtime/debug"
 	"slices"
+	"strings"
 )
 
 // Exit codes of fiomig (DESIGN.md "The run record").
@@ -61,8 +63,40 @@ Commands:`)
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w, `
-Run "fiomig <command> --help" or "fiomig help <command>" for a command's flags.
+Run "fiomig <command> --help" or "fiomig help <command>" for a command's flags,
+"fiomig --version" for the build.
 Exit codes: 0 pass, 1 a check failed, 2 bad usage or input, 3 inconclusive, 130 interrupted.`)
+}
+
+// version is the release name, set at link time
+// (-ldflags "-X main.version=v1.2.3"); "devel" otherwise.
+var version = "devel"
+
+// versionString is "fiomig <version> (<vcs revision>[, modified], <commit
+// time>, <go version>)", from the build information the go command embeds
+// (runtime/debug.ReadBuildInfo); parts it lacks are left out.
+func versionString() string {
+	parts := []string{}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		set := map[string]string{}
+		for _, s := range bi.Settings {
+			set[s.Key] = s.Value
+		}
+		if r := set["vcs.revision"]; r != "" {
+			if len(r) > 12 {
+				r = r[:12]
+			}
+			if set["vcs.modified"] == "true" {
+				r += ", modified"
+			}
+			parts = append(parts, r)
+		}
+		if t := set["vcs.time"]; t != "" {
+			parts = append(parts, t)
+		}
+		parts = append(parts, bi.GoVersion)
+	}
+	return fmt.Sprintf("fiomig %s (%s)", version, strings.Join(parts, ", "))
 }
 
 func main() {
@@ -75,6 +109,9 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	switch args[0] {
+	case "--version", "-version", "version":
+		fmt.Fprintln(stdout, versionString())
+		return exitPass
 	case "-h", "--help", "help":
 		if args[0] == "help" && len(args) > 1 {
 			// "fiomig help X" is "fiomig X --help".

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -30,8 +31,8 @@ check from that record alone (pause bound, freezes, leaked controllers,
 ip:port path completeness, split brain, served after cutover, unattributed
 pauses, faults landed), rewrites summary.json, report.md, report.html,
 junit.xml and plots/ (pause, ecdf and one swimlane per migration, as .png
-and .svg; fio-<migration> too for a --workload=fio run) in <run-dir>, and
-prints the verdicts. Flags may come before or after <run-dir>.
+and .svg; fio-<migration> too for a --workload=fio run) in <run-dir> (or
+in --out DIR, leaving <run-dir> untouched), and prints the verdicts. Flags may come before or after <run-dir>.
 
 --pause-crit and --freezes-allowed re-judge the stored run against other
 bounds than the run's, without rerunning it:
@@ -40,6 +41,10 @@ bounds than the run's, without rerunning it:
 
 plan.json is left as it was; summary.json ("rejudged"), report.md and
 report.html name the bounds that judged and the command that re-judged.
+
+A run that summary.json says was interrupted (fiomig run exit 130) stays
+so: the rewritten summary.json keeps "interrupted": true and the verdict is
+inconclusive.
 
 A timeline whose last line was cut off (a killed run) is evaluated up to
 the last complete line, with a warning that report.md repeats. A record
@@ -55,7 +60,8 @@ leaves them inconclusive for what it covered.
 Exit codes: 0 pass, 1 a check failed, 2 bad usage or input (missing or
 malformed plan.json / timeline.jsonl: a threshold out of range, no topology
 for a run with migrations, a line going back in time, a sample of a host
-not in the topology, an unwritable run directory), 3 inconclusive (a fault
+not in the topology, an unwritable run directory — said in one line;
+--out DIR then writes the report elsewhere), 3 inconclusive (a fault
 left no evidence, or the record is too thin or too short to judge).
 
 Flags:`
@@ -66,6 +72,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("quiet", false, "print only the overall verdict line")
 	crit := fs.Float64("pause-crit", 0, "re-judge with this bound on the longest pause window per migration and host, in `seconds` (CUTOVER_PAUSE_CRIT_S; default: the run's, from plan.json)")
 	freezes := fs.Int("freezes-allowed", 0, "re-judge with this many pause windows allowed per migration (CUTOVER_FREEZES_ALLOWED; default: the run's, from plan.json)")
+	outDir := fs.String("out", "", "write summary.json and the reports into this `directory` (created if missing) instead of <run-dir>: for a read-only run directory")
 	usage := func(w io.Writer) {
 		fmt.Fprintln(w, reportHelp)
 		fs.SetOutput(w)
@@ -96,6 +103,14 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fiomig report: --freezes-allowed must be >= 0, got %d (see fiomig report --help)\n", *freezes)
 		return exitUsage
 	}
+	dest := dir
+	if *outDir != "" {
+		dest = *outDir
+		if err := os.MkdirAll(dest, 0o755); err != nil {
+			fmt.Fprintf(stderr, "fiomig report: --out: %v\n", err)
+			return exitUsage
+		}
+	}
 
 	plan, err := record.ReadPlan(filepath.Join(dir, record.PlanFile))
 	if err != nil {
@@ -113,6 +128,14 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 			plan.Params.FreezesAllowed, rejudged.FreezesAllowed = *freezes, *freezes
 		}
 		rejudged.Command = fmt.Sprintf("fiomig report %s --pause-crit %s --freezes-allowed %d", dir, record.FormatT(plan.Params.PauseCritS), plan.Params.FreezesAllowed)
+	}
+	if err := writable(dest); err != nil {
+		hint := "; --out DIR writes the report elsewhere"
+		if *outDir != "" {
+			hint = ""
+		}
+		fmt.Fprintf(stderr, "fiomig report: cannot write the report into %s: %v%s\n", dest, err, hint)
+		return exitUsage
 	}
 	// The timeline is streamed into the checks (checks.Judge): memory
 	// stays bounded by hosts and controllers whatever the run's length.
@@ -148,6 +171,11 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
+	if wasInterrupted(dir) {
+		// The run said it was stopped by a signal: that stays said, and
+		// a record cut short by one is not a verdict.
+		sum.Interrupted, sum.Verdict = true, record.Inconclusive
+	}
 	if truncated && sum.Coverage != nil {
 		sum.Coverage.TruncatedLine = true // report.md says so, not only stderr
 	}
@@ -162,7 +190,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	if isFio {
 		in.FioSeconds = scenario.FioSeconds(dir)
 	}
-	if err := reports.WriteRun(dir, in); err != nil {
+	if err := reports.WriteRun(dest, in); err != nil {
 		fmt.Fprintf(stderr, "fiomig report: %v\n", err)
 		return exitUsage
 	}
@@ -175,10 +203,41 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "longest pause per (migration, host), %d pair(s): p50 %g s, p95 %g s, max %g s\n",
 				st.Pauses, st.P50PauseS, st.P95PauseS, st.MaxPauseS)
 		}
-		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, reports.ReportFile))
+		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dest, reports.ReportFile))
 	}
 	fmt.Fprintf(stdout, "verdict: %s (seed %d)\n", sum.Verdict, sum.Seed)
 	return reportExitCode(sum.Verdict)
+}
+
+// wasInterrupted reports whether dir's summary.json says the run was
+// interrupted (fiomig run exit 130); an absent or unreadable summary says
+// nothing.
+func wasInterrupted(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, record.SummaryFile))
+	if err != nil {
+		return false
+	}
+	var s struct {
+		Interrupted bool `json:"interrupted"`
+	}
+	return json.Unmarshal(b, &s) == nil && s.Interrupted
+}
+
+// writable checks that files can be created in dir (a read-only run
+// directory, a read-only file system or missing permission fail here, in
+// one line, before anything is evaluated).
+func writable(dir string) error {
+	f, err := os.CreateTemp(dir, ".fiomig-write-probe-*")
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return pe.Err
+		}
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
 }
 
 // reportExitCode maps an overall verdict to fiomig's exit code.

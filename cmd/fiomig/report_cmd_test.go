@@ -332,6 +332,27 @@ func editPlan(t *testing.T, dir, old, new string) {
 	}
 }
 
+// nullTopology sets plan.json's topology to null.
+func nullTopology(t *testing.T, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, record.PlanFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["topology"] = nil
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestReportRejectsBadThresholds: thresholds and topology the checks would
 // judge wrongly with are bad input (exit 2) naming the field.
 func TestReportRejectsBadThresholds(t *testing.T) {
@@ -343,11 +364,15 @@ func TestReportRejectsBadThresholds(t *testing.T) {
 		{"freezes_allowed -1", `"freezes_allowed": 1`, `"freezes_allowed": -1`, "params.freezes_allowed"},
 		{"settle_s -1", `"settle_s": 30`, `"settle_s": -1`, "params.settle_s"},
 		{"attribution_margin_s -1", `"attribution_margin_s": 30`, `"attribution_margin_s": -1`, "params.attribution_margin_s"},
-		{"topology null", `"topology": {`, `"topology": null, "was": {`, "topology.hosts"},
+		{"topology null", "", "", "topology.hosts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeRunDir(t, 2, true)
-			editPlan(t, dir, tc.old, tc.new)
+			if tc.old == "" {
+				nullTopology(t, dir)
+			} else {
+				editPlan(t, dir, tc.old, tc.new)
+			}
 			code, _, errs := runCLI("report", dir)
 			if code != exitUsage || !strings.Contains(errs, tc.want) || !strings.Contains(errs, record.PlanFile) {
 				t.Errorf("exit %d, stderr %q; want 2 naming %s in plan.json", code, errs, tc.want)

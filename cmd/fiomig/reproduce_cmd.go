@@ -1,15 +1,11 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/fiomig/fiomig/incidents"
@@ -182,7 +178,7 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 		t.Nodes, p.Hosts, t.HostsAreNodes, p.Volumes, max(1, t.NamespacesPerVolume), p.ConsumersPerVolume, t.Pods, p.Migrations, p.SettleS, p.SettleSampleIntervalS,
 		t.Source, inc.Pacing.Source, orDash(string(inc.Faults.Source)))
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext(stderr, "fiomig reproduce")
 	defer stop()
 	start := time.Now().Unix()
 	var results []scenario.ReproduceResult

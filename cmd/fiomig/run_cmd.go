@@ -358,6 +358,11 @@ Flags:
 }
 
 func runCmd(args []string, stdout, stderr io.Writer) int {
+	// SIGINT and SIGTERM are caught from the first instant: the run then
+	// stops in order (fio stopped, volumes unmounted) and exits 130 with
+	// its run directory (interruptContext).
+	ctx, stop := interruptContext(stderr, "fiomig run")
+	defer stop()
 	var f runFlags
 	fs := newRunFlagSet(&f, stderr)
 	// --help to stdout; a bad flag in one line (host_cmds.go parseFlags).
@@ -413,8 +418,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "  faults: %d scheduled (%s)\n", len(sched), f.faultSelection())
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	if ctx.Err() != nil {
+		// Interrupted before anything ran: nothing to record.
+		fmt.Fprintln(stderr, "fiomig run: interrupted before the run started; nothing was recorded")
+		return exitInterrupted
+	}
 	scfg := scenario.Config{
 		Plan: record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: f.seed,
 			Command: cmdline, Params: f.params(), Faults: sched},
@@ -444,10 +452,18 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		if res.Dir != "" {
 			fmt.Fprintf(stderr, "fiomig run: what was recorded is in %s\n", res.Dir)
 		}
+		if res.Interrupted {
+			return exitInterrupted
+		}
 		return exitUsage
 	}
 	if res.Interrupted {
-		fmt.Fprintf(stderr, "fiomig run: interrupted; the timeline recorded so far is in %s\n", filepath.Join(res.Dir, record.TimelineFile))
+		hint := "summary.json says interrupted; fiomig report " + res.Dir + " writes a report of it"
+		if res.Summary.Coverage == nil { // nothing was sampled: fio was still starting
+			hint = "interrupted before the first sample: nothing to report"
+		}
+		fmt.Fprintf(stderr, "fiomig run: interrupted; the timeline recorded so far is in %s (%s)\n",
+			filepath.Join(res.Dir, record.TimelineFile), hint)
 		return exitInterrupted
 	}
 	return printVerdicts(stdout, res.Dir, res.Summary)
@@ -469,4 +485,26 @@ func printVerdicts(w io.Writer, dir string, sum record.Summary) int {
 	default:
 		return exitCheckFailed
 	}
+}
+
+// interruptContext returns a context cancelled by the first SIGINT or
+// SIGTERM, and says on stderr that the command is stopping; later signals
+// are absorbed while it cleans up (every cleanup deadline is bounded; a
+// kill -9 leaves what "fiomig janitor" removes). stop restores the default
+// signal handling.
+func interruptContext(stderr io.Writer, name string) (context.Context, func()) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			select {
+			case <-done: // stop() cancelled it: no signal
+			default:
+				fmt.Fprintf(stderr, "%s: interrupted: stopping in order (fio stopped, volumes unmounted) and keeping the record so far\n", name)
+			}
+		case <-done:
+		}
+	}()
+	return ctx, func() { close(done); stop() }
 }

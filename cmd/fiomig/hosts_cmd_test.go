@@ -1,0 +1,378 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fiomig/fiomig/internal/nvmecli"
+	"github.com/fiomig/fiomig/internal/tooltest"
+	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/sim"
+)
+
+// fixtureCaptures are every sysfs capture of the repository: the real ones
+// (nvmeof/testdata/sysfs-captures) and this package's synthetic one (two
+// hosts on one kernel, connecting and resetting controllers, IPv6,
+// secrets, the multipath parameter).
+func fixtureCaptures(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, g := range []string{"../../nvmeof/testdata/sysfs-captures/*.tsv", "testdata/*.tsv"} {
+		m, err := filepath.Glob(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m...)
+	}
+	if len(out) < 3 {
+		t.Fatalf("captures %v: want the two real ones and testdata/mixed.tsv", out)
+	}
+	return out
+}
+
+// materialize writes capture as a directory tree (the sys root) under dir.
+func materialize(t *testing.T, capture, dir string) {
+	t.Helper()
+	f, err := os.Open(capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fsys, err := nvmeof.LoadCapture(f, capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Materialize(fsys, dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cliPath is one path as nvme list-subsys and fiomig hosts both name it.
+type cliPath struct {
+	HostNQN, HostID, Subsystem, NQN, Name, Transport, State string
+	Address                                                 nvmeof.Address
+}
+
+// nvmeListSubsys runs the real "nvme list-subsys -o json" on the tree
+// under dir (internal/nvmecli).
+func nvmeListSubsys(t *testing.T, dir string) []cliPath {
+	t.Helper()
+	hosts, err := nvmecli.ListSubsys(dir)
+	if err != nil {
+		tooltest.Require(t, err)
+	}
+	var got []cliPath
+	for _, h := range hosts {
+		for _, s := range h.Subsystems {
+			for _, p := range s.Paths {
+				a, err := nvmeof.ParseAddress(p.Address)
+				if err != nil {
+					t.Fatalf("nvme-cli address %q: %v", p.Address, err)
+				}
+				got = append(got, cliPath{h.HostNQN, h.HostID, s.Name, s.NQN, p.Name, p.Transport, p.State, a})
+			}
+		}
+	}
+	return got
+}
+
+func sortPaths(ps []cliPath) {
+	sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
+}
+
+// TestHostsAgreesWithNvmeCli: on every capture of the repository,
+// "fiomig hosts -o json" names the same hosts, subsystems, controllers,
+// transports, addresses and states as the real nvme-cli's
+// "nvme list-subsys -o json" reading the same tree as its /sys.
+func TestHostsAgreesWithNvmeCli(t *testing.T) {
+	tooltest.Require(t, nvmecli.Available())
+	for _, capture := range fixtureCaptures(t) {
+		t.Run(filepath.Base(capture), func(t *testing.T) {
+			code, stdout, stderr := runCLI("hosts", "-o", "json", "--capture", capture)
+			if code != exitPass {
+				t.Fatalf("fiomig hosts: exit %d: %s", code, stderr)
+			}
+			var v hostsJSON
+			if err := json.Unmarshal([]byte(stdout), &v); err != nil {
+				t.Fatal(err)
+			}
+			var mine []cliPath
+			for _, h := range v.Hosts {
+				for _, s := range h.Subsystems {
+					for _, c := range s.Controllers {
+						a, err := nvmeof.ParseAddress(c.Address)
+						if err != nil {
+							t.Fatalf("fiomig hosts address %q: %v", c.Address, err)
+						}
+						mine = append(mine, cliPath{h.HostNQN, h.HostID, s.Name, s.NQN, c.Name, c.Transport, c.State, a})
+					}
+				}
+			}
+			dir := t.TempDir()
+			materialize(t, capture, dir)
+			cli := nvmeListSubsys(t, dir)
+			if len(cli) == 0 {
+				t.Fatal("nvme-cli listed no path: the comparison shows nothing")
+			}
+			sortPaths(mine)
+			sortPaths(cli)
+			if d := cmp.Diff(cli, mine); d != "" {
+				t.Errorf("fiomig hosts differs from nvme list-subsys (-nvme-cli +fiomig):\n%s", d)
+			}
+		})
+	}
+}
+
+// The table names hosts, subsystems, controllers, legs with their ANA
+// state, and the multipath mode.
+func TestHostsTable(t *testing.T) {
+	code, stdout, stderr := runCLI("hosts", "--capture", "testdata/mixed.tsv")
+	if code != exitPass {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"native multipath: on",
+		"host nqn.2014-08.org.nvmexpress:uuid:22222222-0000-4000-8000-000000000002",
+		"nvme-subsys1  NQN=nqn.2023-02.io.simplyblock:mixed:lvol:00000002-0000-4000-8000-000000000002",
+		"+- nvme4 tcp traddr=fd00::5,trsvcid=4420,src_addr=fd00::8 resetting",
+		"nvme1c4n2 nsid 2 change (no I/O)",
+		"nvme0c0n1 nsid 1 optimized\n",
+		"+- nvme2 tcp traddr=10.0.0.4,trsvcid=4421 connecting",
+		"no path leg: serves no namespace",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+	code, stdout, _ = runCLI("hosts", "--capture", "testdata/mixed.tsv", "--hostnqn", "nqn.2014-08.org.nvmexpress:uuid:11111111-0000-4000-8000-000000000001")
+	if code != exitPass || strings.Contains(stdout, "22222222") || !strings.Contains(stdout, "nvme2") {
+		t.Errorf("--hostnqn: exit %d, output:\n%s", code, stdout)
+	}
+}
+
+// multipathOffCapture is mixed.tsv with nvme_core multipath=N.
+func multipathOffCapture(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/mixed.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(b), "/sys/module/nvme_core/parameters/multipath\tY", "/sys/module/nvme_core/parameters/multipath\tN", 1)
+	if s == string(b) {
+		t.Fatal("test setup: mixed.tsv has no multipath parameter")
+	}
+	p := filepath.Join(t.TempDir(), "mp-off.tsv")
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A host with native multipath off is detected and said so by hosts,
+// inspect and release; release gives no cutover verdict for it.
+func TestMultipathOffIsSaid(t *testing.T) {
+	capture := multipathOffCapture(t)
+	_, stdout, _ := runCLI("hosts", "--capture", capture)
+	if !strings.Contains(stdout, "native multipath: off (nvme_core multipath=N") {
+		t.Errorf("hosts does not say multipath is off:\n%s", stdout)
+	}
+	_, stdout, _ = runCLI("inspect", "--capture", capture)
+	if !strings.Contains(stdout, "native multipath is off") {
+		t.Errorf("inspect does not say multipath is off:\n%s", stdout)
+	}
+	_, stdout, _ = runCLI("inspect", "--capture", capture, "-o", "json")
+	var ij struct{ Multipath, Note string }
+	if err := json.Unmarshal([]byte(stdout), &ij); err != nil || ij.Multipath != "off" || ij.Note == "" {
+		t.Errorf("inspect -o json: %+v (%v)\n%s", ij, err, stdout)
+	}
+	nqn := "nqn.2023-02.io.simplyblock:mixed:lvol:00000001-0000-4000-8000-000000000001"
+	code, stdout, stderr := runCLI("release", "--capture", capture, "--nqn", nqn,
+		"--connections", `[{"ip":"10.0.0.3","port":4421},{"ip":"10.0.0.4","port":4421}]`)
+	if code != exitPass || strings.Contains(stdout, "cutover window") || !strings.Contains(stdout, "multipath is off") ||
+		strings.Contains(stdout, "would release") {
+		t.Errorf("release on multipath off: exit %d, stdout:\n%s\nstderr: %s\nwant nothing released, no cutover verdict, multipath named", code, stdout, stderr)
+	}
+	// With multipath on, the same release does release the inaccessible
+	// and the connecting path.
+	_, stdout, _ = runCLI("release", "--capture", "testdata/mixed.tsv", "--nqn", nqn,
+		"--connections", `[{"ip":"10.0.0.3","port":4421},{"ip":"10.0.0.4","port":4421}]`)
+	if !strings.Contains(stdout, "would release nvme1") || !strings.Contains(stdout, "would release nvme2") {
+		t.Errorf("release with multipath on:\n%s", stdout)
+	}
+}
+
+// inspect without --target does not call a connecting controller clean.
+func TestInspectNamesNotLiveWithoutTargets(t *testing.T) {
+	code, stdout, _ := runCLI("inspect", "--capture", "testdata/mixed.tsv", "-o", "json")
+	var out struct {
+		Defects []defectJSON `json:"defects"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range out.Defects {
+		got = append(got, d.Kind+" "+strings.Join(d.Controllers, ","))
+	}
+	want := []string{"not-live nvme2", "not-live nvme4"}
+	if code != exitCheckFailed || !cmp.Equal(want, got) {
+		t.Errorf("exit %d, defects %v; want 1 and %v", code, got, want)
+	}
+	// With --target naming nvme2's endpoint unpublished it is stale-endpoint,
+	// not also not-live.
+	nqn := "nqn.2023-02.io.simplyblock:mixed:lvol:00000001-0000-4000-8000-000000000001"
+	_, stdout, _ = runCLI("inspect", "--capture", "testdata/mixed.tsv", "-o", "json", "--nqn", nqn, "--target", "10.0.0.1:4420", "--target", "10.0.0.3:4421")
+	out.Defects = nil
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, d := range out.Defects {
+		got = append(got, d.Kind+" "+strings.Join(d.Controllers, ","))
+	}
+	if want := []string{"stale-endpoint nvme2"}; !cmp.Equal(want, got) {
+		t.Errorf("with targets: defects %v, want %v", got, want)
+	}
+}
+
+// secretValues are the key material in testdata/mixed.tsv, and a part of
+// each long enough to recognise.
+var secretValues = []string{
+	"DHHC-1:00:bXktaG9zdC1zZWNyZXQta2V5LWRvLW5vdC1wcmludA==:", "bXktaG9zdC1zZWNyZXQ",
+	"DHHC-1:00:Y3RybC1zZWNyZXQtc2hvdWxkLW5ldmVyLWxlYWs=:", "Y3RybC1zZWNyZXQ",
+	"NVMeTLSkey-1:01:dGxzLWtleS1tdXN0LW5vdC1hcHBlYXI=:", "dGxzLWtleS1tdXN0",
+}
+
+// No command prints a secret attribute's value, whatever it is asked, in
+// either output format, from a capture or a live tree (--sys-root), nor in
+// an error about a malformed capture.
+func TestSecretsNeverPrinted(t *testing.T) {
+	b, err := os.ReadFile("testdata/mixed.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secretValues[:1] {
+		if !strings.Contains(string(b), s) {
+			t.Fatalf("test setup: mixed.tsv lacks secret %q", s)
+		}
+	}
+	live := t.TempDir()
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		p, v, _ := strings.Cut(line, "\t")
+		dst := filepath.Join(live, strings.TrimPrefix(p, "/sys/"))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, []byte(v+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmp := t.TempDir()
+	broken := func(name, from, to string) string {
+		s := strings.Replace(string(b), from, to, 1)
+		if s == string(b) {
+			t.Fatalf("test setup: %q not in mixed.tsv", from)
+		}
+		p := filepath.Join(tmp, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	noTab := broken("no-tab.tsv", "dhchap_secret\tDHHC", "dhchap_secret DHHC")
+	dup := broken("dup.tsv", "/sys/class/nvme/nvme0/state\tlive", "/sys/class/nvme/nvme0/tls_key\tNVMeTLSkey-1:01:dGxzLWtleS1tdXN0LW5vdC1hcHBlYXI=:")
+	nqn := "nqn.2023-02.io.simplyblock:mixed:lvol:00000001-0000-4000-8000-000000000001"
+	conns := `[{"ip":"10.0.0.3","port":4421}]`
+	var runs [][]string
+	for _, src := range [][]string{{"--capture", "testdata/mixed.tsv"}, {"--sys-root", live}, {"--capture", noTab}, {"--capture", dup}} {
+		for _, o := range []string{"table", "json"} {
+			runs = append(runs,
+				append([]string{"hosts", "-o", o}, src...),
+				append([]string{"inspect", "-o", o}, src...),
+				append([]string{"inspect", "-o", o, "--nqn", nqn, "--target", "10.0.0.1:4420"}, src...),
+				append([]string{"release", "--dry-run", "-o", o, "--nqn", nqn, "--connections", conns}, src...),
+				append([]string{"reap", "--dry-run", "-o", o}, src...))
+		}
+	}
+	failedOn := map[string]bool{}
+	for _, args := range runs {
+		code, stdout, stderr := runCLI(args...)
+		failedOn[args[len(args)-1]] = failedOn[args[len(args)-1]] || code == exitUsage
+		for _, s := range secretValues {
+			if strings.Contains(stdout, s) || strings.Contains(stderr, s) {
+				t.Errorf("fiomig %s printed secret %q:\n%s\n%s", strings.Join(args, " "), s, stdout, stderr)
+			}
+		}
+	}
+	if !failedOn[noTab] || !failedOn[dup] || failedOn[live] || failedOn["testdata/mixed.tsv"] {
+		t.Errorf("exit 2 by source %v: want the malformed captures refused, the good ones read", failedOn)
+	}
+}
+
+// fiomig --version (and "version") names the build on stdout, exit 0.
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"--version", "version"} {
+		code, stdout, _ := runCLI(arg)
+		if code != exitPass || !strings.HasPrefix(stdout, "fiomig "+version+" (") || !strings.Contains(stdout, "go1.") {
+			t.Errorf("fiomig %s: exit %d, %q", arg, code, stdout)
+		}
+	}
+}
+
+// readOnly makes dir read-only for this process: a read-only bind mount
+// as root (permission bits do not stop root), chmod otherwise.
+func readOnly(t *testing.T, dir string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(dir, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(dir, 0o755) })
+		return
+	}
+	if err := syscall.Mount(dir, dir, "", syscall.MS_BIND, ""); err != nil {
+		t.Skipf("cannot bind-mount %s read-only here: %v", dir, err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	if err := syscall.Mount(dir, dir, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {
+		t.Skipf("cannot remount %s read-only here: %v", dir, err)
+	}
+}
+
+// report on a read-only run directory says so in one line (exit 2) and
+// names --out; with --out it writes the report there and touches nothing
+// in the run directory.
+func TestReportReadOnlyRunDir(t *testing.T) {
+	dir := writeRunDir(t, 2, true)
+	before, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readOnly(t, dir)
+	code, stdout, stderr := runCLI("report", dir)
+	if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "cannot write the report into "+dir) ||
+		!strings.Contains(stderr, "--out DIR") || stdout != "" {
+		t.Errorf("read-only run directory: exit %d, stdout %q, stderr %q; want exit 2 and one line naming it and --out", code, stdout, stderr)
+	}
+	out := filepath.Join(t.TempDir(), "elsewhere")
+	code, stdout, stderr = runCLI("report", dir, "--out", out)
+	if code == exitUsage || !strings.Contains(stdout, "report: "+filepath.Join(out, "report.md")) {
+		t.Errorf("--out: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, f := range []string{"summary.json", "report.md", "report.html", "junit.xml"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("--out: %v", err)
+		}
+	}
+	after, _ := os.ReadDir(dir)
+	if len(after) != len(before) {
+		t.Errorf("run directory changed: %d entries, was %d", len(after), len(before))
+	}
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/fiomig/fiomig/workload"
+)
+
+func init() {
+	register(command{name: "janitor", summary: "remove what a killed fiomig left: fio processes, FUSE mounts, temporary directories", run: janitorCmd})
+}
+
+// KubeJanitor is the Kubernetes part of "fiomig janitor": it removes what
+// dead runs labelled with their run id left in the cluster of kubeconfig
+// (DESIGN.md, kube backend), prints one line per object removed on stdout
+// and returns them. KubeJanitorFlags, when set, registers the part's own
+// flags (namespace, staleness, ...) on janitor's flag set; janitor owns
+// --kubeconfig and runs the part only when it is given. kube_janitor_cmd.go
+// sets both to backend/kube's Janitor; without it (nil) --kubeconfig is
+// refused. This file does not import backend/kube.
+var (
+	KubeJanitor      func(ctx context.Context, kubeconfig string, dryRun bool, stdout io.Writer) ([]string, error)
+	KubeJanitorFlags func(fs *flag.FlagSet)
+)
+
+const janitorUsage = `Usage: fiomig janitor [--out DIR ...] [--dry-run] [-o table|json] [--kubeconfig FILE]
+
+Removes what a fiomig run that was killed without a chance to stop (kill -9,
+a crash) left behind, as recorded in the owned.jsonl ledger every
+--workload=fio run keeps (in <run dir>/fio/, or in <out>/.fio-staging-*/
+when it died before its run directory existed):
+
+  kill     fio processes and their job processes (found by the FIOMIG_OWNER
+           marker in their environment, or by pid and start time)
+  unmount  the run's FUSE mount (its connection aborted first)
+  remove   the run's temporary directories (mount point, backing files)
+
+A ledger whose fiomig still runs is left alone: that run is alive. Any
+fuse.fiomig mount whose server is gone (ENOTCONN) is unmounted too, ledger
+or not. Nothing else is touched. --out (repeatable; default "out") is
+searched up to 3 levels deep: an --out directory, a run directory, or a
+workload directory. --kubeconfig also removes the run's Kubernetes objects
+(when this build has the kube backend).
+
+Prints one line per action; -o json prints {"ledgers","actions"}.
+Exit status: 0 done (also when nothing was left), 1 an action failed (the
+others still ran), 2 bad usage, an unreadable --out, or --kubeconfig in a
+build without the kube backend.
+`
+
+func janitorCmd(args []string, stdout, stderr io.Writer) int {
+	var outs stringList
+	var dryRun bool
+	var output, kubeconfig string
+	fs := newHostFlagSet("janitor", janitorUsage)
+	fs.Var(&outs, "out", "`directory` to search for run ledgers (repeatable; default out)")
+	fs.BoolVar(&dryRun, "dry-run", false, "print what would be removed; touch nothing")
+	fs.StringVar(&output, "o", "table", "output `format`: table or json")
+	fs.StringVar(&kubeconfig, "kubeconfig", "", "also remove the runs' Kubernetes objects in this cluster (`FILE`; kube backend builds only)")
+	if KubeJanitorFlags != nil {
+		KubeJanitorFlags(fs)
+	}
+	if code, stop := parseFlags(fs, args, stdout, stderr); stop {
+		return code
+	}
+	if output != "table" && output != "json" {
+		return fail(stderr, "janitor", usagef("-o must be table or json, got %q", output))
+	}
+	if kubeconfig != "" && KubeJanitor == nil {
+		return fail(stderr, "janitor", usagef("--kubeconfig: this build of fiomig has no Kubernetes janitor (the kube backend is not wired in)"))
+	}
+	if len(outs) == 0 {
+		outs = stringList{"out"}
+	}
+	rep, err := workload.Janitor(workload.JanitorOptions{Roots: outs, DryRun: dryRun})
+	if err != nil {
+		return fail(stderr, "janitor", usagef("%v", err))
+	}
+	code := exitPass
+	var kube []string
+	if kubeconfig != "" {
+		ctx, stop := interruptContext(stderr, "fiomig janitor")
+		w := stdout
+		if output == "json" {
+			w = io.Discard // the lines go into the JSON document
+		}
+		kube, err = KubeJanitor(ctx, kubeconfig, dryRun, w)
+		stop()
+		if err != nil {
+			fmt.Fprintf(stderr, "fiomig janitor: kubernetes: %v\n", err)
+			code = exitCheckFailed
+		}
+	}
+	for _, a := range rep.Actions {
+		if a.Err != "" {
+			code = exitCheckFailed
+		}
+	}
+	if output == "json" {
+		out := struct {
+			workload.JanitorReport
+			Kube []string `json:"kubernetes,omitempty"`
+		}{rep, kube}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return fail(stderr, "janitor", err)
+		}
+		return code
+	}
+	prefix := ""
+	if dryRun {
+		prefix = "would "
+	}
+	removed := 0
+	for _, a := range rep.Actions {
+		line := fmt.Sprintf("%s%s %s: %s", prefix, a.What, a.Target, a.Reason)
+		if a.What == "keep" {
+			line = fmt.Sprintf("keep %s: %s", a.Target, a.Reason)
+		} else {
+			removed++
+		}
+		if a.Ledger != "" {
+			line += " (" + a.Ledger + ")"
+		}
+		if a.Err != "" {
+			line += ": FAILED: " + a.Err
+		}
+		fmt.Fprintln(stdout, line)
+	}
+	removed += len(kube) // the part printed its own lines
+	fmt.Fprintf(stdout, "janitor: %s read, %s\n", plural(len(rep.Ledgers), "ledger"), plural(removed, "leftover")+map[bool]string{true: " found", false: " removed"}[dryRun])
+	return code
+}
