@@ -26,10 +26,16 @@ const (
 // fio-mig-<unixSeconds>-2, -3, ... when the name is taken, and returns its path.
 // parent is created when missing.
 func CreateRunDir(parent string, unixSeconds int64) (string, error) {
+	return CreateUniqueDir(parent, "fio-mig-"+strconv.FormatInt(unixSeconds, 10), "run")
+}
+
+// CreateUniqueDir creates parent/base, or the first free base-2, base-3, ...
+// when the name is taken, and returns its path; parent is created when
+// missing. what names the directory in errors ("run", "sweep", "shrink").
+func CreateUniqueDir(parent, base, what string) (string, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return "", fmt.Errorf("create output directory: %w", err)
 	}
-	base := "fio-mig-" + strconv.FormatInt(unixSeconds, 10)
 	for i := 1; i < 10000; i++ {
 		name := base
 		if i > 1 {
@@ -41,10 +47,10 @@ func CreateRunDir(parent string, unixSeconds int64) (string, error) {
 			return dir, nil
 		}
 		if !errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("create run directory: %w", err)
+			return "", fmt.Errorf("create %s directory: %w", what, err)
 		}
 	}
-	return "", fmt.Errorf("create run directory: every name %s-N under %s is taken", base, parent)
+	return "", fmt.Errorf("create %s directory: every name %s-N under %s is taken", what, base, parent)
 }
 
 // WriteJSON writes v as indented JSON with a trailing newline to path,

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -55,20 +54,9 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	churn := fs.Float64("churn-threshold", def.ChurnThreshold, "regression when controllers created per run grow by more than this (mean over runs); negative: reported only")
 	resamples := fs.Int("resamples", def.Resamples, "bootstrap resamples (>= 100)")
 	seed := fs.Uint64("bootstrap-seed", def.Seed, "seed of the bootstrap's resampling")
-	usage := func(w io.Writer) {
-		fmt.Fprintln(w, compareHelp)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(stdout)
-			return exitPass
-		}
-		fmt.Fprintf(stderr, "fiomig compare: %v (see fiomig compare --help)\n", err)
-		return exitUsage
+	pos, code, ok := parseSubcommand("compare", compareHelp, fs, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(pos) != 2 {
 		fmt.Fprintf(stderr, "fiomig compare: want a base and a new directory, got %d argument(s) (see fiomig compare --help)\n", len(pos))

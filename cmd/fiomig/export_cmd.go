@@ -49,20 +49,9 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	format := fs.String("format", "", "output format: seed-csv")
 	out := fs.String("out", "", "`directory` to write into (created when missing)")
-	usage := func(w io.Writer) {
-		fmt.Fprintln(w, exportHelp)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(stdout)
-			return exitPass
-		}
-		fmt.Fprintf(stderr, "fiomig export: %v (see fiomig export --help)\n", err)
-		return exitUsage
+	pos, code, ok := parseSubcommand("export", exportHelp, fs, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	switch {
 	case len(pos) != 1:

@@ -73,20 +73,9 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	crit := fs.Float64("pause-crit", 0, "re-judge with this bound on the longest pause window per migration and host, in `seconds` (CUTOVER_PAUSE_CRIT_S; default: the run's, from plan.json)")
 	freezes := fs.Int("freezes-allowed", 0, "re-judge with this many pause windows allowed per migration (CUTOVER_FREEZES_ALLOWED; default: the run's, from plan.json)")
 	outDir := fs.String("out", "", "write summary.json and the reports into this `directory` (created if missing) instead of <run-dir>: for a read-only run directory")
-	usage := func(w io.Writer) {
-		fmt.Fprintln(w, reportHelp)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(stdout)
-			return exitPass
-		}
-		fmt.Fprintf(stderr, "fiomig report: %v (see fiomig report --help)\n", err)
-		return exitUsage
+	pos, code, ok := parseSubcommand("report", reportHelp, fs, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(pos) != 1 {
 		fmt.Fprintf(stderr, "fiomig report: want exactly one run directory, got %d argument(s) (see fiomig report --help)\n", len(pos))

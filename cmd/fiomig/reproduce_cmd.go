@@ -126,6 +126,26 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseSubcommand parses args for the command name with parseInterspersed.
+// On --help it prints help and fs's flags to stdout and returns exitPass;
+// on a bad flag it says so in one line on stderr and returns exitUsage;
+// ok is false in both cases. fs's output is discarded between the two.
+func parseSubcommand(name, help string, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (pos []string, code int, ok bool) {
+	pos, err := parseInterspersed(fs, args)
+	if err == nil {
+		return pos, 0, true
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stdout, help)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+		return nil, exitPass, false
+	}
+	fmt.Fprintf(stderr, "fiomig %s: %v (see fiomig %s --help)\n", name, err, name)
+	return nil, exitUsage, false
+}
+
 func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 	var f reproduceFlags
 	fs := newReproduceFlagSet(&f)

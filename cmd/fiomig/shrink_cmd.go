@@ -213,25 +213,7 @@ func withoutFlags(args []string, names []string) []string {
 
 // createShrinkDir creates parent/shrink-<name>, or -2, -3, ... when taken.
 func createShrinkDir(parent, name string) (string, error) {
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return "", fmt.Errorf("create output directory: %w", err)
-	}
-	base := "shrink-" + name
-	for i := 1; i < 10000; i++ {
-		n := base
-		if i > 1 {
-			n = base + "-" + strconv.Itoa(i)
-		}
-		dir := filepath.Join(parent, n)
-		err := os.Mkdir(dir, 0o755)
-		if err == nil {
-			return dir, nil
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("create shrink directory: %w", err)
-		}
-	}
-	return "", fmt.Errorf("create shrink directory: every name %s-N under %s is taken", base, parent)
+	return record.CreateUniqueDir(parent, "shrink-"+name, "shrink")
 }
 
 // errInterrupted ends a shrink on SIGINT/SIGTERM.

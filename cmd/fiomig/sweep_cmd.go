@@ -156,25 +156,7 @@ func parseSeeds(s string) ([]int64, error) {
 // createSweepDir creates parent/sweep-<unixSeconds>, or the first free
 // sweep-<unixSeconds>-2, -3, ...
 func createSweepDir(parent string, unixSeconds int64) (string, error) {
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return "", fmt.Errorf("create output directory: %w", err)
-	}
-	base := "sweep-" + strconv.FormatInt(unixSeconds, 10)
-	for i := 1; i < 10000; i++ {
-		name := base
-		if i > 1 {
-			name = base + "-" + strconv.Itoa(i)
-		}
-		dir := filepath.Join(parent, name)
-		err := os.Mkdir(dir, 0o755)
-		if err == nil {
-			return dir, nil
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("create sweep directory: %w", err)
-		}
-	}
-	return "", fmt.Errorf("create sweep directory: every name %s-N under %s is taken", base, parent)
+	return record.CreateUniqueDir(parent, "sweep-"+strconv.FormatInt(unixSeconds, 10), "sweep")
 }
 
 func sweepCmd(args []string, stdout, stderr io.Writer) int {
