@@ -66,6 +66,15 @@ func TestReapOrphans(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 
+	// Each fake forks a sleep; until that child has exec'd it is itself an
+	// "etcd" whose parent is not a test binary, and reaping it would end
+	// the fake (which would then run ":" and exit). Wait for both.
+	for _, pid := range []int{ours.Process.Pid, orphan} {
+		for i := 0; i < 200 && !childExecd(pid, fake); i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+
 	reaped := reapOrphans(bin)
 	if !strings.Contains(strings.Join(reaped, " "), "etcd pid "+strconv.Itoa(orphan)) {
 		t.Errorf("reaped %v, want the orphan etcd pid %d", reaped, orphan)
@@ -82,4 +91,20 @@ func TestReapOrphans(t *testing.T) {
 	if !alive(ours.Process.Pid) {
 		t.Errorf("the etcd of a running test (pid %d) was killed", ours.Process.Pid)
 	}
+}
+
+// childExecd reports whether pid has a child whose executable is no longer
+// exe (it has exec'd something else).
+func childExecd(pid int, exe string) bool {
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		c, err := strconv.Atoi(p.Name())
+		if err != nil || ppid(c) != pid {
+			continue
+		}
+		if e, err := os.Readlink(filepath.Join("/proc", p.Name(), "exe")); err == nil && e != exe {
+			return true
+		}
+	}
+	return false
 }
