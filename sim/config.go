@@ -88,6 +88,14 @@ type Config struct {
 	// Operator selects the migration operator variant: OperatorFixed
 	// (default) or OperatorPrefix (see operator.go).
 	Operator string
+	// ReleaseSources is fiomig's extra, not part of the fix: the fixed
+	// operator runs a release Job for the source paths on every consumer
+	// host after the cutover, before the control plane removes the source
+	// listeners. Off by default, as in the fixed operator (simplyblock-operator
+	// 5aa711cc releases migration paths only in cancelAndFail and
+	// reconcileAbort; nothing after Completed). The prefix operator ignores
+	// it (36c00741 releases nothing at all).
+	ReleaseSources bool
 	// ControlPlane selects the control plane's cancel before continue:
 	// ControlPlaneSbcli (default: sbcli main's _cleanup_created as sourced,
 	// which ignores the tertiaries — it deletes the volume's subsystem on

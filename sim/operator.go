@@ -20,14 +20,18 @@ import (
 //   - release on failure (fixed): a failing Job first runs
 //     nvmeof.ReleaseMigrationPaths on its host;
 //   - release the others (fixed): after cancel, release Jobs run on the other
-//     validated hosts;
-//   - release the sources (fixed): after the cutover, a release Job runs on
-//     every consumer host for the source paths. The pre-fix operator does
-//     nothing on the hosts once the control plane reports the migration done
-//     (simplyblock-operator internal/controller/volumemigration_controller.go
-//     reconcileRunning only patches the status to Completed), so the source
-//     controllers stay; the control plane then removes the source listeners
-//     (see cpFinish) and they reconnect into rejected CONNECTs.
+//     validated hosts.
+//
+// Neither variant touches a host once the control plane reports the
+// migration done: the fixed operator (simplyblock-operator 5aa711cc)
+// releases migration paths only in cancelAndFail
+// (volumemigration_controller.go:496) and reconcileAbort (:1366), and its
+// reconcileRunning, like the pre-fix one's, only patches the status to
+// Completed. So the source controllers stay; the control plane then removes
+// the source listeners (see cpFinish) and they reconnect into rejected
+// CONNECTs until the kernel removes them (the CSI paths' ctrl_loss_tmo 60).
+// Config.ReleaseSources, fiomig's extra and not part of the fix, adds a
+// release Job for the source paths after the cutover to the fixed variant.
 //
 // A Job makes up to three attempts, 2 s apart, of ensure (connect every
 // target path; "already connected" counts as success, as nvme-cli's answer
@@ -48,7 +52,8 @@ type variant struct {
 
 func (w *World) variant() variant {
 	if w.cfg.Operator == OperatorFixed {
-		return variant{true, true, true, true, true}
+		return variant{reapFirst: true, fixedTimeouts: true, releaseOnFailure: true, releaseOthers: true,
+			releaseSources: w.cfg.ReleaseSources}
 	}
 	return variant{}
 }
@@ -306,11 +311,12 @@ func (w *World) cancelAndEnd(m *Migration, phase, reason string, failed *job) {
 }
 
 // pollCompletion: the operator polls the control plane until the cutover
-// is done; fixed: it then runs a release Job on every consumer host for the
-// source paths (nvmeof.ReleaseMigrationPaths, which refuses while no path of
-// the subsystem is accessible); then the control plane removes the source
-// listeners (cpFinish) and the migration is Completed. Pre-fix: no release
-// Job (see variant.releaseSources).
+// is done; then the control plane removes the source listeners (cpFinish)
+// and the migration is Completed, with no Job on any host (both variants as
+// sourced). Only with Config.ReleaseSources (fiomig's extra, fixed variant
+// only) a release Job first runs on every consumer host for the source
+// paths (nvmeof.ReleaseMigrationPaths, which refuses while no path of the
+// subsystem is accessible).
 func (w *World) pollCompletion(m *Migration) {
 	w.operatorAfter(operatorPollS, func() {
 		if m.Terminal() {
@@ -321,9 +327,9 @@ func (w *World) pollCompletion(m *Migration) {
 			return
 		}
 		if !w.variant().releaseSources {
-			// Pre-fix: the control plane cleans the source up and reports
-			// the migration done; the operator marks it Completed and
-			// touches no host.
+			// As sourced (both variants): the control plane cleans the
+			// source up and reports the migration done; the operator marks
+			// it Completed and touches no host.
 			w.operatorAfter(w.reconcileDelay(), func() {
 				if !m.Terminal() {
 					w.cpFinish(m)
