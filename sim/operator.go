@@ -135,7 +135,7 @@ func (w *World) jobRound(j *job, r int) {
 	}
 	j.round = r
 	conns := w.targets(j.m)
-	w.ensure(j, conns, 0, func(f *ValidationFailure) {
+	w.ensure(j, conns, func(f *ValidationFailure) {
 		if !j.alive() {
 			return
 		}
@@ -154,26 +154,97 @@ func (w *World) jobRound(j *job, r int) {
 	})
 }
 
-// ensure connects conns[i:] one after another; a connect that fails other
-// than "already connected" ends the ensure with a failure.
-func (w *World) ensure(j *job, conns []nvmeof.Target, i int, done func(*ValidationFailure)) {
-	// A killed Job's pod issues no further connect (one already in the
-	// kernel completes on its own).
-	if i == len(conns) || !j.alive() {
-		done(nil)
-		return
-	}
-	t := conns[i]
-	j.h.connectAsync(SpecFromTarget(t), func(c *Ctrl, err error) {
-		if c != nil {
-			c.Origin = j.m.ID
+// ensure connects every target path one after another, as atlas-lib's
+// multipath connect does for both operators (source of the behaviour:
+// atlas-lib nvmeof/multipath.go:120-135, research/incident.md §3): a path
+// with no controller is connected; a path whose controller already exists
+// (the kernel answers "already connected") is not reconnected — if that
+// controller is not live, ensure waits up to pathTimeoutS (atlas
+// nvmeof/fabrics.go:31 defaultPathTimeout = 10 s) for it to go live, and
+// moves on either way. A failed connect does not stop the others. ensure
+// fails only when no target path has a live controller at the end, with
+// the first connect error (or the first path that did not go live); a path
+// left non-live or missing beside a live one is verify's to report.
+func (w *World) ensure(j *job, conns []nvmeof.Target, done func(*ValidationFailure)) {
+	var first *ValidationFailure
+	note := func(f *ValidationFailure) {
+		if first == nil {
+			first = f
 		}
-		if err != nil && !errors.Is(err, nvmeof.ErrAlreadyConnected) {
-			done(&ValidationFailure{Endpoint: t.Endpoint(), Detail: fmt.Sprintf("connect %s: %v", t.Endpoint(), err)})
+	}
+	var step func(i int)
+	step = func(i int) {
+		// A killed Job's pod issues no further connect (one already in
+		// the kernel completes on its own).
+		if !j.alive() {
+			done(nil)
 			return
 		}
-		w.ensure(j, conns, i+1, done)
-	})
+		if i == len(conns) {
+			for _, t := range conns {
+				if c := j.h.existing(SpecFromTarget(t)); c != nil && c.State == nvmeof.StateLive {
+					done(nil)
+					return
+				}
+			}
+			if first == nil {
+				first = &ValidationFailure{Detail: "no target path went live"}
+			}
+			done(first)
+			return
+		}
+		t := conns[i]
+		spec := SpecFromTarget(t)
+		if c := j.h.existing(spec); c != nil {
+			// atlas: an existing controller is waited for, not reconnected.
+			w.awaitLive(j, c, t, pathTimeoutS, func(f *ValidationFailure) {
+				if f != nil {
+					note(f)
+				}
+				step(i + 1)
+			})
+			return
+		}
+		j.h.connectAsync(spec, func(c *Ctrl, err error) {
+			if c != nil {
+				c.Origin = j.m.ID
+			}
+			if err != nil && !errors.Is(err, nvmeof.ErrAlreadyConnected) {
+				note(&ValidationFailure{Endpoint: t.Endpoint(), Detail: fmt.Sprintf("connect %s: %v", t.Endpoint(), err)})
+			}
+			step(i + 1)
+		})
+	}
+	step(0)
+}
+
+// pathTimeoutS is how long ensure waits for an existing non-live
+// controller to go live (atlas-lib nvmeof/fabrics.go:31 defaultPathTimeout
+// 10 s); pathPollS how often it looks [assumption: atlas polls the
+// controller's state; its poll interval is not in the sources we hold —
+// anything well under reconnect_delay 2 s gives the same outcome].
+const (
+	pathTimeoutS = 10.0
+	pathPollS    = 0.1
+)
+
+// awaitLive waits until c is live (done(nil)), or pathTimeoutS passed, it
+// was removed or the Job died (done with a failure naming the path).
+func (w *World) awaitLive(j *job, c *Ctrl, t nvmeof.Target, left float64, done func(*ValidationFailure)) {
+	switch {
+	case c.State == nvmeof.StateLive:
+		done(nil)
+	case !j.alive():
+		done(nil)
+	case c.State == nvmeof.StateDead || c.State == nvmeof.StateDeleting || c.State == nvmeof.StateDeletingNoIO:
+		done(&ValidationFailure{Controller: c.Name(), Endpoint: t.Endpoint(), State: string(c.State), Origin: c.Origin,
+			Detail: fmt.Sprintf("existing controller %s at %s was removed while waiting for it", c.Name(), t.Endpoint())})
+	case left <= 0:
+		done(&ValidationFailure{Controller: c.Name(), Endpoint: t.Endpoint(), State: string(c.State), Origin: c.Origin,
+			Detail: fmt.Sprintf("existing controller %s at %s not live after %g s (%s)", c.Name(), t.Endpoint(), pathTimeoutS, c.State)})
+	default:
+		w.after(pathPollS, func() { w.awaitLive(j, c, t, left-pathPollS, done) })
+	}
 }
 
 // verify checks the host's kernel state of the migration's subsystem only:
@@ -207,7 +278,8 @@ func (w *World) verify(j *job, conns []nvmeof.Target) *ValidationFailure {
 		}
 		switch {
 		case found == nil:
-			return &ValidationFailure{Endpoint: t.Endpoint(), Detail: fmt.Sprintf("missing target path %s", t.Endpoint())}
+			// The real operator's words (research/incident.md §4).
+			return &ValidationFailure{Endpoint: t.Endpoint(), Detail: fmt.Sprintf("missing target path %s: no controller — the connect did not take effect", t.Endpoint())}
 		case found.State != nvmeof.StateLive:
 			return fail(*found, fmt.Sprintf("target path %s on %s is %s", t.Endpoint(), found.Name, found.State))
 		case found.Serving():
