@@ -16,7 +16,12 @@ const (
 	// CheckFioPauseAgreement: for every migration and volume with fio, the
 	// longest I/O gap in fio's own per-I/O log and the longest ANA pause
 	// window agree within FioToleranceS. fio stalls outside every migration
-	// are named in the detail but not judged.
+	// are named in the detail but not judged; the longest of them is fio's
+	// noise floor (FioNoiseFloor). A pair that differs by more than the
+	// tolerance but no more than the tolerance plus the noise floor makes
+	// the check inconclusive (the machine's own stalls could explain it),
+	// as does a noise floor that brings the two up to the pause bound;
+	// beyond the tolerance plus the floor it fails.
 	CheckFioPauseAgreement = "fio-pause-agreement"
 	// CheckFioDataIntegrity: fio's verify found no corrupted block.
 	CheckFioDataIntegrity = "fio-data-integrity"
@@ -73,24 +78,7 @@ func FioGone(detail string) []record.CheckResult {
 // migrations (checks.Evaluate).
 func CompareFio(plan record.Plan, migs []record.MigrationSummary, vols []record.FioVolume) ([]record.FioComparison, []record.FioGap) {
 	tol := FioToleranceS(plan)
-	margin := plan.Params.AttributionMarginS
-	attribute := func(nqn string, t float64) int {
-		best, bestCore := -1, false
-		for i, m := range migs {
-			end := m.EndS
-			if !record.IsTerminal(m.Outcome) {
-				end = math.Inf(1)
-			}
-			if m.NQN != nqn || t < m.StartS || t > end+margin {
-				continue
-			}
-			core := t <= end
-			if best < 0 || (core && !bestCore) || (core == bestCore && m.StartS >= migs[best].StartS) {
-				best, bestCore = i, core
-			}
-		}
-		return best
-	}
+	attribute := fioAttributor(plan, migs)
 	type key struct{ mig, vol int }
 	longest := map[key]record.FioGap{}
 	unattributed := []record.FioGap{}
@@ -138,6 +126,64 @@ func CompareFio(plan record.Plan, migs []record.MigrationSummary, vols []record.
 	return out, unattributed
 }
 
+// fioAttributor returns the index in migs of the migration of nqn whose
+// span holds t (CompareFio's rule), or -1.
+func fioAttributor(plan record.Plan, migs []record.MigrationSummary) func(nqn string, t float64) int {
+	margin := plan.Params.AttributionMarginS
+	return func(nqn string, t float64) int {
+		best, bestCore := -1, false
+		for i, m := range migs {
+			end := m.EndS
+			if !record.IsTerminal(m.Outcome) {
+				end = math.Inf(1)
+			}
+			if m.NQN != nqn || t < m.StartS || t > end+margin {
+				continue
+			}
+			core := t <= end
+			if best < 0 || (core && !bestCore) || (core == bestCore && m.StartS >= migs[best].StartS) {
+				best, bestCore = i, core
+			}
+		}
+		return best
+	}
+}
+
+// FioNoiseFloor returns fio's noise floor in this run: the longest closed
+// gap (between two completions, not at the run's edge) of any volume with
+// fio evidence that starts outside every migration of the volume's NQN
+// (CompareFio's attribution), with its volume set; nil when there is none
+// of at least the listing minimum (summary.json fio.min_gap_s).
+//
+// No migration and no ANA pause explains such a stall: on the simulator it
+// is the harness machine's own scheduling (fio, or the FUSE daemon it
+// waits on, starved of CPU), measured in the same run as the pauses it is
+// compared with. A stall that long may abut a cutover and lengthen fio's
+// gap there (or delay the sample that closes a pause window), so the
+// agreement check cannot tell a disagreement of up to FioToleranceS plus
+// the noise floor from the machine's own noise (see
+// CheckFioPauseAgreement). This is an inference from how the gaps arise,
+// not a sourced figure: one stall is assumed to touch a pause, not two.
+func FioNoiseFloor(plan record.Plan, migs []record.MigrationSummary, vols []record.FioVolume) *record.FioGap {
+	attribute := fioAttributor(plan, migs)
+	var floor *record.FioGap
+	for _, v := range vols {
+		if FioMissingEvidence(v) != "" {
+			continue
+		}
+		for _, g := range v.Gaps {
+			if g.Open || attribute(v.NQN, g.StartS) >= 0 {
+				continue
+			}
+			if floor == nil || g.LengthS > floor.LengthS {
+				g.Volume = v.Volume
+				floor = &g
+			}
+		}
+	}
+	return floor
+}
+
 // FioChecks computes the fio checks of a --workload=fio run from its fio
 // summary (see CompareFio for Comparisons and Unattributed): pause
 // agreement, data integrity and I/O errors, in that order. plan gives the
@@ -148,8 +194,9 @@ func FioChecks(plan record.Plan, fs record.FioSummary) []record.CheckResult {
 
 func fioAgreement(plan record.Plan, fs record.FioSummary) record.CheckResult {
 	res := record.CheckResult{Name: CheckFioPauseAgreement}
-	tol := fs.ToleranceS
-	var bad, blind, unfinished []string
+	tol, noise := fs.ToleranceS, fs.NoiseFloorS
+	wide := tol + noise
+	var bad, noisy, blind, unfinished []string
 	worst, where, judged := -1.0, "", 0
 	missing := map[string]string{}
 	for _, v := range fs.Volumes {
@@ -169,15 +216,27 @@ func fioAgreement(plan record.Plan, fs record.FioSummary) record.CheckResult {
 		if d > worst {
 			worst, where = d, c.Migration+" "+c.Volume
 		}
-		if !c.Agree {
-			bad = append(bad, fmt.Sprintf("%s %s on %s: fio gap %s vs ANA pause %s (off by %s > %s)",
-				c.Migration, c.Volume, c.Host, fmtS(c.FioGapS), fmtS(c.PauseS), fmtS(d), fmtS(tol)))
+		if c.Agree {
+			continue
+		}
+		pair := fmt.Sprintf("%s %s on %s: fio gap %s vs ANA pause %s (off by %s", c.Migration, c.Volume, c.Host, fmtS(c.FioGapS), fmtS(c.PauseS), fmtS(d))
+		switch {
+		case d <= wide+1e-9:
+			noisy = append(noisy, pair+")")
+		case noise > 0:
+			bad = append(bad, fmt.Sprintf("%s > %s tolerance + %s noise floor)", pair, fmtS(tol), fmtS(noise)))
+		default:
+			bad = append(bad, fmt.Sprintf("%s > %s)", pair, fmtS(tol)))
 		}
 	}
 	// fio stalls outside every migration are reported, not judged: no
 	// migration (and no ANA pause) explains them, and on the simulator they
 	// are the harness machine's own hiccups (CPU starvation of fio or of
-	// the FUSE daemon) rather than the cluster's.
+	// the FUSE daemon) rather than the cluster's. The longest of them is
+	// fio's noise floor (FioNoiseFloor): a disagreement no longer than the
+	// tolerance plus that floor could be the machine's, not the cluster's,
+	// so it makes the check inconclusive, not failed; and a floor that
+	// reaches the pause bound leaves nothing the check could resolve.
 	note := ""
 	if len(unfinished) > 0 {
 		note += fmt.Sprintf("; not judged: %d pair(s) of a migration with no terminal phase (%s)", len(unfinished), strings.Join(unfinished, ", "))
@@ -192,12 +251,17 @@ func fioAgreement(plan record.Plan, fs record.FioSummary) record.CheckResult {
 		note += fmt.Sprintf("; not judged: %d fio stall(s) of at least %s outside every migration, longest %s on %s at [%s, %s] s",
 			n, fmtS(tol), fmtS(longest.LengthS), longest.Volume, record.FormatT(longest.StartS), record.FormatT(longest.EndS))
 	}
+	floor := fioNoiseFloorText(fs)
+	crit := plan.Params.PauseCritS
 	total := len(fs.Comparisons)
 	switch {
 	case len(bad) > 0:
 		res.Verdict = record.Fail
 		res.Detail = fmt.Sprintf("fio and the ANA samples disagree (tolerance %s) on %d of %d judged migration/volume pair(s): %s",
 			fmtS(tol), len(bad), judged, strings.Join(bad, "; "))
+		if len(noisy) > 0 {
+			res.Detail += fmt.Sprintf("; within %s (tolerance + %s): %s", fmtS(wide), floor, strings.Join(noisy, "; "))
+		}
 		if len(blind) > 0 {
 			res.Detail += fmt.Sprintf("; not judged, fio evidence missing: %s", strings.Join(blind, "; "))
 		}
@@ -207,6 +271,14 @@ func fioAgreement(plan record.Plan, fs record.FioSummary) record.CheckResult {
 		if judged > 0 {
 			res.Detail += fmt.Sprintf("; the other %d agree within %s", judged, fmtS(tol))
 		}
+	case len(noisy) > 0:
+		res.Verdict = record.Inconclusive
+		res.Detail = fmt.Sprintf("fio and the ANA samples differ by more than the tolerance %s, but by no more than %s, on %d of %d judged migration/volume pair(s): %s; the machine's own stalls could account for that (%s), so this run cannot tell",
+			fmtS(tol), fmtS(wide), len(noisy), judged, strings.Join(noisy, "; "), floor)
+	case judged > 0 && noise > 0 && crit > 0 && wide >= crit:
+		res.Verdict = record.Inconclusive
+		res.Detail = fmt.Sprintf("%s: the tolerance %s plus that floor reaches the pause bound %s, so fio cannot tell a cutover within the bound from one beyond it on this machine; the %d judged pair(s) agree within %s",
+			floor, fmtS(tol), fmtS(crit), judged, fmtS(tol))
 	case judged == 0 && plan.Params.Migrations > 0:
 		res.Verdict = record.Inconclusive
 		res.Detail = "no finished migration of a volume that fio ran on"
@@ -217,9 +289,26 @@ func fioAgreement(plan record.Plan, fs record.FioSummary) record.CheckResult {
 		res.Verdict = record.Pass
 		res.Detail = fmt.Sprintf("fio's longest gap and the ANA pause agree within %s for %d migration/volume pair(s); largest difference %s (%s)",
 			fmtS(tol), judged, fmtS(worst), where)
+		if noise > 0 {
+			res.Detail += "; " + floor
+		}
 	}
 	res.Detail += note
 	return res
+}
+
+// fioNoiseFloorText says what fio's noise floor in fs was, where, and the
+// machine's load.
+func fioNoiseFloorText(fs record.FioSummary) string {
+	if fs.NoiseGap == nil {
+		return "fio's noise floor " + fmtS(fs.NoiseFloorS)
+	}
+	g := fs.NoiseGap
+	s := fmt.Sprintf("fio's noise floor %s (its longest stall outside every migration, %s at [%s, %s] s", fmtS(g.LengthS), g.Volume, record.FormatT(g.StartS), record.FormatT(g.EndS))
+	if fs.Load != nil {
+		s += fmt.Sprintf("; load average %.2f on %d CPU(s) at the end of the run", fs.Load.Avg1, fs.Load.CPUs)
+	}
+	return s + ")"
 }
 
 // fioBlind lists the volumes of fs without fio evidence
