@@ -83,10 +83,10 @@ type FioSummary struct {
 	// Unattributed are fio gaps of at least ToleranceS outside every
 	// migration of their volume: a stall the ANA samples did not explain.
 	Unattributed []FioGap `json:"unattributed_gaps"`
-	// NoiseFloorS is the longest closed fio gap outside every migration of
-	// its volume (0 when none was listed), NoiseGap that gap: fio's own
-	// stalls on this machine in this run (checks.FioNoiseFloor). Added
-	// field.
+	// NoiseFloorS is the longest closed fio gap that overlaps no pause
+	// window of its volume's host and NQN (0 when none was listed),
+	// NoiseGap that gap: fio's own stalls on this machine in this run
+	// (checks.FioNoiseFloor). Added field.
 	NoiseFloorS float64 `json:"noise_floor_s"`
 	NoiseGap    *FioGap `json:"noise_gap,omitempty"`
 	// Load is FioWorkload.Load. Added field.

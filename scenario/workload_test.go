@@ -79,12 +79,12 @@ func checkOf(sum record.Summary, name string) record.CheckResult {
 
 // fioNoiseTolerance returns the tolerance a real-fio run's comparisons
 // get: checks.FioToleranceS plus fio's noise floor measured in the same
-// run (its longest stall outside every migration, checks.FioNoiseFloor),
-// since one such stall of the machine may abut a cutover and lengthen
-// fio's gap there. It fails the test, naming the machine's load, when
-// that tolerance reaches resolveS (the shortest pause the test must tell
-// apart): fio's noise alone could then pass for it, and a pass would mean
-// nothing.
+// run (its longest stall that no pause window explains,
+// checks.FioNoiseFloor), since one such stall of the machine may abut a
+// cutover and move an edge of fio's gap there. It fails the test, naming
+// the machine's load, when that tolerance reaches resolveS (the shortest
+// pause the test must tell apart): fio then shows a stall no pause
+// explains that could pass for a cutover, and a pass would mean nothing.
 func fioNoiseTolerance(t *testing.T, plan record.Plan, sum record.Summary, resolveS float64) float64 {
 	t.Helper()
 	fs := sum.Fio
@@ -96,7 +96,7 @@ func fioNoiseTolerance(t *testing.T, plan record.Plan, sum record.Summary, resol
 	if fs.Load != nil {
 		load = fmt.Sprintf("%.2f on %d CPUs at the end of the run, %s", fs.Load.Avg1, fs.Load.CPUs, load)
 	}
-	where := "no stall outside every migration"
+	where := "no stall clear of every pause window"
 	if fs.NoiseGap != nil {
 		where = fmt.Sprintf("%s at [%.3f, %.3f] s", fs.NoiseGap.Volume, fs.NoiseGap.StartS, fs.NoiseGap.EndS)
 	}
@@ -108,12 +108,12 @@ func fioNoiseTolerance(t *testing.T, plan record.Plan, sum record.Summary, resol
 	return tol
 }
 
-// fioGapsExplained checks every closed fio gap of every volume against the
-// ANA pause windows of the volume's host: every pause window of a
-// migration of the volume shows in fio as an overlapping gap at least as
-// long as the window less tol, and no gap that overlaps no pause window
-// is longer than tol (fio's noise floor plus the tolerance).
-func fioGapsExplained(t *testing.T, sum record.Summary, tol float64) {
+// fioPauseWindowsSeen checks that every ANA pause window of a migration of
+// each volume shows in fio as an overlapping gap at least as long as the
+// window less tol, and logs fio's gaps of 0.2 s or more. A stall that no
+// pause window explains needs no check of its own: the longest is fio's
+// noise floor, which fioNoiseTolerance bounds.
+func fioPauseWindowsSeen(t *testing.T, sum record.Summary, tol float64) {
 	t.Helper()
 	overlaps := func(g record.FioGap, w [2]float64) bool { return g.StartS < w[1] && g.EndS > w[0] }
 	for _, v := range sum.Fio.Volumes {
@@ -133,15 +133,12 @@ func fioGapsExplained(t *testing.T, sum record.Summary, tol float64) {
 			}
 		}
 		for _, g := range v.Gaps {
-			explained := g.Open // the run's edge (fio starting), not a stall
-			for _, w := range windows {
-				explained = explained || overlaps(g, w)
-			}
 			if g.LengthS >= 0.2 {
-				t.Logf("%s: fio gap %.3f s at [%.3f, %.3f] s (open %v, overlaps a pause window %v)", v.Volume, g.LengthS, g.StartS, g.EndS, g.Open, explained && !g.Open)
-			}
-			if !explained && g.LengthS > tol {
-				t.Errorf("%s: fio stalled %.3f s at [%.3f, %.3f] s with no ANA pause window to explain it (> %.3f s, fio's noise floor plus the tolerance)", v.Volume, g.LengthS, g.StartS, g.EndS, tol)
+				explained := false
+				for _, w := range windows {
+					explained = explained || overlaps(g, w)
+				}
+				t.Logf("%s: fio gap %.3f s at [%.3f, %.3f] s (open %v, overlaps a pause window %v)", v.Volume, g.LengthS, g.StartS, g.EndS, g.Open, explained)
 			}
 		}
 	}
@@ -149,9 +146,9 @@ func fioGapsExplained(t *testing.T, sum record.Summary, tol float64) {
 
 // Acceptance: a real-fio run of 2 migrations in which fio's logged I/O gap
 // and the ANA pause agree within max(2 × sample interval, 0.25 s) plus
-// fio's noise floor in the same run, every ANA pause window shows in
-// fio's log, and fio shows no stall longer than that which no pause window
-// explains. On a loaded machine the product's agreement check may be
+// fio's noise floor in the same run (its longest stall that no pause
+// window explains), and every ANA pause window shows in fio's log. On a
+// loaded machine the product's agreement check may be
 // inconclusive (a difference within the noise floor), never failed; a
 // floor too long to resolve the cutover fails the test, naming the load.
 func TestRealFioTwoMigrationsAgreeWithANA(t *testing.T) {
@@ -188,7 +185,7 @@ func TestRealFioTwoMigrationsAgreeWithANA(t *testing.T) {
 			noisy = true
 		}
 	}
-	fioGapsExplained(t, sum, tol)
+	fioPauseWindowsSeen(t, sum, tol)
 	for _, name := range []string{checks.CheckPauseBound, checks.CheckFioPauseAgreement, checks.CheckFioDataIntegrity, checks.CheckFioIOErrors} {
 		c := checkOf(sum, name)
 		if c.Verdict == record.Pass || (name == checks.CheckFioPauseAgreement && noisy && c.Verdict == record.Inconclusive) {
@@ -196,7 +193,7 @@ func TestRealFioTwoMigrationsAgreeWithANA(t *testing.T) {
 		}
 		t.Errorf("%s: %s (%s)", name, c.Verdict, c.Detail)
 	}
-	if agreement := checkOf(sum, checks.CheckFioPauseAgreement).Verdict; sum.Verdict != agreement && !(sum.Verdict == record.Pass && agreement == record.Pass) {
+	if agreement := checkOf(sum, checks.CheckFioPauseAgreement).Verdict; sum.Verdict != agreement {
 		t.Errorf("verdict %s, fio-pause-agreement %s: want the run's verdict to be the agreement check's (every other check passes)", sum.Verdict, agreement)
 	}
 	// fio's files are in the run directory, and the record re-evaluates to
@@ -261,7 +258,7 @@ func TestRealFioLongCutoverAndCorruptedBlock(t *testing.T) {
 	if d := math.Abs(c.DiffS); c.PauseS <= 5 || c.FioGapS <= 5 || d > tol+1e-9 {
 		t.Errorf("7 s ±25%% cutover: ANA pause %.3f s, fio gap %.3f s, off by %.3f s; want both over the 5 s bound and agreeing within %.3f s (tolerance + fio's noise floor)", c.PauseS, c.FioGapS, d, tol)
 	}
-	fioGapsExplained(t, sum, tol)
+	fioPauseWindowsSeen(t, sum, tol)
 	if pb := checkOf(sum, checks.CheckPauseBound); pb.Verdict != record.Fail {
 		t.Errorf("pause-bound %s (%s), want fail", pb.Verdict, pb.Detail)
 	}
