@@ -148,9 +148,9 @@ func fioPauseWindowsSeen(t *testing.T, sum record.Summary, tol float64) {
 // and the ANA pause agree within max(2 × sample interval, 0.25 s) plus
 // fio's noise floor in the same run (its longest stall that no pause
 // window explains), and every ANA pause window shows in fio's log. On a
-// loaded machine the product's agreement check may be
-// inconclusive (a difference within the noise floor), never failed; a
-// floor too long to resolve the cutover fails the test, naming the load.
+// loaded machine the product's agreement check may be inconclusive (a
+// difference within the noise floor), never failed; a floor too long to
+// resolve the cutover fails the test, naming the load.
 func TestRealFioTwoMigrationsAgreeWithANA(t *testing.T) {
 	requireRealFio(t)
 	start := time.Now()
