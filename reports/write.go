@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"sync"
 
 	"github.com/fiomig/fiomig/record"
 )
@@ -133,24 +135,27 @@ func WriteRun(dir string, in Input) error {
 			render[id] = func(f string) ([]byte, error) { return FioPlotBytes(plan, m, series, f) }
 		}
 	}
+	// The figures are drawn on every processor (each figure's bytes are
+	// its own; the first error in figure order is returned).
+	errs := make([]error, len(figs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(figs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = writeFigure(dir, &figs[i], render[figs[i].ID])
+			}
+		}()
+	}
 	for i := range figs {
-		f := &figs[i]
-		png, err := render[f.ID]("png")
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
-			return err
-		}
-		if err := writeFile(dir, f.PNG, png); err != nil {
-			return err
-		}
-		// report.html embeds the PNG: its text is drawn with the fonts
-		// gonum/plot embeds, where an SVG's text would take the browser's
-		// fonts, whose other widths cut labels off.
-		f.embed, f.mime = png, "image/png"
-		svg, err := render[f.ID]("svg")
-		if err != nil {
-			return err
-		}
-		if err := writeFile(dir, f.SVG, svg); err != nil {
 			return err
 		}
 	}
@@ -169,6 +174,26 @@ func WriteRun(dir string, in Input) error {
 		return err
 	}
 	return writeFile(dir, JUnitFile, junit)
+}
+
+// writeFigure renders f as PNG and SVG with render and writes both files;
+// report.html embeds the PNG: its text is drawn with the fonts gonum/plot
+// embeds, where an SVG's text would take the browser's fonts, whose other
+// widths cut labels off.
+func writeFigure(dir string, f *Figure, render func(format string) ([]byte, error)) error {
+	png, err := render("png")
+	if err != nil {
+		return err
+	}
+	if err := writeFile(dir, f.PNG, png); err != nil {
+		return err
+	}
+	f.embed, f.mime = png, "image/png"
+	svg, err := render("svg")
+	if err != nil {
+		return err
+	}
+	return writeFile(dir, f.SVG, svg)
 }
 
 // worstFirst returns the indexes of sum's migrations: those not passing

@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,12 +20,14 @@ import (
 // reports a link entry with fs.ModeSymlink, not as a directory, as the
 // kernel's class/ entries are reported on a real /sys.
 //
-// Lookups are a binary search per path element, so reading a file costs
-// O(depth·log(width)) and nothing is copied on Open.
+// Lookups are a map lookup of the directory and a binary search in it, so
+// reading a file costs O(log(width)) and nothing is copied on Open; a tree
+// costs a node per entry and a map entry per directory to build.
 type treeFS struct {
 	root *tnode
-	// paths maps every physical path (no symlink on the way) to its node.
-	paths map[string]*tnode
+	// dirs maps every physical directory path (no symlink on the way) to
+	// its node; the other nodes are found in their directory (node).
+	dirs map[string]*tnode
 	// resolved memoises lookups that went through symlinks.
 	mu       sync.Mutex
 	resolved map[string]*tnode
@@ -34,7 +37,7 @@ type treeFS struct {
 type tnode struct {
 	name     string
 	mode     fs.FileMode // fs.ModeDir, fs.ModeSymlink or regular permission bits
-	data     []byte      // regular file content
+	data     string      // regular file content
 	link     string      // symlink target, relative to the link's directory
 	children []*tnode    // sorted by name (directories)
 }
@@ -70,7 +73,7 @@ func (b *treeBuilder) file(p, content string) {
 
 func (b *treeBuilder) fileMode(p, content string, perm fs.FileMode) {
 	d := b.dir(path.Dir(p))
-	d.children = append(d.children, &tnode{name: path.Base(p), mode: perm, data: []byte(content)})
+	d.children = append(d.children, &tnode{name: path.Base(p), mode: perm, data: content})
 }
 
 // symlink adds a symbolic link at p pointing at target (relative to p's
@@ -81,24 +84,29 @@ func (b *treeBuilder) symlink(p, target string) {
 }
 
 func (b *treeBuilder) build() *treeFS {
-	t := &treeFS{root: b.root, paths: make(map[string]*tnode, 4*len(b.dirs)), resolved: map[string]*tnode{}}
-	for p, d := range b.dirs {
-		sort.Slice(d.children, func(i, j int) bool { return d.children[i].name < d.children[j].name })
-		t.paths[p] = d
-		for _, c := range d.children {
-			if c.mode&fs.ModeDir == 0 {
-				t.paths[childPath(p, c.name)] = c
-			}
-		}
+	for _, d := range b.dirs {
+		slices.SortFunc(d.children, func(x, y *tnode) int { return strings.Compare(x.name, y.name) })
 	}
-	return t
+	return &treeFS{root: b.root, dirs: b.dirs, resolved: map[string]*tnode{}}
 }
 
-func childPath(dir, name string) string {
-	if dir == "." {
-		return name
+// node returns the node at physical path p (no symlink on the way): a
+// directory by one map lookup, anything else by a binary search of its
+// directory.
+func (t *treeFS) node(p string) (*tnode, bool) {
+	if d, ok := t.dirs[p]; ok {
+		return d, true
 	}
-	return dir + "/" + name
+	dir, name := ".", p
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		dir, name = p[:i], p[i+1:]
+	}
+	d, ok := t.dirs[dir]
+	if !ok {
+		return nil, false
+	}
+	n := d.child(name)
+	return n, n != nil
 }
 
 func (n *tnode) child(name string) *tnode {
@@ -119,7 +127,7 @@ func (t *treeFS) lookup(op, name string, follow bool) (*tnode, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
 	}
-	if n, ok := t.paths[name]; ok && (n.mode&fs.ModeSymlink == 0 || !follow) {
+	if n, ok := t.node(name); ok && (n.mode&fs.ModeSymlink == 0 || !follow) {
 		return n, nil
 	}
 	if follow {
@@ -164,7 +172,7 @@ func (t *treeFS) walk(p string, follow bool) (*tnode, string, error) {
 			continue
 		}
 		prefix := p[:i]
-		n, ok := t.paths[prefix]
+		n, ok := t.node(prefix)
 		if !ok {
 			return nil, "", fs.ErrNotExist
 		}
@@ -216,9 +224,7 @@ func (t *treeFS) ReadFile(name string) ([]byte, error) {
 	if n.mode&0o444 == 0 {
 		return nil, &fs.PathError{Op: "readfile", Path: name, Err: fs.ErrPermission}
 	}
-	out := make([]byte, len(n.data))
-	copy(out, n.data)
-	return out, nil
+	return []byte(n.data), nil
 }
 
 // ReadDir implements fs.ReadDirFS.
