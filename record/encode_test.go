@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"testing"
@@ -109,4 +110,29 @@ func FuzzAppendLine(f *testing.F) {
 		checkAppendLine(t, Line{T: tm, Kind: kind, Host: host, Hosts: []string{host, msg}, Message: msg, Completed: &n,
 			Errno: errno, HeartbeatIntervalS: tm / 3, Endpoints: []string{msg}})
 	})
+}
+
+// BenchmarkTimelineAppend appends the lines that make up most of a run's
+// timeline (a kernel line and an io line) to a batched writer, flushed to
+// io.Discard every 100 lines.
+func BenchmarkTimelineAppend(b *testing.B) {
+	tw := NewTimelineWriter(io.Discard, "bench")
+	tw.SetBatched(true)
+	kernel := Line{T: 2188.259542, Kind: KindKernel, Host: "storage-2", Controller: "nvme12", Message: "Failed reconnect attempt 720/1800"}
+	ioLine := Line{T: 2188.3, Kind: KindIO, Host: "storage-1", NQN: "nqn.2023-02.io.simplyblock:5f3c0d2a:lvol:00020000-0000-4000-8000-000000000001",
+		Volume: "vol-001", Completed: Int64(1000), Errors: Int64(0), Queued: Int64(0), Pod: "fio-vol-001-ns1", PodState: "running"}
+	n := 0
+	for b.Loop() {
+		if err := tw.Append(kernel); err != nil {
+			b.Fatal(err)
+		}
+		if err := tw.Append(ioLine); err != nil {
+			b.Fatal(err)
+		}
+		if n++; n%50 == 0 {
+			if err := tw.Flush(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 }
