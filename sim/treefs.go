@@ -76,6 +76,20 @@ func (b *treeBuilder) fileMode(p, content string, perm fs.FileMode) {
 	d.children = append(d.children, &tnode{name: path.Base(p), mode: perm, data: content})
 }
 
+// attrs returns a function adding sysfs attribute files to directory p
+// (created with its parents): f's content is v plus the newline sysfs
+// values end in; an f with a '/' goes in a subdirectory of p.
+func (b *treeBuilder) attrs(p string) func(f, v string) {
+	d := b.dir(p)
+	return func(f, v string) {
+		if strings.IndexByte(f, '/') >= 0 {
+			b.file(p+"/"+f, v+"\n")
+			return
+		}
+		d.children = append(d.children, &tnode{name: f, mode: 0o444, data: v + "\n"})
+	}
+}
+
 // symlink adds a symbolic link at p pointing at target (relative to p's
 // directory, as sysfs links are).
 func (b *treeBuilder) symlink(p, target string) {
