@@ -28,9 +28,9 @@ type treeFS struct {
 	// dirs maps every physical directory path (no symlink on the way) to
 	// its node; the other nodes are found in their directory (node).
 	dirs map[string]*tnode
-	// resolved memoises lookups that went through symlinks.
-	mu       sync.Mutex
-	resolved map[string]*tnode
+	// links memoises the targets of the symlinks followed.
+	mu    sync.Mutex
+	links map[string]string
 }
 
 // tnode is one entry of a treeFS.
@@ -101,7 +101,7 @@ func (b *treeBuilder) build() *treeFS {
 	for _, d := range b.dirs {
 		slices.SortFunc(d.children, func(x, y *tnode) int { return strings.Compare(x.name, y.name) })
 	}
-	return &treeFS{root: b.root, dirs: b.dirs, resolved: map[string]*tnode{}}
+	return &treeFS{root: b.root, dirs: b.dirs}
 }
 
 // node returns the node at physical path p (no symlink on the way): a
@@ -136,21 +136,13 @@ const maxLinkHops = 16
 // lookup resolves name (a valid fs path) to a node; follow says whether a
 // symlink in the last element is followed. Symlinks in inner elements are
 // always followed. Physical paths (no symlink on the way) are one map
-// lookup; resolved paths through symlinks are memoised.
+// lookup; a path through symlinks restarts at each link's memoised target.
 func (t *treeFS) lookup(op, name string, follow bool) (*tnode, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
 	}
 	if n, ok := t.node(name); ok && (n.mode&fs.ModeSymlink == 0 || !follow) {
 		return n, nil
-	}
-	if follow {
-		t.mu.Lock()
-		n, ok := t.resolved[name]
-		t.mu.Unlock()
-		if ok {
-			return n, nil
-		}
 	}
 	p := name
 	for hops := 0; ; {
@@ -159,11 +151,6 @@ func (t *treeFS) lookup(op, name string, follow bool) (*tnode, error) {
 			return nil, &fs.PathError{Op: op, Path: name, Err: err}
 		}
 		if restart == "" {
-			if follow {
-				t.mu.Lock()
-				t.resolved[name] = n
-				t.mu.Unlock()
-			}
 			return n, nil
 		}
 		hops++
@@ -192,12 +179,15 @@ func (t *treeFS) walk(p string, follow bool) (*tnode, string, error) {
 		}
 		last := i == len(p)
 		if n.mode&fs.ModeSymlink != 0 && (!last || follow) {
-			target := path.Join(path.Dir(prefix), n.link)
+			target := t.linkTarget(prefix, n)
 			if target == ".." || strings.HasPrefix(target, "../") {
 				return nil, "", fs.ErrNotExist
 			}
-			if !last {
-				target = path.Join(target, p[i+1:])
+			if !last && target != "." {
+				// p is a valid path: its rest has no "." or ".." element.
+				target += "/" + p[i+1:]
+			} else if !last {
+				target = p[i+1:]
 			}
 			return nil, target, nil
 		}
@@ -209,6 +199,22 @@ func (t *treeFS) walk(p string, follow bool) (*tnode, string, error) {
 		}
 	}
 	return nil, "", fs.ErrNotExist
+}
+
+// linkTarget is the clean path the symlink n at physical path p points
+// at, memoised per link.
+func (t *treeFS) linkTarget(p string, n *tnode) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if target, ok := t.links[p]; ok {
+		return target
+	}
+	target := path.Join(path.Dir(p), n.link)
+	if t.links == nil {
+		t.links = map[string]string{}
+	}
+	t.links[p] = target
+	return target
 }
 
 // Open implements fs.FS.
