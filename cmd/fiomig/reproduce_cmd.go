@@ -246,6 +246,7 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 		<-progress.started
 	}
 	wg.Wait()
+	interrupted := false
 	for i, op := range ops {
 		r := results[i]
 		if err := errs[i]; err != nil {
@@ -256,9 +257,12 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		if r.Interrupted {
-			fmt.Fprintf(stderr, "fiomig reproduce: interrupted; the timeline recorded so far is in %s\n", r.Dir)
-			return exitInterrupted
+			interrupted = true
+			fmt.Fprintf(stderr, "fiomig reproduce: %s interrupted; the timeline recorded so far is in %s\n", op, r.Dir)
 		}
+	}
+	if interrupted {
+		return exitInterrupted
 	}
 	for i, op := range ops {
 		r := results[i]
