@@ -103,66 +103,6 @@ func addressString(c *Ctrl) string {
 	return b.String()
 }
 
-// AppendTreeKey appends to b every value of h's state that Sysfs renders,
-// in the order render reads them: two equal keys mean two identical trees.
-// A change of kernel state the tree does not show (a reconnect attempt that
-// failed like the one before it, a timer's generation) leaves the key as it
-// was, where Version moves; backend/sim's hosts report a version that moves
-// with the key, so an unchanged tree is neither rendered nor parsed again.
-// A value render starts to read must be added here too
-// (backend/sim's TestVersionMovesWithTheTree compares the trees).
-func (h *Host) AppendTreeKey(b []byte) []byte {
-	num := func(v int) { b = strconv.AppendInt(b, int64(v), 10); b = append(b, ',') }
-	str := func(s string) { num(len(s)); b = append(b, s...) }
-	str(h.NQN)
-	str(h.ID)
-	num(len(h.ctrls))
-	for _, c := range h.ctrls {
-		num(c.Instance)
-		str(string(c.State))
-		str(c.Spec.Traddr)
-		str(c.Spec.Trsvcid)
-		str(c.Spec.HostTraddr)
-		str(c.Spec.HostIface)
-		str(c.srcAddr)
-		str(c.Spec.Transport)
-		str(c.Spec.NQN)
-		num(c.Cntlid)
-		num(c.sysfsCtrlLossTmo())
-		num(c.Spec.Options.ReconnectDelay)
-		num(c.Spec.Options.FastIOFailTmo)
-		num(c.Spec.Options.KeepAliveTmo)
-		num(c.sub.Instance)
-		b = strconv.AppendInt(b, h.sizeOf(c.Spec.NQN), 10)
-		num(len(c.legs))
-		for _, l := range c.legs {
-			num(l.head.idx)
-			str(string(l.ana))
-			num(l.grp)
-			num(l.nsid)
-			num(l.head.diskseq)
-		}
-	}
-	num(len(h.subsystems))
-	for _, s := range h.subsystems {
-		num(s.Instance)
-		str(s.NQN)
-		b = strconv.AppendInt(b, h.sizeOf(s.NQN), 10)
-		num(len(s.ctrls))
-		for _, c := range s.ctrls {
-			num(c.Instance)
-		}
-		num(len(s.heads))
-		for _, hd := range s.heads {
-			num(hd.idx)
-			num(hd.minor)
-			num(hd.diskseq)
-			num(hd.nsid)
-		}
-	}
-	return b
-}
-
 // render builds the tree; writeOnly adds the write-only trigger files
 // (delete_controller, reset_controller, rescan_controller) whose Open fails
 // with fs.ErrPermission as on a real /sys (kernfs has no show operation).

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bytes"
 	"io/fs"
 
 	"github.com/fiomig/fiomig/backend"
@@ -110,7 +109,7 @@ func New(cfg Config) (*Cluster, error) {
 	}
 	c := &Cluster{w: w}
 	for _, h := range w.Hosts() {
-		c.hosts = append(c.hosts, host{h: h, v: &treeVersion{}})
+		c.hosts = append(c.hosts, host{h})
 	}
 	return c, nil
 }
@@ -202,40 +201,11 @@ func (c *Cluster) MigrationPhase(id string) (string, bool) { return c.w.Migratio
 func (c *Cluster) Close() error { return nil }
 
 // host adapts a simulated host to backend.Host.
-type host struct {
-	h *sim.Host
-	v *treeVersion
-}
-
-// treeVersion is a host's tree version: it moves when the host's tree key
-// (sim.Host.AppendTreeKey) differs from the last one seen, which is looked
-// at only when the host's state Version moved.
-type treeVersion struct {
-	seen     bool
-	stateVer uint64
-	n        uint64
-	key, buf []byte
-}
+type host struct{ h *sim.Host }
 
 func (h host) Name() string    { return h.h.Name }
 func (h host) HostNQN() string { return h.h.NQN }
 func (h host) Sysfs() fs.FS    { return h.h.Sysfs() }
 
-// Version implements backend.Versioned: it moves only when the host's
-// sysfs tree changes, not at every change of kernel state the tree does
-// not show (most of a controller's failed reconnect attempts), so that
-// readers render and parse a tree only when it changed. Not safe for
-// concurrent use (one sampler drives it, as backend.HostReader says).
-func (h host) Version() uint64 {
-	t, sv := h.v, h.h.Version()
-	if t.seen && t.stateVer == sv {
-		return t.n
-	}
-	t.buf = h.h.AppendTreeKey(t.buf[:0])
-	if !t.seen || !bytes.Equal(t.buf, t.key) {
-		t.n++
-		t.key, t.buf = t.buf, t.key
-	}
-	t.seen, t.stateVer = true, sv
-	return t.n
-}
+// Version implements backend.Versioned.
+func (h host) Version() uint64 { return h.h.Version() }
