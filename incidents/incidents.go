@@ -144,9 +144,10 @@ type Seeded struct {
 	LastMigration  int        `json:"last_migration"`
 }
 
-// Expectation is either a band over a figure (Figure with Min and/or Max)
-// or a check's verdict (Check with Verdict and, optionally, the exact set
-// of migrations it fails on).
+// Expectation is a band over a figure (Figure with Min and/or Max), a
+// check's verdict (Check with Verdict and, optionally, the exact set of
+// migrations it fails on), or a cross-operator judgement's verdict
+// (Compare with Verdict).
 type Expectation struct {
 	// Figure names a reproduce figure (a json field of scenario's
 	// IncidentFigures, e.g. "validation_failed", "leaked").
@@ -159,6 +160,10 @@ type Expectation struct {
 	Check   string   `json:"check,omitempty"`
 	Verdict string   `json:"verdict,omitempty"`
 	Failing []string `json:"failing,omitempty"`
+	// Compare names a judgement across the operators of one seed (judged
+	// only when both ran), e.g. "fixed-le-prefix-confined" (scenario's
+	// CompareOperators); Verdict is its expected verdict.
+	Compare string `json:"compare,omitempty"`
 	// Operator limits the expectation to one operator ("" = every one).
 	Operator string `json:"operator,omitempty"`
 	// Incident is the incident's own figure, shown beside (not judged).
@@ -170,6 +175,8 @@ type Expectation struct {
 // Range renders the band, e.g. "0–3", "≥ 1", "≤ 0".
 func (e Expectation) Range() string {
 	switch {
+	case e.Compare != "":
+		return e.Verdict
 	case e.Check != "":
 		s := e.Verdict
 		if len(e.Failing) > 0 {
@@ -296,9 +303,19 @@ func (inc Incident) validate() error {
 	for i, e := range inc.Expected {
 		f := fmt.Sprintf("expected[%d]", i)
 		src(f, e.Source)
+		given := 0
+		for _, x := range []string{e.Figure, e.Check, e.Compare} {
+			if x != "" {
+				given++
+			}
+		}
 		switch {
-		case (e.Figure == "") == (e.Check == ""):
-			bad("%s: give exactly one of figure or check", f)
+		case given != 1:
+			bad("%s: give exactly one of figure, check or compare", f)
+		case e.Compare != "" && (e.Min != nil || e.Max != nil || len(e.Failing) > 0 || e.Operator != ""):
+			bad("%s: compare takes a verdict only (it judges both operators)", f)
+		case e.Compare != "" && e.Verdict != record.Pass && e.Verdict != record.Fail && e.Verdict != record.Inconclusive:
+			bad("%s: verdict %q: want pass, fail or inconclusive", f, e.Verdict)
 		case e.Figure != "" && e.Min == nil && e.Max == nil:
 			bad("%s: figure %q without min or max", f, e.Figure)
 		case e.Figure != "" && (e.Verdict != "" || len(e.Failing) > 0):

@@ -42,6 +42,9 @@ func checkFigureNames(inc incidents.Incident) error {
 		if e.Figure != "" && !slices.Contains(known, e.Figure) {
 			return fmt.Errorf("%s: expected[%d].figure: unknown figure %q (known: %s)", inc.File, i, e.Figure, strings.Join(known, ", "))
 		}
+		if e.Compare != "" && e.Compare != CompareFixedLEPrefix {
+			return fmt.Errorf("%s: expected[%d].compare: unknown comparison %q (known: %s)", inc.File, i, e.Compare, CompareFixedLEPrefix)
+		}
 	}
 	return nil
 }
@@ -95,6 +98,11 @@ type ReproduceOptions struct {
 	// Params default to IncidentParams; Schedule to IncidentSchedule(Seed).
 	Params   *record.Params
 	Schedule []record.FaultSpec
+	// NoFaults drops the incident's seeded and scheduled faults (fiomig
+	// reproduce --faults none): the run shows what the sourced model does
+	// with no fault at all (incident.md §6.1). plan.json's params.extra
+	// "fault_schedule" says so.
+	NoFaults bool
 	// Command is the command line recorded in plan.json.
 	Command   string
 	OutDir    string
@@ -158,6 +166,10 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 		"namespaces_per_volume": strconv.Itoa(max(1, inc.Topology.NamespacesPerVolume)),
 		"lvol_monitor":          orDefault(inc.Model.LvolMonitor.Value, "off"),
 		"csi_restore":           orDefault(csiRestore(inc, o.Operator), "off"),
+		"fault_schedule":        "incident",
+	}
+	if o.NoFaults {
+		p.Extra["fault_schedule"] = "none (the incident's seeded and scheduled faults dropped)"
 	}
 	cluster, err := simbackend.New(simbackend.Config{
 		Seed: o.Seed, Nodes: inc.Topology.Nodes, Hosts: p.Hosts, Volumes: p.Volumes, ConsumersPerVolume: p.ConsumersPerVolume,
@@ -172,6 +184,9 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 		return ReproduceResult{}, fmt.Errorf("reproduce %s: simulator: %w", inc.File, err)
 	}
 	sched := o.Schedule
+	if o.NoFaults {
+		sched = []record.FaultSpec{}
+	}
 	if sched == nil {
 		var nodes []string
 		for _, n := range cluster.Topology().Nodes {
@@ -220,6 +235,24 @@ func WriteReproduceReport(r ReproduceResult, all []ReproduceResult) error {
 	}
 	b := IncidentMarkdown(r.Figures, r.Shape, figs, shapes)
 	b = append(b, BandsMarkdown(r.Bands)...)
+	var prefix, fixed *IncidentFigures
+	for i := range all {
+		switch all[i].Figures.Operator {
+		case "prefix":
+			prefix = &all[i].Figures
+		case "fixed":
+			fixed = &all[i].Figures
+		}
+	}
+	if prefix != nil && fixed != nil {
+		b = append(b, ComparisonMarkdown(CompareOperators(*prefix, *fixed))...)
+	}
+	if len(figs) == 0 {
+		figs = []IncidentFigures{r.Figures}
+	}
+	b = append(b, SwitchesMarkdown(figs)...)
+	fmt.Fprintf(bytesWriter{&b}, "\nThis is one seed. The table over seeds 1-10, by cause, for both operators: "+
+		"`fiomig reproduce %s --operator both --seeds 1-10`.\n", orDefault(r.Figures.Incident, IncidentID))
 	if err := os.WriteFile(filepath.Join(r.Dir, ReproduceReportFile), b, 0o644); err != nil {
 		return fmt.Errorf("write reproduce report: %w", err)
 	}
@@ -242,3 +275,8 @@ func csiRestore(inc incidents.Incident, operator string) string {
 		return v
 	}
 }
+
+// bytesWriter appends to a byte slice.
+type bytesWriter struct{ b *[]byte }
+
+func (w bytesWriter) Write(p []byte) (int, error) { *w.b = append(*w.b, p...); return len(p), nil }

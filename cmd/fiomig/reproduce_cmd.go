@@ -26,6 +26,8 @@ type reproduceFlags struct {
 	reconnectReset string
 	kernelDNR      string
 	targetDNR      bool
+	seeds          string
+	faults         string
 }
 
 func (f *reproduceFlags) register(fs *flag.FlagSet) {
@@ -37,6 +39,8 @@ func (f *reproduceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.reconnectReset, "reconnect-reset", "", "kernel reconnect counter reset: `full` (upstream: after a successful reconnect) or partial (also after a rejected CONNECT, as field reports say some kernels do); default: the incident file's")
 	fs.StringVar(&f.kernelDNR, "kernel-dnr", "", "kernel handling of a CONNECT rejected with DNR: `honor` (stop reconnecting) or ignore; default: the incident file's")
 	fs.BoolVar(&f.targetDNR, "target-dnr", false, "targets set DNR on rejected CONNECTs (SPDK's reply does not); default: the incident file's")
+	fs.StringVar(&f.seeds, "seeds", "", "run every seed of this list (as fiomig sweep: e.g. 1-10 or 1,5,9-12), one per core, each into OUT/reproduce-NAME-<unix>/seed-N, and write the table seed × operator × validation failures by cause there (reproduce.md); replaces --seed")
+	fs.StringVar(&f.faults, "faults", "", "`none` drops the incident's seeded and scheduled faults (plan.json says so): what the sourced model does with no fault at all; default: the incident file's faults")
 }
 
 func (f *reproduceFlags) validate() error {
@@ -49,6 +53,8 @@ func (f *reproduceFlags) validate() error {
 		return usagef("--kernel-dnr must be honor or ignore, got %q", f.kernelDNR)
 	case f.out == "":
 		return usagef("--out must name a directory")
+	case f.faults != "" && f.faults != "none":
+		return usagef("--faults must be none (or absent: the incident's faults), got %q", f.faults)
 	}
 	return nil
 }
@@ -100,7 +106,16 @@ evidence (that run proves nothing); 2 bad usage or a bad incident file;
 (math/rand.NewSource) and the fault schedule (math/rand/v2 PCG) are seeded
 with it, and the same seed gives a byte-identical run record.
 
-Example: fiomig reproduce %[1]s --seed 3
+With --operator both, the two runs of a seed are also compared (research/
+incident.md §6.2, expectation "compare: fixed-le-prefix-confined"): fixed's
+validation failures ≤ prefix's, every migration failing in prefix only
+failing on a leak kind the fix removes. A difference caused by an injected
+fault that landed in one run only (or downstream of one) makes the
+comparison inconclusive (exit 3), anything else unexplained fails it.
+
+Examples: fiomig reproduce %[1]s --seed 3
+          fiomig reproduce %[1]s --operator both --seeds 1-10
+          fiomig reproduce %[1]s --operator both --faults none
 
 Flags:
 `, scenario.IncidentID)
@@ -184,11 +199,27 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	var targetDNR *bool
+	seedGiven := false
 	fs.Visit(func(fl *flag.Flag) {
-		if fl.Name == "target-dnr" {
+		switch fl.Name {
+		case "target-dnr":
 			targetDNR = &f.targetDNR
+		case "seed":
+			seedGiven = true
 		}
 	})
+	if f.seeds != "" {
+		if seedGiven {
+			fmt.Fprintf(stderr, "fiomig reproduce: --seed is one run's; --seeds runs a list (give one of them)\n")
+			return exitUsage
+		}
+		seeds, err := parseSeeds(f.seeds)
+		if err != nil {
+			fmt.Fprintf(stderr, "fiomig reproduce: %v\n", err)
+			return exitUsage
+		}
+		return reproduceSeeds(inc, pos[0], &f, targetDNR, seeds, stdout, stderr)
+	}
 
 	fmt.Fprintf(stdout, "fiomig reproduce %s (%s) — parameters:\n", inc.Name, inc.File)
 	fs.VisitAll(func(fl *flag.Flag) { fmt.Fprintf(stdout, "  --%-16s %s\n", fl.Name, fl.Value.String()) })
@@ -203,22 +234,9 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 	start := time.Now().Unix()
 	var results []scenario.ReproduceResult
 	for _, op := range f.operators(inc) {
-		cmdline := fmt.Sprintf("fiomig reproduce %s --operator=%s --seed=%d", pos[0], op, f.seed)
-		if f.catalog != "" {
-			cmdline += " --catalog=" + f.catalog
-		}
-		for _, kv := range [][2]string{{"reconnect-reset", f.reconnectReset}, {"kernel-dnr", f.kernelDNR}} {
-			if kv[1] != "" {
-				cmdline += " --" + kv[0] + "=" + kv[1]
-			}
-		}
-		if targetDNR != nil {
-			cmdline += fmt.Sprintf(" --target-dnr=%t", *targetDNR)
-		}
+		cmdline := f.commandLine(pos[0], op, f.seed, targetDNR)
 		fmt.Fprintf(stdout, "\n== operator %s: %s\n", op, cmdline)
-		r, err := scenario.Reproduce(ctx, scenario.ReproduceOptions{Incident: inc, Seed: f.seed, Operator: op,
-			ReconnectReset: f.reconnectReset, KernelDNR: f.kernelDNR, TargetDNR: targetDNR,
-			Command: cmdline, OutDir: f.out, StartUnix: start, Progress: indent{stdout}})
+		r, err := scenario.Reproduce(ctx, f.options(inc, op, f.seed, targetDNR, cmdline, f.out, start, indent{stdout}))
 		if err != nil {
 			fmt.Fprintf(stderr, "fiomig reproduce: %s: %v\n", op, err)
 			if r.Dir != "" {
@@ -243,12 +261,38 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	return printReproduction(stdout, results)
+	return printReproduction(stdout, inc, results)
+}
+
+// commandLine is the command reproducing one operator's run of seed.
+func (f *reproduceFlags) commandLine(name, op string, seed int64, targetDNR *bool) string {
+	cmdline := fmt.Sprintf("fiomig reproduce %s --operator=%s --seed=%d", name, op, seed)
+	if f.catalog != "" {
+		cmdline += " --catalog=" + f.catalog
+	}
+	for _, kv := range [][2]string{{"reconnect-reset", f.reconnectReset}, {"kernel-dnr", f.kernelDNR}, {"faults", f.faults}} {
+		if kv[1] != "" {
+			cmdline += " --" + kv[0] + "=" + kv[1]
+		}
+	}
+	if targetDNR != nil {
+		cmdline += fmt.Sprintf(" --target-dnr=%t", *targetDNR)
+	}
+	return cmdline
+}
+
+// options are scenario.Reproduce's options for one operator's run of seed.
+func (f *reproduceFlags) options(inc incidents.Incident, op string, seed int64, targetDNR *bool, cmdline, out string,
+	start int64, progress io.Writer) scenario.ReproduceOptions {
+	return scenario.ReproduceOptions{Incident: inc, Seed: seed, Operator: op,
+		ReconnectReset: f.reconnectReset, KernelDNR: f.kernelDNR, TargetDNR: targetDNR, NoFaults: f.faults == "none",
+		Command: cmdline, OutDir: out, StartUnix: start, Progress: progress}
 }
 
 // printReproduction prints the side-by-side table, each run's validation
-// failures and shape, and maps the shapes to the exit code.
-func printReproduction(w io.Writer, results []scenario.ReproduceResult) int {
+// failures and shape, the comparison of the operators when both ran, and
+// maps the shapes and the comparison to the exit code.
+func printReproduction(w io.Writer, inc incidents.Incident, results []scenario.ReproduceResult) int {
 	var figs []scenario.IncidentFigures
 	var shapes []scenario.Shape
 	for _, r := range results {
@@ -272,13 +316,14 @@ func printReproduction(w io.Writer, results []scenario.ReproduceResult) int {
 			case v.Origin == "":
 				by = "no controller blamed"
 			}
+			by = v.Cause + "; " + by
 			ctrl := "-"
 			if v.Controller != "" {
 				ctrl = fmt.Sprintf("%s %s (%s, %s)", v.Host, v.Controller, v.Endpoint, v.State)
 			} else if v.Host != "" {
 				ctrl = v.Host
 			}
-			fmt.Fprintf(w, "  %s at %7.1f s  %-48s %-26s %s\n", v.Migration, v.AtS, ctrl, by, clip(v.Detail, 90))
+			fmt.Fprintf(w, "  %s at %7.1f s  %-48s %-60s %s\n", v.Migration, v.AtS, ctrl, clip(by, 60), clip(v.Detail, 70))
 		}
 		fmt.Fprintf(w, "  expectations (incident file):\n")
 		for _, b := range r.Bands {
@@ -314,6 +359,29 @@ func printReproduction(w io.Writer, results []scenario.ReproduceResult) int {
 			fmt.Fprintf(w, "  faults: inconclusive: %s\n", r.Figures.FaultsCheck.Detail)
 		}
 		fmt.Fprintf(w, "  report: %s/%s\n", r.Dir, scenario.ReproduceReportFile)
+	}
+	if bands, c := scenario.JudgeCompare(inc, results); c != nil {
+		fmt.Fprintf(w, "\n== fixed against prefix: %s — %s\n", c.Verdict, c.Detail)
+		for _, d := range c.Differences {
+			class := d.Class
+			if d.Of != "" {
+				class += " of " + d.Of
+			}
+			fmt.Fprintf(w, "  %s failed in %-6s prefix: %-40s fixed: %-40s %s\n", d.Migration, d.FailedIn,
+				clip(orDash(d.PrefixCause), 40), clip(orDash(d.FixedCause), 40), class)
+		}
+		for _, b := range bands {
+			mark := "ok "
+			if !b.OK {
+				mark = "NO "
+				if c.Verdict == record.Inconclusive {
+					inconclusive = true
+				} else {
+					failed = true
+				}
+			}
+			fmt.Fprintf(w, "    %s compare %-18s got %-12s want %-12s [%s]\n", mark, b.Expectation.Compare, c.Verdict, b.Expectation.Range(), b.Expectation.Source)
+		}
 	}
 	switch {
 	case failed:
