@@ -34,6 +34,7 @@ func SimCluster(seed int64, p record.Params) (backend.Cluster, error) {
 		ControlPlane:        p.Extra["control_plane"],
 		NamespacesPerVolume: atoiOr(p.Extra["namespaces_per_volume"], 1), NamespacedVolumes: atoiOr(p.Extra["namespaced_volumes"], 0),
 		LvolMonitor: p.Extra["lvol_monitor"] == "true", CSIRestore: p.Extra["csi_restore"],
+		ReleaseSources: p.Extra["release_sources"] == "true",
 	})
 }
 

@@ -13,11 +13,16 @@ import (
 )
 
 // defaultRun runs the main job (DefaultParams) with the default fault
-// schedule of seed on the control plane variant cp.
+// schedule of seed on the control plane variant cp, with the fixed
+// operator's extra source release (release_sources, fiomig's extra): these
+// tests judge the harness on a system that cleans up after itself; the
+// operator as sourced leaves each completed migration's source paths
+// reconnecting into "does not allow host" for ctrl_loss_tmo (sim tests
+// TestSourcePathsAfterCompleted, TestMigrationPhasesAndCutover).
 func defaultRun(tb testing.TB, seed int64, cp string) Result {
 	tb.Helper()
 	p := DefaultParams()
-	p.Extra = map[string]string{"control_plane": cp, "faults": FaultsDefault}
+	p.Extra = map[string]string{"control_plane": cp, "faults": FaultsDefault, "release_sources": "true"}
 	c, err := SimCluster(seed, p)
 	if err != nil {
 		tb.Fatal(err)

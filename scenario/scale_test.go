@@ -29,7 +29,8 @@ func scaleRunReport(tb testing.TB, seed int64, hosts, volumes, migrations, forma
 	tb.Helper()
 	p := DefaultParams()
 	p.Hosts, p.Volumes, p.Migrations, p.TimelineFormat = hosts, volumes, migrations, format
-	p.Extra = map[string]string{"control_plane": "fixed-cancel", "faults": FaultsDefault}
+	// release_sources: a clean system, as defaultRun.
+	p.Extra = map[string]string{"control_plane": "fixed-cancel", "faults": FaultsDefault, "release_sources": "true"}
 	c, err := SimCluster(seed, p)
 	if err != nil {
 		tb.Fatal(err)

@@ -32,9 +32,12 @@ func runSim(t *testing.T, seed int64, p record.Params) Result {
 	return res
 }
 
+// small is a short main job on a clean system: release_sources (fiomig's
+// extra, see defaultRun) releases the source paths after each cutover.
 func small() record.Params {
 	p := DefaultParams()
 	p.Migrations, p.SettleS = 6, 35
+	p.Extra = map[string]string{"release_sources": "true"}
 	return p
 }
 

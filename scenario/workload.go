@@ -87,7 +87,7 @@ func RunFio(ctx context.Context, seed int64, cfg Config, fo FioOptions) (Result,
 	cluster, err := simbackend.NewFio(ctx, simbackend.Config{
 		Seed: seed, Nodes: 3, Hosts: p.Hosts, Volumes: p.Volumes,
 		ConsumersPerVolume: p.ConsumersPerVolume, CutoverPauseS: p.CutoverPauseS,
-		ControlPlane: p.Extra["control_plane"],
+		ControlPlane: p.Extra["control_plane"], ReleaseSources: p.Extra["release_sources"] == "true",
 	}, simbackend.FioConfig{
 		OutDir: staging, RateIOPS: fo.RateIOPS, FioBinary: fo.FioBinary,
 		StartTimeout: fo.StartTimeout, StopGrace: fo.StopGrace, MountDir: fo.MountDir, Debug: fo.Debug,

@@ -38,6 +38,7 @@ func fioParams(migrations, volumes int, cutover float64) record.Params {
 	p := DefaultParams()
 	p.Migrations, p.Volumes, p.CutoverPauseS = migrations, volumes, cutover
 	p.SettleS, p.AttributionMarginS = 2.5, 2
+	p.Extra = map[string]string{"release_sources": "true"} // a clean system, as defaultRun
 	return p
 }
 

@@ -74,11 +74,6 @@ type Config struct {
 	// before it fails: the Fabrics CONNECT is an admin command and times out
 	// after nvme_core's admin_timeout (default 60 s).
 	ConnectTimeoutS float64
-	// NamespaceAttachDelayS is how long a restarted target exposes its
-	// re-created subsystems without namespaces (listeners first, namespaces
-	// once the lvstore is loaded), seconds (default 1.0; negative = 0).
-	NamespaceAttachDelayS float64
-
 	// ControlPlaneConnect overrides the connect options the control plane
 	// answers CreateMigration with (zero value: ControlPlaneConnectOptions,
 	// simplyblock's 3600/2/8/4). A CtrlLossTmo of -1 or 0 here shows the
@@ -88,6 +83,14 @@ type Config struct {
 	// Operator selects the migration operator variant: OperatorFixed
 	// (default) or OperatorPrefix (see operator.go).
 	Operator string
+	// ReleaseSources is fiomig's extra, not part of the fix: the fixed
+	// operator runs a release Job for the source paths on every consumer
+	// host after the cutover, before the control plane removes the source
+	// listeners. Off by default, as in the fixed operator (simplyblock-operator
+	// 5aa711cc releases migration paths only in cancelAndFail and
+	// reconcileAbort; nothing after Completed). The prefix operator ignores
+	// it (36c00741 releases nothing at all).
+	ReleaseSources bool
 	// ControlPlane selects the control plane's cancel before continue:
 	// ControlPlaneSbcli (default: sbcli main's _cleanup_created as sourced,
 	// which ignores the tertiaries — it deletes the volume's subsystem on
@@ -197,11 +200,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ConnectTimeoutS == 0 {
 		c.ConnectTimeoutS = 60
-	}
-	if c.NamespaceAttachDelayS == 0 {
-		c.NamespaceAttachDelayS = 1.0
-	} else if c.NamespaceAttachDelayS < 0 {
-		c.NamespaceAttachDelayS = 0
 	}
 	if c.ControlPlane == "" {
 		c.ControlPlane = ControlPlaneSbcli

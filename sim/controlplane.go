@@ -82,6 +82,7 @@ func (w *World) cpContinue(m *Migration) {
 // inaccessible until the operator finishes.
 func (w *World) cpCutover(m *Migration) {
 	nqn := m.Vol.NQN
+	w.restoreMigrationListeners(m) // faults.go: what a target restart took
 	m.cp = cpCutover
 	for _, lvs := range []int{m.SrcLVS, m.DstLVS} {
 		for _, ep := range w.listenerEndpoints(nqn, lvs) {

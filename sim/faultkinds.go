@@ -108,9 +108,11 @@ func (w *World) CrashNode(node string) (map[string]string, error) {
 	return map[string]string{"node": n.Name, "connected_controllers": strconv.Itoa(len(ctrls)), "controllers": ctrlNames(ctrls)}, nil
 }
 
-// BootNode boots a crashed node: its target starts with every listener,
-// the namespaces a moment later (as StartTarget). Idempotent; a node that
-// is not crashed changes nothing.
+// BootNode boots a crashed node: its SPDK target starts empty (its
+// configuration was in memory) and sbcli re-creates the node's lvols as
+// after a restart (recreateLvols: namespaces before listeners; migration
+// target listeners only at cutover). Idempotent; a node that is not
+// crashed changes nothing. The evidence counts the subsystems re-created.
 func (w *World) BootNode(node string) (map[string]string, error) {
 	n, _, err := w.resolveTarget(node)
 	if err != nil {
@@ -122,31 +124,9 @@ func (w *World) BootNode(node string) (map[string]string, error) {
 	n.crashed = false
 	// The connections of the crashed target are gone: a host whose
 	// keep-alive has not expired yet gets a reset on its next packet.
-	for _, c := range w.connectedTo(n, nil) {
-		c.transportLost("target rebooted")
-	}
-	w.reattachNamespaces(n)
-	return map[string]string{"node": n.Name, "booted": "true"}, nil
-}
-
-// reattachNamespaces: a (re)started target re-creates its subsystems and
-// listeners first and attaches the namespaces Config.NamespaceAttachDelayS
-// later, announcing them to connected controllers.
-func (w *World) reattachNamespaces(n *Node) {
-	for _, ts := range n.sortedSubsystems() {
-		ts.nsDetached = true
-	}
-	w.after(w.cfg.NamespaceAttachDelayS, func() {
-		for _, ts := range n.sortedSubsystems() {
-			if !ts.nsDetached {
-				continue
-			}
-			ts.nsDetached = false
-			for _, c := range append([]*Ctrl(nil), ts.ctrls...) {
-				c.namespaceChangeNotice()
-			}
-		}
-	})
+	n.loseConfiguration("target rebooted")
+	recreated := w.recreateLvols(n)
+	return map[string]string{"node": n.Name, "booted": "true", "subsystems_recreated": strconv.Itoa(recreated)}, nil
 }
 
 // Partition cuts the network between consumer host and storage node in

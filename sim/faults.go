@@ -5,7 +5,6 @@ import (
 	"net/netip"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/fiomig/fiomig/nvmeof"
 )
@@ -98,13 +97,17 @@ func (w *World) StopDroppingConnects(target string) (map[string]string, error) {
 	return map[string]string{"target": target, "dropped_connects": "0", "already": "true"}, nil
 }
 
-// StopTarget takes a storage node's target down (its listeners vanish):
-// with silent false the process restarts — connections are reset at once
-// and new TCP connections are refused; with silent true the node stops
-// answering — hosts notice after their keep-alive timeout (kato) and new
-// CONNECTs get no answer. The evidence counts the ports that stopped
-// listening and the host controllers connected to the node then.
-// Idempotent.
+// StopTarget takes a storage node's target down. With silent false the
+// SPDK process restarts: connections are reset at once, new TCP
+// connections are refused, and its NVMe-oF configuration — every
+// subsystem, namespace and listener — is gone, since SPDK keeps it in
+// memory only [sourced: research/incident.md §5 "Target restart fault"];
+// StartTarget brings back what sbcli re-creates. With silent true the node
+// stops answering — hosts notice after their keep-alive timeout (kato) and
+// new CONNECTs get no answer — and keeps its configuration [assumption: a
+// node that stops answering keeps its SPDK process]. The evidence counts
+// the ports that stopped listening, the subsystems lost and the host
+// controllers connected to the node then. Idempotent.
 func (w *World) StopTarget(node string, silent bool) (map[string]string, error) {
 	n, _, err := w.resolveTarget(node)
 	if err != nil {
@@ -113,14 +116,8 @@ func (w *World) StopTarget(node string, silent bool) (map[string]string, error) 
 	if n.down || n.blackhole {
 		return map[string]string{"node": n.Name, "already": "true"}, nil
 	}
-	var ctrls []*Ctrl
-	for _, ts := range n.sortedSubsystems() {
-		ctrls = append(ctrls, ts.ctrls...)
-	}
-	var names []string
-	for _, c := range ctrls {
-		names = append(names, c.host.Name+"/"+c.Name())
-	}
+	ctrls := w.connectedTo(n, nil)
+	lost := 0
 	if silent {
 		n.blackhole = true
 		for _, c := range ctrls {
@@ -128,20 +125,22 @@ func (w *World) StopTarget(node string, silent bool) (map[string]string, error) 
 		}
 	} else {
 		n.down = true
-		for _, c := range ctrls {
-			c.transportLost("target restarted")
-		}
+		lost = n.loseConfiguration("target restarted")
 	}
 	return map[string]string{"node": n.Name, "ports_down": strconv.Itoa(len(n.ports)),
-		"connected_controllers": strconv.Itoa(len(ctrls)), "controllers": strings.Join(names, " "),
-		"silent": strconv.FormatBool(silent)}, nil
+		"connected_controllers": strconv.Itoa(len(ctrls)), "controllers": ctrlNames(ctrls),
+		"subsystems_lost": strconv.Itoa(lost), "silent": strconv.FormatBool(silent)}, nil
 }
 
-// StartTarget brings a stopped node's target back: listeners first, the
-// subsystems' namespaces Config.NamespaceAttachDelayS later (announced to
-// connected controllers by a namespace-changed notice). The evidence counts
-// the host controllers of the node that are connecting at this instant.
-// Idempotent.
+// StartTarget brings a stopped node's target back. After a restart (not
+// silent) sbcli re-creates the lvol subsystems the node serves (see
+// recreateLvols): each with its namespaces before its listener, so no host
+// sees a listener in front of an empty subsystem; a migration's target
+// listeners are not among them and come back only at that migration's
+// cutover (restoreMigrationListeners). A silent stop ends with the node
+// answering again, its configuration unchanged. The evidence counts the
+// subsystems re-created and the host controllers of the node that are
+// connecting at this instant. Idempotent.
 func (w *World) StartTarget(node string) (map[string]string, error) {
 	n, _, err := w.resolveTarget(node)
 	if err != nil {
@@ -150,8 +149,11 @@ func (w *World) StartTarget(node string) (map[string]string, error) {
 	if !n.down && !n.blackhole {
 		return map[string]string{"node": n.Name, "already": "true"}, nil
 	}
+	recreated := 0
+	if n.down {
+		recreated = w.recreateLvols(n)
+	}
 	n.down, n.blackhole = false, false
-	w.reattachNamespaces(n)
 	connecting := 0
 	for _, h := range w.hosts {
 		for _, c := range h.ctrls {
@@ -160,7 +162,96 @@ func (w *World) StartTarget(node string) (map[string]string, error) {
 			}
 		}
 	}
-	return map[string]string{"node": n.Name, "reconnecting_controllers": strconv.Itoa(connecting)}, nil
+	return map[string]string{"node": n.Name, "subsystems_recreated": strconv.Itoa(recreated),
+		"reconnecting_controllers": strconv.Itoa(connecting)}, nil
+}
+
+// loseConfiguration is an SPDK process ending: every subsystem of the node
+// goes with its namespaces and listeners, and the host controllers connected
+// to it lose their connection. It returns the number of subsystems lost.
+func (n *Node) loseConfiguration(reason string) int {
+	subs := n.sortedSubsystems()
+	n.subsystems = map[string]*TargetSubsystem{}
+	for _, ts := range subs {
+		ts.Listeners = nil
+		for _, c := range append([]*Ctrl(nil), ts.ctrls...) {
+			c.transportLost(reason)
+		}
+	}
+	return len(subs)
+}
+
+// recreateLvols is sbcli bringing a restarted node's lvols back [sourced:
+// simplyblock_core/controllers/lvol_controller.py:1369 subsystem_create,
+// :1418 add_ns with the lvol's NSID, :1451 listener — the namespace before
+// the listener]: for every volume whose lvstore the node serves, the
+// subsystem with its namespaces (explicit NSIDs) and then the listener at
+// that lvstore's port with the node's role's ANA state (primary optimized,
+// others non-optimized). A subsystem an earlier cancel deleted from the node
+// comes back too [inference: the restart re-creates from sbcli's lvol
+// records, not from what the node held]. A volume in migration before its
+// cutover is re-created at its source lvstore only [sourced: the migration
+// task restores its target listeners at cutover,
+// tasks_runner_lvol_migration.py:723-792]; once its cutover started, the
+// target listener on the node comes back too, inaccessible during the
+// cutover window and with its HA state after it [assumption: that state
+// ensure covers the cutover step, so a restart inside or after the window
+// does not lose the target path for good]. The re-creation is one step at
+// StartTarget [inference: the restart sequence's duration is the fault's
+// down time]. Returns the subsystems re-created.
+func (w *World) recreateLvols(n *Node) int {
+	k := 0
+	for _, v := range w.volumes {
+		created := false
+		for role, ep := range w.listenerEndpoints(v.NQN, v.LVS) {
+			if ep.node != n {
+				continue
+			}
+			ts := n.ensureSubsystem(v) // subsystem_create, add_ns
+			ts.addListener(ep.port, haANA(role))
+			created = true
+		}
+		if m := v.migration; m != nil && (m.cp == cpCutover || m.cp == cpCutDone) {
+			for role, ep := range w.listenerEndpoints(v.NQN, m.DstLVS) {
+				if ep.node != n {
+					continue
+				}
+				ana := nvmeof.ANAInaccessible
+				if m.cp == cpCutDone {
+					ana = haANA(role)
+				}
+				n.ensureSubsystem(v).addListener(ep.port, ana)
+				created = true
+			}
+		}
+		if created {
+			k++
+		}
+	}
+	return k
+}
+
+// restoreMigrationListeners is the migration task ensuring its NVMe-oF
+// state on the target nodes at cutover [sourced: sbcli
+// tasks_runner_lvol_migration.py:723-792 _ensure_nvmf_state_on_node]: a
+// target listener that a target restart took is added again, inaccessible
+// (the cutover sets its ANA next). A node without the subsystem is left
+// alone here [not modelled: that function's re-create of a missing
+// subsystem, :743-751, research/incident.md §2 mechanism 1]. Returns the
+// listeners restored.
+func (w *World) restoreMigrationListeners(m *Migration) int {
+	k := 0
+	for _, ep := range w.listenerEndpoints(m.Vol.NQN, m.DstLVS) {
+		ts, ok := ep.node.subsystems[m.Vol.NQN]
+		if !ok || ep.node.down {
+			continue
+		}
+		if _, has := ts.listener(ep.port); !has {
+			ts.addListener(ep.port, nvmeof.ANAInaccessible)
+			k++
+		}
+	}
+	return k
 }
 
 func (n *Node) sortedSubsystems() []*TargetSubsystem {

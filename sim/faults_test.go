@@ -69,6 +69,11 @@ func TestTargetRestart(t *testing.T) {
 	if refused == 0 {
 		t.Error("no refused reconnect attempt while the target was down")
 	}
+	// SPDK keeps its configuration in memory: the restart took every
+	// subsystem of the node (3-way HA on 3 nodes: all 3 volumes).
+	if ev["subsystems_lost"] != "3" || len(n.subsystems) != 0 {
+		t.Errorf("stop evidence %v, %d subsystems left on %s; want all 3 lost", ev, len(n.subsystems), n.Name)
+	}
 	ev, err = w.StartTarget(n.Name)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +81,31 @@ func TestTargetRestart(t *testing.T) {
 	if c, _ := strconv.Atoi(ev["reconnecting_controllers"]); c == 0 {
 		t.Errorf("start evidence %v: no controller reconnecting", ev)
 	}
-	evs = append(evs, advance(t, w, 20)...)
+	// sbcli re-creates each lvol subsystem with its namespaces before its
+	// listener (lvol_controller.py:1369, 1418, 1451): from the start on,
+	// every listener fronts the volume's namespaces, and no controller
+	// reconnecting through it is live without legs.
+	if ev["subsystems_recreated"] != "3" {
+		t.Errorf("start evidence %v, want 3 subsystems re-created", ev)
+	}
+	for _, x := range w.Volumes() {
+		ts, ok := n.Subsystem(x.NQN)
+		if !ok {
+			t.Fatalf("%s not re-created on %s", x.Name, n.Name)
+		}
+		consumer := w.hosts[x.Consumers[0]].NQN
+		if _, has := ts.listener(w.lvstores[x.LVS].Port); !has || !equalInts(ts.exposedNSIDs(consumer), x.NSIDs) {
+			t.Errorf("%s on %s right after the start: listener %v, namespaces exposed %v; want the listener in front of %v", x.Name, n.Name, has, ts.exposedNSIDs(consumer), x.NSIDs)
+		}
+	}
+	for w.Now() < 20 {
+		evs = append(evs, advance(t, w, w.Now()+0.01)...)
+		for _, c := range h.ctrls {
+			if c.Spec.Traddr == n.IP && c.State == nvmeof.StateLive && len(c.legs) == 0 {
+				t.Fatalf("t=%.2f %s at %s live with no leg: a listener before its namespaces", w.Now(), c.Name(), c.Spec.Addr())
+			}
+		}
+	}
 	for _, c := range h.ctrls {
 		if c.State != nvmeof.StateLive || len(c.legs) == 0 {
 			t.Errorf("after the restart %s (%s) is %s with %d legs, want live with legs", c.Name(), c.Spec.Addr(), c.State, len(c.legs))
@@ -204,5 +233,85 @@ func TestLeftoverController(t *testing.T) {
 	}
 	if _, err := w.LeaveLeftoverController(h.Name, v.NQN, canonicalAddr(w.nodes[0].IP, 9), ControlPlaneConnectOptions); err == nil {
 		t.Error("leftover at an unserved port accepted")
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestTargetRestartMigrationListenersBackAtCutover: a restart of a target
+// node during the data sync loses the migration's target listener there;
+// sbcli's restart re-creates the volume's subsystem with its source-role
+// listener only, so the host's validation controller at the target port is
+// rejected ("does not allow host") until the migration task restores its
+// listeners at cutover (tasks_runner_lvol_migration.py:723-792); then it
+// reconnects and the migration completes with the target primary serving.
+func TestTargetRestartMigrationListenersBackAtCutover(t *testing.T) {
+	w := newWorld(t, Config{Seed: 3, Volumes: 1})
+	advance(t, w, 1)
+	v := w.Volumes()[0]
+	h := w.hosts[v.Consumers[0]]
+	dst := (v.LVS + 1) % len(w.lvstores)
+	prim := w.listenerEndpoints(v.NQN, dst)[0]
+	id, err := w.StartMigrationTo(v.NQN, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := w.Migration(id)
+	for m.Phase != PhaseRunning && w.Now() < 60 {
+		advance(t, w, w.Now()+0.05)
+	}
+	if m.cp != cpSyncing {
+		t.Fatalf("migration %s at %.1f s, want in its data sync", m.Phase, w.Now())
+	}
+	if _, err := w.StopTarget(prim.node.Name, false); err != nil {
+		t.Fatal(err)
+	}
+	advance(t, w, w.Now()+0.5)
+	if _, err := w.StartTarget(prim.node.Name); err != nil {
+		t.Fatal(err)
+	}
+	if m.cp != cpSyncing {
+		t.Fatalf("the cutover started during the restart; pick another seed")
+	}
+	ts, ok := prim.node.Subsystem(v.NQN)
+	if !ok {
+		t.Fatalf("%s not re-created on %s", v.Name, prim.node.Name)
+	}
+	if _, has := ts.listener(w.lvstores[v.LVS].Port); !has {
+		t.Errorf("source-role listener not re-created on %s", prim.node.Name)
+	}
+	if _, has := ts.listener(prim.port); has {
+		t.Errorf("migration listener %s re-created by the restart, want it back only at cutover", prim.addr())
+	}
+	before := prim.node.notAllowed
+	for m.cp == cpSyncing {
+		advance(t, w, w.Now()+0.05)
+		for _, c := range ctrlsAt(h, v.NQN, []string{prim.addr()}) {
+			if m.cp == cpSyncing && c.State == nvmeof.StateLive {
+				t.Fatalf("t=%.2f %s live at %s before the cutover restored its listener", w.Now(), c.Name(), prim.addr())
+			}
+		}
+	}
+	if prim.node.notAllowed == before {
+		t.Errorf("no \"does not allow host\" rejection at %s between the restart and the cutover", prim.addr())
+	}
+	untilTerminal(t, w, id, 120)
+	advance(t, w, w.Now()+5)
+	if m.Phase != PhaseCompleted {
+		t.Fatalf("%s ended %s (%s), want Completed", id, m.Phase, m.Reason)
+	}
+	cs := ctrlsAt(h, v.NQN, []string{prim.addr()})
+	if len(cs) != 1 || cs[0].State != nvmeof.StateLive || len(cs[0].legs) == 0 || cs[0].legs[0].ana != nvmeof.ANAOptimized {
+		t.Errorf("after the cutover the host's path at the target primary %s: %d controllers, want one live optimized", prim.addr(), len(cs))
 	}
 }

@@ -20,14 +20,18 @@ import (
 //   - release on failure (fixed): a failing Job first runs
 //     nvmeof.ReleaseMigrationPaths on its host;
 //   - release the others (fixed): after cancel, release Jobs run on the other
-//     validated hosts;
-//   - release the sources (fixed): after the cutover, a release Job runs on
-//     every consumer host for the source paths. The pre-fix operator does
-//     nothing on the hosts once the control plane reports the migration done
-//     (simplyblock-operator internal/controller/volumemigration_controller.go
-//     reconcileRunning only patches the status to Completed), so the source
-//     controllers stay; the control plane then removes the source listeners
-//     (see cpFinish) and they reconnect into rejected CONNECTs.
+//     validated hosts.
+//
+// Neither variant touches a host once the control plane reports the
+// migration done: the fixed operator (simplyblock-operator 5aa711cc)
+// releases migration paths only in cancelAndFail
+// (volumemigration_controller.go:496) and reconcileAbort (:1366), and its
+// reconcileRunning, like the pre-fix one's, only patches the status to
+// Completed. So the source controllers stay; the control plane then removes
+// the source listeners (see cpFinish) and they reconnect into rejected
+// CONNECTs until the kernel removes them (the CSI paths' ctrl_loss_tmo 60).
+// Config.ReleaseSources, fiomig's extra and not part of the fix, adds a
+// release Job for the source paths after the cutover to the fixed variant.
 //
 // A Job makes up to three attempts, 2 s apart, of ensure (connect every
 // target path; "already connected" counts as success, as nvme-cli's answer
@@ -48,7 +52,8 @@ type variant struct {
 
 func (w *World) variant() variant {
 	if w.cfg.Operator == OperatorFixed {
-		return variant{true, true, true, true, true}
+		return variant{reapFirst: true, fixedTimeouts: true, releaseOnFailure: true, releaseOthers: true,
+			releaseSources: w.cfg.ReleaseSources}
 	}
 	return variant{}
 }
@@ -130,7 +135,7 @@ func (w *World) jobRound(j *job, r int) {
 	}
 	j.round = r
 	conns := w.targets(j.m)
-	w.ensure(j, conns, 0, func(f *ValidationFailure) {
+	w.ensure(j, conns, func(f *ValidationFailure) {
 		if !j.alive() {
 			return
 		}
@@ -149,26 +154,97 @@ func (w *World) jobRound(j *job, r int) {
 	})
 }
 
-// ensure connects conns[i:] one after another; a connect that fails other
-// than "already connected" ends the ensure with a failure.
-func (w *World) ensure(j *job, conns []nvmeof.Target, i int, done func(*ValidationFailure)) {
-	// A killed Job's pod issues no further connect (one already in the
-	// kernel completes on its own).
-	if i == len(conns) || !j.alive() {
-		done(nil)
-		return
-	}
-	t := conns[i]
-	j.h.connectAsync(SpecFromTarget(t), func(c *Ctrl, err error) {
-		if c != nil {
-			c.Origin = j.m.ID
+// ensure connects every target path one after another, as atlas-lib's
+// multipath connect does for both operators (source of the behaviour:
+// atlas-lib nvmeof/multipath.go:120-135, research/incident.md §3): a path
+// with no controller is connected; a path whose controller already exists
+// (the kernel answers "already connected") is not reconnected — if that
+// controller is not live, ensure waits up to pathTimeoutS (atlas
+// nvmeof/fabrics.go:31 defaultPathTimeout = 10 s) for it to go live, and
+// moves on either way. A failed connect does not stop the others. ensure
+// fails only when no target path has a live controller at the end, with
+// the first connect error (or the first path that did not go live); a path
+// left non-live or missing beside a live one is verify's to report.
+func (w *World) ensure(j *job, conns []nvmeof.Target, done func(*ValidationFailure)) {
+	var first *ValidationFailure
+	note := func(f *ValidationFailure) {
+		if first == nil {
+			first = f
 		}
-		if err != nil && !errors.Is(err, nvmeof.ErrAlreadyConnected) {
-			done(&ValidationFailure{Endpoint: t.Endpoint(), Detail: fmt.Sprintf("connect %s: %v", t.Endpoint(), err)})
+	}
+	var step func(i int)
+	step = func(i int) {
+		// A killed Job's pod issues no further connect (one already in
+		// the kernel completes on its own).
+		if !j.alive() {
+			done(nil)
 			return
 		}
-		w.ensure(j, conns, i+1, done)
-	})
+		if i == len(conns) {
+			for _, t := range conns {
+				if c := j.h.existing(SpecFromTarget(t)); c != nil && c.State == nvmeof.StateLive {
+					done(nil)
+					return
+				}
+			}
+			if first == nil {
+				first = &ValidationFailure{Detail: "no target path went live"}
+			}
+			done(first)
+			return
+		}
+		t := conns[i]
+		spec := SpecFromTarget(t)
+		if c := j.h.existing(spec); c != nil {
+			// atlas: an existing controller is waited for, not reconnected.
+			w.awaitLive(j, c, t, pathTimeoutS, func(f *ValidationFailure) {
+				if f != nil {
+					note(f)
+				}
+				step(i + 1)
+			})
+			return
+		}
+		j.h.connectAsync(spec, func(c *Ctrl, err error) {
+			if c != nil {
+				c.Origin = j.m.ID
+			}
+			if err != nil && !errors.Is(err, nvmeof.ErrAlreadyConnected) {
+				note(&ValidationFailure{Endpoint: t.Endpoint(), Detail: fmt.Sprintf("connect %s: %v", t.Endpoint(), err)})
+			}
+			step(i + 1)
+		})
+	}
+	step(0)
+}
+
+// pathTimeoutS is how long ensure waits for an existing non-live
+// controller to go live (atlas-lib nvmeof/fabrics.go:31 defaultPathTimeout
+// 10 s); pathPollS how often it looks [assumption: atlas polls the
+// controller's state; its poll interval is not in the sources we hold —
+// anything well under reconnect_delay 2 s gives the same outcome].
+const (
+	pathTimeoutS = 10.0
+	pathPollS    = 0.1
+)
+
+// awaitLive waits until c is live (done(nil)), or pathTimeoutS passed, it
+// was removed or the Job died (done with a failure naming the path).
+func (w *World) awaitLive(j *job, c *Ctrl, t nvmeof.Target, left float64, done func(*ValidationFailure)) {
+	switch {
+	case c.State == nvmeof.StateLive:
+		done(nil)
+	case !j.alive():
+		done(nil)
+	case c.State == nvmeof.StateDead || c.State == nvmeof.StateDeleting || c.State == nvmeof.StateDeletingNoIO:
+		done(&ValidationFailure{Controller: c.Name(), Endpoint: t.Endpoint(), State: string(c.State), Origin: c.Origin,
+			Detail: fmt.Sprintf("existing controller %s at %s was removed while waiting for it", c.Name(), t.Endpoint())})
+	case left <= 0:
+		done(&ValidationFailure{Controller: c.Name(), Endpoint: t.Endpoint(), State: string(c.State), Origin: c.Origin,
+			Detail: fmt.Sprintf("existing controller %s at %s not live after %g s (%s)", c.Name(), t.Endpoint(), pathTimeoutS, c.State)})
+	default:
+		w.after(pathPollS, func() { w.awaitLive(j, c, t, left-pathPollS, done) })
+	}
 }
 
 // verify checks the host's kernel state of the migration's subsystem only:
@@ -202,7 +278,8 @@ func (w *World) verify(j *job, conns []nvmeof.Target) *ValidationFailure {
 		}
 		switch {
 		case found == nil:
-			return &ValidationFailure{Endpoint: t.Endpoint(), Detail: fmt.Sprintf("missing target path %s", t.Endpoint())}
+			// The real operator's words (research/incident.md §4).
+			return &ValidationFailure{Endpoint: t.Endpoint(), Detail: fmt.Sprintf("missing target path %s: no controller — the connect did not take effect", t.Endpoint())}
 		case found.State != nvmeof.StateLive:
 			return fail(*found, fmt.Sprintf("target path %s on %s is %s", t.Endpoint(), found.Name, found.State))
 		case found.Serving():
@@ -306,11 +383,12 @@ func (w *World) cancelAndEnd(m *Migration, phase, reason string, failed *job) {
 }
 
 // pollCompletion: the operator polls the control plane until the cutover
-// is done; fixed: it then runs a release Job on every consumer host for the
-// source paths (nvmeof.ReleaseMigrationPaths, which refuses while no path of
-// the subsystem is accessible); then the control plane removes the source
-// listeners (cpFinish) and the migration is Completed. Pre-fix: no release
-// Job (see variant.releaseSources).
+// is done; then the control plane removes the source listeners (cpFinish)
+// and the migration is Completed, with no Job on any host (both variants as
+// sourced). Only with Config.ReleaseSources (fiomig's extra, fixed variant
+// only) a release Job first runs on every consumer host for the source
+// paths (nvmeof.ReleaseMigrationPaths, which refuses while no path of the
+// subsystem is accessible).
 func (w *World) pollCompletion(m *Migration) {
 	w.operatorAfter(operatorPollS, func() {
 		if m.Terminal() {
@@ -321,9 +399,9 @@ func (w *World) pollCompletion(m *Migration) {
 			return
 		}
 		if !w.variant().releaseSources {
-			// Pre-fix: the control plane cleans the source up and reports
-			// the migration done; the operator marks it Completed and
-			// touches no host.
+			// As sourced (both variants): the control plane cleans the
+			// source up and reports the migration done; the operator marks
+			// it Completed and touches no host.
 			w.operatorAfter(w.reconcileDelay(), func() {
 				if !m.Terminal() {
 					w.cpFinish(m)

@@ -148,10 +148,14 @@ func TestFailedValidationLeaksOnlyWithPrefix(t *testing.T) {
 // (sbcli _cleanup_created), which on 3 nodes is in every later target set,
 // so the volume's next migration fails in both variants. With prefix a
 // migration to the same target fails on the controller the first one
-// leaked there (connecting: ensure's connect is "already connected"); to
-// another target, and always with fixed (which released it), the connect is
-// rejected: the subsystem is not on that node. Verify asks Inspect without a
-// target list, so a leak at another target's endpoint fails nothing.
+// leaked at that node (connecting: ensure waits 10 s for the existing
+// controller, which cannot reconnect there, atlas multipath.go:120-135); to
+// another target, and always with fixed (which released it), the connect
+// there is rejected ("Could not find subsystem"), ensure goes on since other
+// paths are live, and verify fails on the missing path: "no controller — the
+// connect did not take effect" (research/incident.md §4). Verify asks Inspect
+// without a target list, so a leak at another target's endpoint fails
+// nothing.
 func TestLeakFailsLaterValidationOnlyWithPrefix(t *testing.T) {
 	for _, op := range []string{OperatorPrefix, OperatorFixed} {
 		t.Run(op, func(t *testing.T) {
@@ -171,7 +175,8 @@ func TestLeakFailsLaterValidationOnlyWithPrefix(t *testing.T) {
 					continue
 				}
 				leakCaused := m2.Failure.Origin == m1.ID
-				rejected := strings.Contains(m2.Failure.Detail, "Could not find subsystem")
+				noEffect := strings.Contains(m2.Failure.Detail, "the connect did not take effect")
+				lost := w.listenerEndpoints(m1.Vol.NQN, m1.SrcLVS)[2].node // its subsystem deleted
 				same := m2.DstLVS == m1.DstLVS
 				sawSame, sawDifferent = sawSame || same, sawDifferent || !same
 				switch {
@@ -180,8 +185,8 @@ func TestLeakFailsLaterValidationOnlyWithPrefix(t *testing.T) {
 						t.Errorf("seed %d prefix, same target: failure %+v, want the connecting controller %s leaked", seed, m2.Failure, m1.ID)
 					}
 				default:
-					if leakCaused || !rejected {
-						t.Errorf("seed %d %s: failure %+v, want a rejected connect (subsystem deleted), not %s's leak", seed, op, m2.Failure, m1.ID)
+					if leakCaused || !noEffect || !strings.HasPrefix(m2.Failure.Endpoint, lost.IP+":") {
+						t.Errorf("seed %d %s: failure %+v, want no controller at %s (subsystem deleted there), not %s's leak", seed, op, m2.Failure, lost.Name, m1.ID)
 					}
 				}
 			}
@@ -342,6 +347,83 @@ func TestPrefixDropsNonPositiveCtrlLossTmo(t *testing.T) {
 		}
 		if got := cs[0].sysfsCtrlLossTmo(); got != tc.want {
 			t.Errorf("%s: migration path ctrl_loss_tmo %d, want %d", tc.op, got, tc.want)
+		}
+	}
+}
+
+// TestEnsureWaitsForExistingController: a Job's ensure does not reconnect a
+// target path whose controller already exists; it waits up to 10 s for it
+// to go live (atlas-lib nvmeof/multipath.go:120-135, fabrics.go:31
+// defaultPathTimeout), in both operators. A leftover controller at the
+// target primary's address (connecting: no listener there) reconnects at
+// its next attempt once CreateMigration adds the listener, so the Job passes
+// in its first round with that same controller. When the leftover's
+// reconnects are rejected, each round waits the full 10 s before verify
+// fails on it, so the Job fails no sooner than 3 × 10 s + 2 × 2 s after it
+// started (without the wait: within a few seconds).
+func TestEnsureWaitsForExistingController(t *testing.T) {
+	for _, op := range []string{OperatorPrefix, OperatorFixed} {
+		for _, reject := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/reject=%v", op, reject), func(t *testing.T) {
+				w := newWorld(t, Config{Seed: 7, Volumes: 1, Operator: op})
+				advance(t, w, 1)
+				v := w.Volumes()[0]
+				h := w.hosts[v.Consumers[0]]
+				dst := (v.LVS + 1) % len(w.lvstores)
+				prim := w.listenerEndpoints(v.NQN, dst)[0]
+				// reconnect_delay 8 s: the leftover is still connecting when
+				// the Job reaches it (it starts 1-3 s after CreateMigration).
+				opts := ControlPlaneConnectOptions
+				opts.ReconnectDelay = 8
+				name, err := w.LeaveLeftoverController(h.Name, v.NQN, prim.addr(), opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				leftover, _ := h.Controller(name)
+				if reject {
+					if _, err := w.RejectConnects(prim.addr(), h.Name); err != nil {
+						t.Fatal(err)
+					}
+				}
+				id, err := w.StartMigrationTo(v.NQN, dst)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var validating, jobStart float64
+				for w.Now() < 200 {
+					advance(t, w, w.Now()+0.05)
+					m, _ := w.Migration(id)
+					if validating == 0 && m.Phase == PhaseValidating {
+						validating = w.Now()
+					}
+					if m.Phase != PhasePending && m.Phase != PhaseValidating {
+						break
+					}
+				}
+				m, _ := w.Migration(id)
+				jobStart = validating // the Job starts 1-3 s after this
+				if !reject {
+					if m.Phase != PhaseRunning && m.Phase != PhaseCompleted {
+						t.Fatalf("phase %s (%+v), want the validation passed", m.Phase, m.Failure)
+					}
+					if r := m.jobs[0].round; r != 0 {
+						t.Errorf("the Job passed in round %d, want the first (ensure waited for the leftover to reconnect)", r+1)
+					}
+					if c, ok := h.Controller(name); !ok || c != leftover || c.State != nvmeof.StateLive {
+						t.Errorf("leftover %s: want the same controller, live (waited for, not replaced)", name)
+					}
+					return
+				}
+				if m.Phase != PhaseFailed || m.Failure == nil {
+					t.Fatalf("phase %s, want Failed on the leftover that cannot reconnect", m.Phase)
+				}
+				if m.Failure.Controller != name || m.Failure.State != string(nvmeof.StateConnecting) || m.Failure.Origin != "leftover" {
+					t.Errorf("failure %+v, want the connecting leftover %s", m.Failure, name)
+				}
+				if d := w.Now() - jobStart; d < 3*pathTimeoutS+2*validationRetryDelayS {
+					t.Errorf("failed %.1f s after Validating, want >= %g s (three rounds, each waiting %g s)", d, 3*pathTimeoutS+2*validationRetryDelayS, pathTimeoutS)
+				}
+			})
 		}
 	}
 }

@@ -349,6 +349,23 @@ func TestMigrationPhasesAndCutover(t *testing.T) {
 					t.Errorf("host %s: pause %.3f s, drawn cutover window %.3f s (tolerance %.3f)", name, got, m.CutoverWindowS, tol)
 				}
 			}
+			// At completion the source controllers are still there: neither
+			// operator releases them (OP 5aa711cc: nothing after Completed);
+			// their listeners are gone, so they reconnect into rejected
+			// CONNECTs until the kernel gives up after the CSI driver's
+			// ctrl_loss_tmo 60 s (30 attempts, 2 s apart).
+			for _, hi := range v.Consumers {
+				left := ctrlsAt(w.hosts[hi], v.NQN, src)
+				if len(left) != 3 {
+					t.Errorf("host %s: %d source controllers at completion, want 3 (no release Job after Completed)", w.hosts[hi].Name, len(left))
+				}
+				for _, c := range left {
+					if c.State == nvmeof.StateLive || c.sysfsCtrlLossTmo() != 60 {
+						t.Errorf("host %s source %s: %s ctrl_loss_tmo %d, want not live with the CSI driver's 60", w.hosts[hi].Name, c.Spec.Addr(), c.State, c.sysfsCtrlLossTmo())
+					}
+				}
+			}
+			advance(t, w, w.Now()+60+2*2)
 			// After: only target controllers, primary optimized, others non-optimized.
 			dst := w.Endpoints(v.NQN)
 			if len(dst) != 3 || containsStr(dst, src[0]) {

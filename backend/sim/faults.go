@@ -25,8 +25,9 @@ func (c *Cluster) StopTarget(node string) (map[string]string, error) {
 	return ev, nil
 }
 
-// StartTarget starts a stopped target again (sim.World.StartTarget:
-// listeners first, namespaces a moment later). Idempotent: a running target
+// StartTarget starts a stopped target again (sim.World.StartTarget: sbcli
+// re-creates the node's lvol subsystems, namespaces before listeners; a
+// migration's target listeners come back at its cutover). Idempotent: a running target
 // or an unknown node (a vanished target counts as recovered) returns no
 // evidence and no error.
 func (c *Cluster) StartTarget(node string) (map[string]string, error) {

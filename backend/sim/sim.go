@@ -43,6 +43,10 @@ type Config struct {
 	TargetDNR bool
 	// Operator is the operator variant: "fixed" (default) or "prefix".
 	Operator string
+	// ReleaseSources: fiomig's extra release Job for the source paths after
+	// the cutover, fixed operator only, off by default (not part of the
+	// fix; sim.Config.ReleaseSources).
+	ReleaseSources bool
 	// ControlPlane is the control plane's cancel: "sbcli" (default) or
 	// "fixed-cancel" (sim.Config.ControlPlane).
 	ControlPlane string
@@ -71,7 +75,7 @@ func (c Config) simConfig() sim.Config {
 		LvolMonitor: c.LvolMonitor, CSIRestore: c.CSIRestore,
 		CutoverPauseS: c.CutoverPauseS, CutoverJitter: c.CutoverJitter, HostsAreNodes: c.HostsAreNodes,
 		ReconnectReset: c.ReconnectReset, KernelDNR: c.KernelDNR, TargetDNR: c.TargetDNR,
-		Operator: c.Operator, ControlPlane: c.ControlPlane, Pods: c.Pods, PodToleranceS: c.PodToleranceS, ConnectTimeoutS: c.ConnectTimeoutS,
+		Operator: c.Operator, ReleaseSources: c.ReleaseSources, ControlPlane: c.ControlPlane, Pods: c.Pods, PodToleranceS: c.PodToleranceS, ConnectTimeoutS: c.ConnectTimeoutS,
 		Clock: c.Clock,
 	}
 	if c.Tune != nil {

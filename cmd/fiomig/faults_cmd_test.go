@@ -40,7 +40,7 @@ func TestRunFaultFileErrorsNameFileAndField(t *testing.T) {
 // judge a 5 s bound: exit 3, naming interval and bound.
 func TestRunCoarseSampleIntervalIsInconclusive(t *testing.T) {
 	out := t.TempDir()
-	code, stdout, stderr := runCLI("run", "--out", out, "--faults", "none", "--migrations", "3", "--sample-interval", "20", "--settle", "60")
+	code, stdout, stderr := runCLI("run", "--out", out, "--faults", "none", "--migrations", "3", "--sample-interval", "20", "--settle", "60", "--release-sources")
 	if code != exitInconclusive {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitInconclusive, stdout, stderr)
 	}
@@ -133,7 +133,7 @@ func TestRunOverlappingTargetRestarts(t *testing.T) {
 // (exit 3), naming the host and the range.
 func TestReportJudgesAHoleInOneHostsSamples(t *testing.T) {
 	out := t.TempDir()
-	if code, stdout, stderr := runCLI("run", "--out", out, "--faults", "none", "--migrations", "3", "--settle", "60"); code != exitPass {
+	if code, stdout, stderr := runCLI("run", "--out", out, "--faults", "none", "--migrations", "3", "--settle", "60", "--release-sources"); code != exitPass {
 		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	run := runDirOf(t, out)

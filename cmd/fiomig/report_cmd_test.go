@@ -255,7 +255,7 @@ func lastCompleted(t *testing.T, dir string) float64 {
 // judged, and report.md says the record is short.
 func TestReportShortRecordIsInconclusive(t *testing.T) {
 	out := t.TempDir()
-	if code, stdout, stderr := runCLI("run", "--out", out, "--migrations", "2", "--settle", "60", "--faults", "none"); code != exitPass {
+	if code, stdout, stderr := runCLI("run", "--out", out, "--migrations", "2", "--settle", "60", "--faults", "none", "--release-sources"); code != exitPass {
 		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	dir := runDirOf(t, out)
@@ -309,7 +309,7 @@ func TestRunZeroMigrationsIsInconclusive(t *testing.T) {
 // plane reports between two samples.
 func TestRunAttributionMarginZero(t *testing.T) {
 	out := t.TempDir()
-	code, stdout, _ := runCLI("run", "--out", out, "--migrations", "2", "--settle", "10", "--attribution-margin=0", "--faults=none")
+	code, stdout, _ := runCLI("run", "--out", out, "--migrations", "2", "--settle", "10", "--attribution-margin=0", "--faults=none", "--release-sources")
 	if code != exitPass || !strings.Contains(stdout, "served-after-cutover   pass") {
 		t.Fatalf("exit %d, want 0 with served-after-cutover pass\n%s", code, stdout)
 	}

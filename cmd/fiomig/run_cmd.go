@@ -52,6 +52,7 @@ type runFlags struct {
 	namespaces         int
 	lvolMonitor        bool
 	csiRestore         string
+	releaseSources     bool
 	namespacedVolumes  int
 	// faultKinds is --faults parsed (validate): nil = every kind.
 	faultKinds []string
@@ -83,6 +84,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.controlPlane, "control-plane", "sbcli", "the simulated control plane's cancel before continue: `sbcli` (as sourced: _cleanup_created deletes the volume's subsystem on the source's tertiary node, research/incident.md §4; with --lvol-monitor and --csi-restore ip-port, the defaults, that path comes back) or fixed-cancel (an assumed fix, with no source, that spares the tertiaries)")
 	fs.BoolVar(&f.lvolMonitor, "lvol-monitor", true, "run sbcli's lvol monitor repair in the simulator (every 300 s it re-creates a non-leader's deleted subsystem and listener; sourced, research/incident.md §4)")
 	fs.StringVar(&f.csiRestore, "csi-restore", "ip-port", "the CSI driver's path restore in the simulator: `off`, ip (pre-fix: only when no controller of the subsystem is at that IP) or ip-port (fixed: every published ip:port without a controller)")
+	fs.BoolVar(&f.releaseSources, "release-sources", false, "fiomig's extra, not the fix: the simulated fixed operator runs a release Job for the source paths on every consumer host after the cutover. Off by default, as the fixed operator (simplyblock-operator 5aa711cc) releases migration paths only when it cancels (cancelAndFail, reconcileAbort) and touches no host after Completed; without it the source controllers reconnect into rejected CONNECTs until ctrl_loss_tmo removes them. The prefix operator ignores it")
 	fs.StringVar(&f.faultFile, "fault-file", "", "a fault `file` (YAML or JSON; format in fiomig run --help) whose schedule replaces --faults")
 	sd := d.Seed
 	fs.Float64Var(&f.seedChecks.MinCompleted, "min-completed", sd.MinCompleted, "`fraction` of migrations that must complete within --migration-timeout (migration-outcomes)")
@@ -209,7 +211,8 @@ func (f *runFlags) params() record.Params {
 		AttributionMarginS: f.attributionMargin, Seed: f.seedChecks,
 		Extra: map[string]string{"gap_s": strconv.FormatFloat(f.gap, 'g', -1, 64), "faults": f.faultSelection(), "control_plane": f.controlPlane,
 			"namespaces_per_volume": strconv.Itoa(f.namespaces), "namespaced_volumes": strconv.Itoa(f.namespacedVolumes),
-			"lvol_monitor": strconv.FormatBool(f.lvolMonitor), "csi_restore": f.csiRestore},
+			"lvol_monitor": strconv.FormatBool(f.lvolMonitor), "csi_restore": f.csiRestore,
+			"release_sources": strconv.FormatBool(f.releaseSources)},
 	}
 }
 

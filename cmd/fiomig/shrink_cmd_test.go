@@ -62,7 +62,7 @@ func TestWithinMigrations(t *testing.T) {
 func TestShrinkUsageErrorsExitTwo(t *testing.T) {
 	// A passing run, and a directory that is not a run directory.
 	out := t.TempDir()
-	if code := dispatch([]string{"run", "--migrations", "1", "--settle", "35", "--faults", "none", "--out", out}, &bytes.Buffer{}, &bytes.Buffer{}); code != exitPass {
+	if code := dispatch([]string{"run", "--migrations", "1", "--settle", "35", "--faults", "none", "--release-sources", "--out", out}, &bytes.Buffer{}, &bytes.Buffer{}); code != exitPass {
 		t.Fatalf("setup run: exit %d", code)
 	}
 	passing := runDirOf(t, out)
@@ -145,7 +145,7 @@ func TestShrinkKeepsTheCheckFailingWithFewerFaults(t *testing.T) {
 - {kind: ana-flap, target: storage-3, when: after-cutover, migration: "#4", duration: 3}
 `)
 	var stdout, stderr bytes.Buffer
-	if code := dispatch([]string{"run", "--migrations", "4", "--settle", "35", "--control-plane", "sbcli", "--fault-file", file, "--out", out}, &stdout, &stderr); code != exitCheckFailed {
+	if code := dispatch([]string{"run", "--migrations", "4", "--settle", "35", "--control-plane", "sbcli", "--release-sources", "--fault-file", file, "--out", out}, &stdout, &stderr); code != exitCheckFailed {
 		t.Fatalf("setup run: exit %d, want %d (the faults should fail a check)\n%s\n%s", code, exitCheckFailed, stdout.String(), stderr.String())
 	}
 	runDir := runDirOf(t, out)
@@ -224,7 +224,7 @@ func TestShrinkKeepsTheCheckFailingWithFewerFaults(t *testing.T) {
 // shrink says it is not reproducible (exit 1) rather than shrinking it.
 func TestShrinkRefusesARunThatDoesNotFailAgain(t *testing.T) {
 	out := t.TempDir()
-	if code := dispatch([]string{"run", "--migrations", "1", "--settle", "35", "--faults", "none", "--out", out}, &bytes.Buffer{}, &bytes.Buffer{}); code != exitPass {
+	if code := dispatch([]string{"run", "--migrations", "1", "--settle", "35", "--faults", "none", "--release-sources", "--out", out}, &bytes.Buffer{}, &bytes.Buffer{}); code != exitPass {
 		t.Fatalf("setup run: exit %d", code)
 	}
 	runDir := runDirOf(t, out)

@@ -172,7 +172,7 @@ func TestSweepFailingSeedsExitOneWithRerunCommands(t *testing.T) {
 func TestSweepInconclusiveExitsThree(t *testing.T) {
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := dispatch([]string{"sweep", "--seeds", "1", "--out", out, "--migrations", "1", "--settle", "10", "--timelines", "none", "--faults", "none"}, &stdout, &stderr)
+	code := dispatch([]string{"sweep", "--seeds", "1", "--out", out, "--migrations", "1", "--settle", "10", "--timelines", "none", "--faults", "none", "--release-sources"}, &stdout, &stderr)
 	if code != exitInconclusive {
 		t.Fatalf("sweep exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitInconclusive, stdout.String(), stderr.String())
 	}
