@@ -120,7 +120,8 @@ type Config struct {
 	// ListenerRace: on a target node that does not hold the subsystem (a
 	// non-overlap node), CreateMigration creates the subsystem and its
 	// listener before it adds the namespaces (sbcli
-	// migration_controller.py :1180 → :1197 → :1204) and the add_ns fails,
+	// migration_controller.py :1180 → :1197 → :1204, once per batch member)
+	// and every member's add_ns fails there [assumption: the switch's],
 	// which create_migration only logs; a host controller connecting there
 	// is live with no namespace (SB 97ef965c2) until the task runner's
 	// pre-cutover check adds the namespace back (for a batch only the

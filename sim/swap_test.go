@@ -432,3 +432,75 @@ func TestAnyHostAllowed(t *testing.T) {
 		t.Errorf("%s: %s with %d legs, want live with %d", c.Name(), c.State, len(c.legs), len(v.NSIDs))
 	}
 }
+
+// The swap and the switches draw only from the world's seed: the same
+// Config gives the same events and the same hosts' state, and another
+// seed another run.
+func TestSwapAndSwitchesDeterministic(t *testing.T) {
+	run := func(seed int64) string {
+		w := newWorld(t, Config{Seed: seed, Nodes: 4, Volumes: 2, NamespacesPerVolume: 4, ConsumersPerVolume: 3,
+			Pods: true, LvolMonitor: true, ListenerRace: true, SwapReaddFail: 0.2, NSIDDivergence: true})
+		var b strings.Builder
+		for i := 0; i < 6; i++ {
+			id, evs := runMigration(t, w, i%2, 0.05, 600, nil)
+			fmt.Fprintf(&b, "%s %v %v\n", id, evs, w.ReaddFailures(id))
+			advance(t, w, w.Now()+3)
+		}
+		for _, h := range w.hosts {
+			fmt.Fprintf(&b, "%+v\n", h.State())
+		}
+		return b.String()
+	}
+	a, b := run(11), run(11)
+	if a != b {
+		t.Fatal("same seed, different runs")
+	}
+	if a == run(12) {
+		t.Error("seeds 11 and 12 gave the same run: the swap draws nothing from the seed?")
+	}
+}
+
+// ListenerRace with sbcli's cancel before continue, which ignores the
+// target tertiary (_cleanup_created, research/incident.md §4): when that
+// tertiary is the non-overlap node whose add_ns failed, its subsystem stays
+// with a listener and no namespace, and the pre-fix operator's validation
+// controller there (ctrl_loss_tmo 3600, never released) stays live with no
+// namespace: a persistent zero-namespace leak. The fixed operator releases
+// it when its Job fails.
+func TestListenerRaceCancelLeavesZeroNamespaceLeak(t *testing.T) {
+	for _, op := range []string{OperatorPrefix, OperatorFixed} {
+		t.Run(op, func(t *testing.T) {
+			w := newWorld(t, Config{Seed: 8, Nodes: 4, Volumes: 1, NamespacesPerVolume: 3, ListenerRace: true, Operator: op})
+			advance(t, w, 1)
+			v := w.Volumes()[0]
+			id, err := w.StartMigrationTo(v.NQN, 1) // lvstore 1: nodes 1,2,3; node 3 is the tertiary, non-overlap
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := w.migByID[id]
+			for !m.Terminal() && w.Now() < 300 {
+				advance(t, w, w.Now()+0.05)
+			}
+			advance(t, w, w.Now()+600)
+			if m.Phase != PhaseFailed {
+				t.Fatalf("%s: %s, want Failed", id, m.Phase)
+			}
+			ter := w.nodes[3]
+			ts, ok := ter.subsystems[v.NQN]
+			if !ok || len(ts.Listeners) != 1 || len(ts.NSIDs) != 0 {
+				t.Fatalf("%s after cancel: subsystem %v, listeners %v, NSIDs %v; want kept with its listener and no namespace", ter.Name, ok, ts.Listeners, ts.NSIDs)
+			}
+			h := w.hosts[v.Consumers[0]]
+			var leaks []string
+			for _, c := range h.ctrls {
+				if c.Spec.NQN == v.NQN && c.Spec.Traddr == ter.IP && c.State == nvmeof.StateLive && len(c.legs) == 0 {
+					leaks = append(leaks, fmt.Sprintf("%s (%s, ctrl_loss_tmo %d)", c.Name(), c.Origin, c.sysfsCtrlLossTmo()))
+				}
+			}
+			t.Logf("%s: live zero-namespace controllers at %s 600 s after the cancel: %v", op, ter.Name, leaks)
+			if want := op == OperatorPrefix; want != (len(leaks) == 1) {
+				t.Errorf("%s: %d live zero-namespace controllers at %s, want %v", op, len(leaks), ter.Name, map[bool]int{true: 1, false: 0}[want])
+			}
+		})
+	}
+}
