@@ -35,7 +35,17 @@ func SimCluster(seed int64, p record.Params) (backend.Cluster, error) {
 		NamespacesPerVolume: atoiOr(p.Extra["namespaces_per_volume"], 1), NamespacedVolumes: atoiOr(p.Extra["namespaced_volumes"], 0),
 		LvolMonitor: p.Extra["lvol_monitor"] == "true", CSIRestore: p.Extra["csi_restore"],
 		ReleaseSources: p.Extra["release_sources"] == "true",
+		ListenerRace:   p.Extra["listener_race"] == "true", SwapReaddFail: atofOr(p.Extra["swap_readd_fail"], 0),
+		NSIDDivergence: p.Extra["nsid_divergence"] == "true",
 	})
+}
+
+// atofOr is s as a float64, or d when s is empty (plan.json of older runs).
+func atofOr(s string, d float64) float64 {
+	if x, err := strconv.ParseFloat(s, 64); err == nil {
+		return x
+	}
+	return d
 }
 
 // atoiOr is s as an int, or d when s is empty (plan.json of older runs).

@@ -109,6 +109,43 @@ type Config struct {
 	// (default), CSIRestoreByIP (pre-fix) or CSIRestoreByEndpoint (fixed).
 	CSIRestore string
 
+	// SyncMinS and SyncMaxS bound the data sync after continue: the
+	// control plane cuts over a uniform draw from [SyncMinS, SyncMaxS)
+	// seconds later (defaults 3 and 8 [assumption], what fiomig run has
+	// always used; research/incident.md §6.1 pacing puts a batch sync at
+	// 60-180 s [assumption], which an incident file may set).
+	SyncMinS, SyncMaxS float64
+
+	// Optional, cited switches of the simulated control plane, all off by
+	// default: no source says any of them happened in fio-mig-1787159565
+	// (research/incident.md §2 "Sourced ways", §6.1 last list).
+	//
+	// ListenerRace: on a target node that does not hold the subsystem (a
+	// non-overlap node), CreateMigration creates the subsystem and its
+	// listener before it adds the namespaces (sbcli
+	// migration_controller.py :1180 → :1197 → :1204, once per batch member)
+	// and every member's add_ns fails there [assumption: the switch's],
+	// which create_migration only logs; a host controller connecting there
+	// is live with no namespace (SB 97ef965c2) until the task runner's
+	// pre-cutover check adds the namespace back (for a batch only the
+	// first member's; see controlplane.go ensureTargetNamespaces).
+	ListenerRace bool
+	// SwapReaddFail is the probability that one namespace re-add of the
+	// batch cutover's two-pass swap fails (sbcli
+	// tasks_runner_batch_migration.py :509, non-fatal): that node's
+	// controllers stay live with a partial leg set. 0 = never.
+	SwapReaddFail float64
+	// NSIDDivergence: in each batch cutover's two-pass swap, one overlap
+	// node (drawn from the seed) re-adds two adjacent members in the
+	// other order, so that SPDK's lowest-free NSID gives them each other's
+	// NSID there (the re-add passes no nsid, :509; sbcli's branch fix
+	// fabb18694 passes it). The hosts' kernels refuse them on that node's
+	// controllers ("IDs don't match for shared namespace N"; SB
+	// lvol_controller.py:1264-1276). Which node and pair is an
+	// assumption: SB re-adds in ns_id order (migration_controller.py
+	// :823-833), so this stands for any cause of a divergent NSID.
+	NSIDDivergence bool
+
 	// Pods runs one modelled fio pod per volume (on its first consumer host).
 	Pods bool
 	// PodToleranceS: a pod dies when no I/O completes for longer than this
@@ -155,6 +192,8 @@ const (
 	DefaultBasePort           = 4426
 	DefaultCutoverPauseS      = 2.0
 	DefaultCutoverJitter      = 0.25
+	DefaultSyncMinS           = 3.0
+	DefaultSyncMaxS           = 8.0
 )
 
 func (c Config) withDefaults() Config {
@@ -222,6 +261,9 @@ func (c Config) withDefaults() Config {
 	if c.IOIntervalS == 0 {
 		c.IOIntervalS = 1
 	}
+	if c.SyncMinS == 0 && c.SyncMaxS == 0 {
+		c.SyncMinS, c.SyncMaxS = DefaultSyncMinS, DefaultSyncMaxS
+	}
 	if c.Clock == nil {
 		c.Clock = &VirtualClock{}
 	}
@@ -277,6 +319,12 @@ func (c Config) validate() error {
 	}
 	if c.Operator != OperatorPrefix && c.Operator != OperatorFixed {
 		errs = append(errs, fmt.Errorf("operator %q: want %q or %q", c.Operator, OperatorPrefix, OperatorFixed))
+	}
+	if c.SyncMinS < 0 || c.SyncMaxS < c.SyncMinS {
+		errs = append(errs, fmt.Errorf("sync duration [%g, %g] s: need 0 <= SyncMinS <= SyncMaxS", c.SyncMinS, c.SyncMaxS))
+	}
+	if !(c.SwapReaddFail >= 0 && c.SwapReaddFail <= 1) {
+		errs = append(errs, fmt.Errorf("swap re-add failure probability %g: need 0..1", c.SwapReaddFail))
 	}
 	if c.ConnectTimeoutS < 0 || c.PodToleranceS < 0 || c.PodIOPS < 0 || c.PodIODepth < 0 || c.IOIntervalS <= 0 {
 		errs = append(errs, errors.New("connect timeout, pod tolerance, IOPS, I/O depth must not be negative and the I/O interval must be positive"))

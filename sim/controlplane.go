@@ -47,6 +47,16 @@ func (w *World) cpCreateMigration(m *Migration) {
 				m.created = append(m.created, ep.node)
 			}
 			ts = ep.node.ensureSubsystem(m.Vol)
+			if !ok && w.cfg.ListenerRace {
+				// Config.ListenerRace: subsystem_create (:1180), then the
+				// listener (:1197), then add_ns (:1204), whose failure
+				// create_migration only logs [sourced order and
+				// non-fatality; the failure is the switch's assumption].
+				// The namespaces come back only at the pre-cutover check
+				// (ensureTargetNamespaces).
+				ts.NSIDs = nil
+				m.raced = append(m.raced, ep.node)
+			}
 			if _, had := ts.listener(ep.port); !had {
 				m.added = append(m.added, ep)
 			}
@@ -66,10 +76,11 @@ func (w *World) cpCreateMigration(m *Migration) {
 }
 
 // cpContinue starts the data sync; the control plane cuts over on its own
-// when the sync is done (seeded 3–8 s).
+// when the sync is done, a uniform draw from [Config.SyncMinS,
+// Config.SyncMaxS) seconds later (default 3-8 s [assumption]).
 func (w *World) cpContinue(m *Migration) {
 	m.cp = cpSyncing
-	w.after(w.uniform(3, 8), func() {
+	w.after(w.uniform(w.cfg.SyncMinS, w.cfg.SyncMaxS), func() {
 		if m.cp == cpSyncing {
 			w.cpCutover(m)
 		}
@@ -103,14 +114,157 @@ func (w *World) cpCutover(m *Migration) {
 			w.after(m.CutoverWindowS+r.detectAfterS, func() { w.loseWrites(m.Vol, r.lostBlocks) })
 		}
 	}
-	w.after(m.CutoverWindowS, func() {
+	w.ensureTargetNamespaces(m)
+	flipAt := m.CutoverWindowS
+	var overlap []endpoint
+	if m.Vol.batch() {
+		overlap = w.overlapTargets(m)
+		if end := w.twoPassSwap(m, overlap); end > flipAt {
+			// Step 5 follows the swap (sequential RPCs): the window
+			// lasts as long as the swap when the swap is longer.
+			flipAt = end
+			m.CutoverWindowS = end
+		}
+	}
+	w.after(flipAt, func() {
 		for k, ep := range w.listenerEndpoints(nqn, m.DstLVS) {
 			if ts, ok := ep.node.subsystems[nqn]; ok {
 				ts.setANA(ep.port, haANA(k))
 			}
 		}
+		// Step 6 of a batch cutover (tasks_runner_batch_migration.py
+		// :533-547) [sourced]: the old source-port listener goes from every
+		// overlap target node, which disconnects the host controllers at
+		// it (their reconnects are then rejected, "does not allow host").
+		srcPort := w.lvstores[m.SrcLVS].Port
+		for _, ep := range overlap {
+			if ts, ok := ep.node.subsystems[nqn]; ok && srcPort != ep.port {
+				ts.removeListener(srcPort)
+			}
+		}
 		m.cp = cpCutDone
 	})
+}
+
+// batch reports whether the volume migrates as a batch: the whole
+// subsystem, one member migration per namespace (sbcli
+// simplyblock_web/api/v2/cluster/subsystem/migration.py:83, is_batch =
+// max_namespace_per_subsys > 1; in the model, a volume with more than one
+// namespace).
+func (v *Volume) batch() bool { return len(v.NSIDs) > 1 }
+
+// overlapTargets are the target listener positions (target primary,
+// secondary, tertiary order) on nodes that also serve the source lvstore,
+// skipping nodes whose target is down or crashed (their RPCs fail, which
+// the cutover only logs) — sbcli _build_paths's overlap_ids
+// (tasks_runner_lvol_migration.py:650-684).
+func (w *World) overlapTargets(m *Migration) []endpoint {
+	src := map[*Node]bool{}
+	for _, ep := range w.listenerEndpoints(m.Vol.NQN, m.SrcLVS) {
+		src[ep.node] = true
+	}
+	var out []endpoint
+	for _, ep := range w.listenerEndpoints(m.Vol.NQN, m.DstLVS) {
+		if src[ep.node] && !ep.node.down && !ep.node.crashed && !ep.node.blackhole {
+			out = append(out, ep)
+		}
+	}
+	return out
+}
+
+// Swap RPC durations [assumption: no source times sbcli's SPDK RPCs; each
+// is a JSON-RPC round trip through the node's API, tens of milliseconds].
+const (
+	SwapRPCMinS = 0.005
+	SwapRPCMaxS = 0.05
+)
+
+// twoPassSwap schedules the batch cutover's namespace swap (step 4 of
+// sbcli tasks_runner_batch_migration.py _flip_ana_to_optimized :333) and
+// returns how long after now it ends. On each overlap target node in turn
+// (:458-521) [sourced]: subsystem_get, then pass 1 removes every member's
+// namespace (:472-495), then pass 2 re-adds every member, in ns_id order,
+// with no NSID (:497-521), so SPDK gives each the lowest free NSID
+// (TargetSubsystem.addNS). Each removal and re-add notifies the node's
+// connected controllers, whose rescan, when it falls between a member's
+// removal and its re-add, drops that controller's leg; the next rescan
+// restores it (Ctrl.nsAttrNotice). Each RPC takes a seeded
+// [SwapRPCMinS, SwapRPCMaxS) [assumption]. Optional switches:
+// Config.SwapReaddFail (a re-add fails, non-fatal: the node serves the
+// others) and Config.NSIDDivergence (one node re-adds a pair of members in
+// the other order).
+func (w *World) twoPassSwap(m *Migration, overlap []endpoint) float64 {
+	nqn := m.Vol.NQN
+	members := m.Vol.NSIDs // ns_id order
+	diverge, pair := -1, 0
+	if w.cfg.NSIDDivergence && len(overlap) > 0 && len(members) > 1 {
+		diverge = w.rng.Intn(len(overlap))
+		pair = w.rng.Intn(len(members) - 1)
+	}
+	t := 0.0
+	rpc := func() float64 { t += w.uniform(SwapRPCMinS, SwapRPCMaxS); return t }
+	for k, ep := range overlap {
+		n := ep.node
+		rpc() // subsystem_get
+		for _, id := range members {
+			w.after(rpc(), func() {
+				if ts, ok := n.subsystems[nqn]; ok {
+					if nsid, has := ts.nsidOf(id); has {
+						ts.removeNS(nsid)
+					}
+				}
+			})
+		}
+		order := append([]int(nil), members...)
+		if k == diverge {
+			order[pair], order[pair+1] = order[pair+1], order[pair]
+		}
+		for _, id := range order {
+			at := rpc()
+			if w.cfg.SwapReaddFail > 0 && w.rng.Float64() < w.cfg.SwapReaddFail {
+				m.readdFailed = append(m.readdFailed, fmt.Sprintf("%s nsid %d", n.Name, id))
+				continue // "add ns ... failed" (:510-513), non-fatal
+			}
+			w.after(at, func() {
+				if ts, ok := n.subsystems[nqn]; ok {
+					if _, has := ts.nsidOf(id); !has {
+						ts.addNS(id, 0)
+					}
+				}
+			})
+		}
+	}
+	return t
+}
+
+// ensureTargetNamespaces is the task runner's pre-cutover check of the
+// target nodes (tasks_runner_lvol_migration.py _ensure_nvmf_state_on_node
+// :760-773, batch: tasks_runner_batch_migration.py :356-380) [sourced]: on
+// a node whose subsystem this migration created, a missing namespace is
+// added (no NSID: into an empty subsystem SPDK gives it NSID 1, the first
+// member's; the model keeps the volume's NSID). For a batch only the first
+// member is checked ("a representative stand-in"), so the other members
+// stay missing there. Only Config.ListenerRace leaves one missing.
+func (w *World) ensureTargetNamespaces(m *Migration) {
+	for _, n := range m.raced {
+		ts, ok := n.subsystems[m.Vol.NQN]
+		if !ok || n.down || n.crashed {
+			continue
+		}
+		if id := m.Vol.NSIDs[0]; !containsInt(ts.NSIDs, id) {
+			ts.addNS(id, id)
+		}
+	}
+	m.raced = nil
+}
+
+// ReaddFailures are the namespace re-adds of migration id's two-pass swap
+// that failed (Config.SwapReaddFail), as "node nsid N".
+func (w *World) ReaddFailures(id string) []string {
+	if m, ok := w.migByID[id]; ok {
+		return append([]string(nil), m.readdFailed...)
+	}
+	return nil
 }
 
 // cpCutoverRollback ends a cutover attempt that is to be retried (a

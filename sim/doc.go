@@ -13,9 +13,14 @@
 //     max_reconnects = ceil(ctrl_loss_tmo / reconnect_delay); the
 //     --reconnect-reset and DNR switches; fast_io_fail_tmo; "already
 //     connected" keys; keep-alive (kato) detection of a silent target
-//     (faults.go); multipath heads and legs; kernel-log events.
+//     (faults.go); multipath heads and legs; namespace rescans on
+//     notices, with the kernel's namespace identity checks; kernel-log
+//     events.
 //   - the control plane (controlplane.go: CreateMigration, continue,
-//     cutover, cancel) and the operator (operator.go) in its prefix and
+//     cutover — for a batch, sbcli's two-pass namespace swap and old
+//     source-port listener removal —, cancel; the optional cited
+//     switches ListenerRace, SwapReaddFail, NSIDDivergence) and the
+//     lvol monitor (monitor.go); the operator (operator.go) in its prefix and
 //     fixed variants, whose validation and release Jobs call nvmeof's
 //     Inspect, ReleaseMigrationPaths and ReapDeadControllers through the
 //     hosts' nvmeof.Host implementation (hostiface.go).

@@ -165,6 +165,9 @@ type Ctrl struct {
 	// gen changes on every state transition; scheduled callbacks compare
 	// it to tell whether they are stale.
 	gen uint64
+	// scanPending is set from a namespace attribute notice until the
+	// rescan it queued runs (nsAttrNotice).
+	scanPending bool
 }
 
 // Name is the controller's kernel name, "nvme3".
@@ -185,8 +188,12 @@ type hostSubsys struct {
 }
 
 type head struct {
-	idx     int // H of nvmeSnH
-	nsid    int
+	idx  int // H of nvmeSnH
+	nsid int
+	// ident is the namespace the head stands for (its uuid/nguid: the
+	// NSID its volume gave it, TargetSubsystem.identOf), taken from its
+	// first path.
+	ident   int
 	minor   int // block device minor (259:minor)
 	diskseq int
 	paths   int
@@ -349,7 +356,16 @@ func (c *Ctrl) setState(s nvmeof.ControllerState) {
 
 // syncNamespaces rescans: legs for the namespaces the connected target
 // exposes to this host (removing the others), all with the listener's ANA
-// state (scan_work + ANA log page).
+// state (scan_work + ANA log page). A namespace whose identity disagrees
+// with the subsystem's head is refused on this controller, as the kernel
+// does (drivers/nvme/host/core.c): a leg whose NSID now carries another
+// namespace goes ("identifiers changed for nsid N", nvme_validate_ns) and
+// is not re-attached in the same scan; a new one is refused when the head
+// of its NSID stands for another namespace ("IDs don't match for shared
+// namespace N") or another head stands for its namespace ("duplicate IDs
+// in subsystem for nsid N", nvme_init_ns_head) [sourced; the messages as
+// sbcli quotes them, lvol_controller.py:1264-1276]. A head goes only with
+// its last path (releaseHead: nvme_ns_remove).
 func (c *Ctrl) syncNamespaces() {
 	var visible []int
 	ana := nvmeof.ANAInaccessible
@@ -358,25 +374,37 @@ func (c *Ctrl) syncNamespaces() {
 		ana = c.ts.anaOf(c.port)
 	}
 	keep := c.legs[:0]
+	var changed []int
 	for _, l := range c.legs {
-		if containsInt(visible, l.nsid) {
-			keep = append(keep, l)
-		} else {
+		switch {
+		case !containsInt(visible, l.nsid):
 			c.host.releaseHead(c.sub, l.head)
+		case c.ts.identOf(l.nsid) != l.head.ident:
+			c.host.kernelLog(c.Name(), fmt.Sprintf("identifiers changed for nsid %d", l.nsid))
+			changed = append(changed, l.nsid)
+			c.host.releaseHead(c.sub, l.head)
+		default:
+			keep = append(keep, l)
 		}
 	}
 	c.legs = keep
 	for _, ns := range visible {
-		found := false
+		found := containsInt(changed, ns)
 		for _, l := range c.legs {
 			if l.nsid == ns {
 				found = true
 				break
 			}
 		}
-		if !found {
-			c.legs = append(c.legs, &leg{nsid: ns, grp: ns, head: c.host.acquireHead(c.sub, ns)})
+		if found {
+			continue
 		}
+		hd, refused := c.host.acquireHead(c.sub, ns, c.ts.identOf(ns))
+		if refused != "" {
+			c.host.kernelLog(c.Name(), refused)
+			continue
+		}
+		c.legs = append(c.legs, &leg{nsid: ns, grp: ns, head: hd})
 	}
 	sort.Slice(c.legs, func(i, j int) bool { return c.legs[i].nsid < c.legs[j].nsid })
 	for _, l := range c.legs {
@@ -394,13 +422,23 @@ func containsInt(xs []int, x int) bool {
 	return false
 }
 
-// acquireHead returns the subsystem's head for nsid, allocating the lowest
-// free head index from 1 when none exists (core.c nvme_alloc_ns_head).
-func (h *Host) acquireHead(s *hostSubsys, nsid int) *head {
+// acquireHead returns the subsystem's head for nsid carrying namespace
+// ident, allocating the lowest free head index from 1 when none exists
+// (core.c nvme_alloc_ns_head), or the kernel's refusal message when the
+// identities disagree (core.c nvme_init_ns_head; see syncNamespaces).
+func (h *Host) acquireHead(s *hostSubsys, nsid, ident int) (*head, string) {
 	for _, hd := range s.heads {
 		if hd.nsid == nsid {
+			if hd.ident != ident {
+				return nil, fmt.Sprintf("IDs don't match for shared namespace %d", nsid)
+			}
 			hd.paths++
-			return hd
+			return hd, ""
+		}
+	}
+	for _, hd := range s.heads {
+		if hd.ident == ident {
+			return nil, fmt.Sprintf("duplicate IDs in subsystem for nsid %d", nsid)
 		}
 	}
 	idx := 1
@@ -410,11 +448,11 @@ func (h *Host) acquireHead(s *hostSubsys, nsid int) *head {
 		}
 	}
 	h.diskseq++
-	hd := &head{idx: idx, nsid: nsid, minor: h.blockMinor, diskseq: h.diskseq, paths: 1}
+	hd := &head{idx: idx, nsid: nsid, ident: ident, minor: h.blockMinor, diskseq: h.diskseq, paths: 1}
 	h.blockMinor++
 	s.heads = append(s.heads, hd)
 	sort.Slice(s.heads, func(i, j int) bool { return s.heads[i].idx < s.heads[j].idx })
-	return hd
+	return hd, ""
 }
 
 // releaseHead drops one path of hd; the head goes with its last path.
@@ -444,6 +482,33 @@ func (c *Ctrl) anaChangeNotice() {
 			l.ana = ana
 		}
 		c.host.changed()
+	})
+}
+
+// nsAttrNotice: the target added or removed a namespace of c's subsystem
+// and sent a namespace attribute notice (SPDK
+// nvmf_ctrlr_async_event_ns_notice). The host queues a rescan (core.c
+// nvme_handle_aen_notice → nvme_queue_scan) that sees the target as it is
+// when it runs (nvme_scan_work). While one is queued, further notices add
+// nothing: SPDK masks the notice until the host reads the Changed
+// Namespace List log page (nvmf_ctrlr_mask_aen), which nvme_scan_work does
+// first (nvme_clear_changed_ns_log) [sourced]; a change after that gets a
+// new notice and a new rescan. The delay from notice to scan is one draw
+// of the AEN latency (Config.AENLatencyS, default 10-30 ms)
+// [assumption: no source measures it; short against a swap's RPCs].
+func (c *Ctrl) nsAttrNotice() {
+	if c.scanPending {
+		return
+	}
+	c.scanPending = true
+	// No generation check: a rescan reads the target as it is, so a scan
+	// queued before a reconnect is still a valid scan after it.
+	c.host.w.after(c.host.w.aenLatency(), func() {
+		c.scanPending = false
+		if c.State != nvmeof.StateLive || c.ts == nil {
+			return
+		}
+		c.syncNamespaces()
 	})
 }
 

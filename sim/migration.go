@@ -31,6 +31,11 @@ type Migration struct {
 	// subsystem; added are the target listeners it added.
 	created []*Node
 	added   []endpoint
+	// raced are the nodes whose created subsystem got no namespace
+	// (Config.ListenerRace); readdFailed the swap's failed re-adds
+	// (Config.SwapReaddFail), "node nsid N".
+	raced       []*Node
+	readdFailed []string
 	// answer is the control plane's CreateMigration answer: one connection
 	// per target listener, with its connect options.
 	answer []nvmeof.Target

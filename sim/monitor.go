@@ -46,8 +46,14 @@ const (
 // non-leader node of its lvstore (secondary, tertiary; the primary is
 // checked, never repaired) a missing subsystem is re-created with its
 // namespaces (explicit NSIDs, add_lvol_thread) before the listener at the
-// lvol's current lvstore port, and a missing listener is re-added
+// lvol's current lvstore port, a missing listener is re-added, and a
+// missing namespace (check_subsystem with the lvol's ns_uuid,
+// lvol_monitor.py:605-612: "subsystem missing or has no namespace") is
+// re-added at its own NSID (add_lvol_thread's explicit nsid)
 // (repair_lvol_registration_on_non_leader, storage_node_ops.py:9936).
+// Each namespaced volume's member is an lvol checked this way; a member
+// present at another NSID passes the check (it is looked up by uuid)
+// [inference], and a re-add whose NSID another member holds fails.
 // An lvol in migration is skipped [assumption: the monitor leaves an lvol
 // the migration task holds alone].
 func (w *World) startLvolMonitor() {
@@ -74,11 +80,21 @@ func (w *World) repairLvol(v *Volume) int {
 		ts, ok := ep.node.subsystems[v.NQN]
 		if !ok {
 			ts = ep.node.ensureSubsystem(v)
-		} else if _, has := ts.listener(ep.port); has {
+		}
+		if _, has := ts.listener(ep.port); !has || !ok {
+			ts.addListener(ep.port, haANA(k))
+			n++
+		}
+		if ts.nsDetached {
 			continue
 		}
-		ts.addListener(ep.port, haANA(k))
-		n++
+		for _, id := range v.NSIDs {
+			if _, has := ts.nsidOf(id); !has {
+				if _, added := ts.addNS(id, id); added {
+					n++
+				}
+			}
+		}
 	}
 	if n > 0 {
 		w.monitorRepairs += int64(n)
@@ -144,7 +160,8 @@ func (w *World) restorePaths(h *Host, v *Volume) error {
 	return first
 }
 
-// MonitorRepairs and CSIRestores count the lvol monitor's listener repairs
+// MonitorRepairs and CSIRestores count the lvol monitor's repairs (a
+// listener, with its subsystem when that was gone, or a namespace)
 // and the CSI driver's restored paths so far.
 func (w *World) MonitorRepairs() int64 { return w.monitorRepairs }
 

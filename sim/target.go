@@ -64,6 +64,12 @@ type TargetSubsystem struct {
 	AllowAny bool
 	Allowed  map[string]bool
 	NSIDs    []int // attached namespaces, sorted
+	// member names the namespace an attached NSID carries, by the NSID
+	// the volume gave it (its identity: uuid/nguid in SPDK and in the
+	// host's Identify data); an NSID absent here carries its own. They
+	// differ only after a re-add without an explicit NSID took another
+	// free NSID (addNS).
+	member map[int]int
 	// nsDetached hides the namespaces (a restarted target re-creates the
 	// subsystem and its listeners before it re-attaches the namespaces).
 	nsDetached bool
@@ -210,16 +216,17 @@ func (w *World) listenerEndpoints(nqn string, lvs int) []endpoint {
 	return out
 }
 
-// ensureSubsystem returns the node's subsystem for v, creating it (allow
-// the volume's consumers, attach its namespaces) if the node has none.
+// ensureSubsystem returns the node's subsystem for v, creating it (attach
+// its namespaces at their NSIDs) if the node has none. Every host is
+// allowed: sbcli creates lvol subsystems with allow_any_host=True (sbcli
+// rpc_client.py:302-311 subsystem_create; the lvol monitor's repair too
+// unless the lvol names allowed hosts, storage_node_ops.py:9975-9983) and
+// adds no per-namespace host mask [sourced, research/incident.md §2].
 func (n *Node) ensureSubsystem(v *Volume) *TargetSubsystem {
 	if ts, ok := n.subsystems[v.NQN]; ok {
 		return ts
 	}
-	ts := &TargetSubsystem{NQN: v.NQN, Node: n, Allowed: map[string]bool{}, NSIDs: append([]int(nil), v.NSIDs...)}
-	for _, hi := range v.Consumers {
-		ts.Allowed[n.w.hosts[hi].NQN] = true
-	}
+	ts := &TargetSubsystem{NQN: v.NQN, Node: n, AllowAny: true, NSIDs: append([]int(nil), v.NSIDs...)}
 	n.subsystems[v.NQN] = ts
 	return ts
 }
@@ -289,10 +296,78 @@ func (ts *TargetSubsystem) removeNamespaces() {
 	if len(ts.NSIDs) == 0 {
 		return
 	}
-	ts.NSIDs = nil
+	ts.NSIDs, ts.member = nil, nil
+	ts.notifyNSChange()
+}
+
+// notifyNSChange sends every connected host controller a namespace
+// attribute notice (SPDK nvmf_ctrlr_async_event_ns_notice, sent on every
+// namespace add and remove).
+func (ts *TargetSubsystem) notifyNSChange() {
 	for _, c := range append([]*Ctrl(nil), ts.ctrls...) {
-		c.namespaceChangeNotice()
+		c.nsAttrNotice()
 	}
+}
+
+// identOf is the namespace (by the NSID the volume gave it) that nsid
+// carries on this subsystem.
+func (ts *TargetSubsystem) identOf(nsid int) int {
+	if m, ok := ts.member[nsid]; ok {
+		return m
+	}
+	return nsid
+}
+
+// nsidOf is the NSID at which the subsystem carries namespace ident, if it
+// does.
+func (ts *TargetSubsystem) nsidOf(ident int) (int, bool) {
+	for _, n := range ts.NSIDs {
+		if ts.identOf(n) == ident {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// removeNS detaches the namespace at nsid (SPDK nvmf_subsystem_remove_ns)
+// and notifies the connected controllers; false when nothing is there.
+func (ts *TargetSubsystem) removeNS(nsid int) bool {
+	i := sort.SearchInts(ts.NSIDs, nsid)
+	if i == len(ts.NSIDs) || ts.NSIDs[i] != nsid {
+		return false
+	}
+	ts.NSIDs = append(ts.NSIDs[:i], ts.NSIDs[i+1:]...)
+	delete(ts.member, nsid)
+	ts.notifyNSChange()
+	return true
+}
+
+// addNS attaches namespace ident (SPDK nvmf_subsystem_add_ns) at nsid, or,
+// for nsid 0 (sbcli's migration add_ns passes none), at the lowest free
+// NSID as SPDK picks it (lib/nvmf/subsystem.c
+// spdk_nvmf_subsystem_add_ns_ext) [sourced]; it notifies the connected
+// controllers and returns the NSID, or false when nsid is taken.
+func (ts *TargetSubsystem) addNS(ident, nsid int) (int, bool) {
+	if nsid == 0 {
+		nsid = 1
+		for _, n := range ts.NSIDs { // sorted
+			if n == nsid {
+				nsid++
+			}
+		}
+	} else if containsInt(ts.NSIDs, nsid) {
+		return 0, false
+	}
+	ts.NSIDs = append(ts.NSIDs, nsid)
+	sort.Ints(ts.NSIDs)
+	if ident != nsid {
+		if ts.member == nil {
+			ts.member = map[int]int{}
+		}
+		ts.member[nsid] = ident
+	}
+	ts.notifyNSChange()
+	return nsid, true
 }
 
 func (ts *TargetSubsystem) allows(hostNQN string) bool { return ts.AllowAny || ts.Allowed[hostNQN] }

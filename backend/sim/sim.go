@@ -53,6 +53,15 @@ type Config struct {
 	// LvolMonitor and CSIRestore: sim.Config's switches of the same names.
 	LvolMonitor bool
 	CSIRestore  string
+	// SyncMinS and SyncMaxS bound the data sync after continue, seconds
+	// (default 3-8; sim.Config's fields of the same names).
+	SyncMinS, SyncMaxS float64
+	// ListenerRace, SwapReaddFail and NSIDDivergence are the simulated
+	// control plane's optional cited switches, off by default (sim.Config's
+	// fields of the same names, research/incident.md §6.1).
+	ListenerRace   bool
+	SwapReaddFail  float64
+	NSIDDivergence bool
 	// Pods runs one modelled fio pod per volume (io lines, pod deaths).
 	Pods bool
 	// PodToleranceS: a pod dies after this long without a completed I/O
@@ -75,6 +84,8 @@ func (c Config) simConfig() sim.Config {
 		LvolMonitor: c.LvolMonitor, CSIRestore: c.CSIRestore,
 		CutoverPauseS: c.CutoverPauseS, CutoverJitter: c.CutoverJitter, HostsAreNodes: c.HostsAreNodes,
 		ReconnectReset: c.ReconnectReset, KernelDNR: c.KernelDNR, TargetDNR: c.TargetDNR,
+		SyncMinS: c.SyncMinS, SyncMaxS: c.SyncMaxS,
+		ListenerRace: c.ListenerRace, SwapReaddFail: c.SwapReaddFail, NSIDDivergence: c.NSIDDivergence,
 		Operator: c.Operator, ReleaseSources: c.ReleaseSources, ControlPlane: c.ControlPlane, Pods: c.Pods, PodToleranceS: c.PodToleranceS, ConnectTimeoutS: c.ConnectTimeoutS,
 		Clock: c.Clock,
 	}

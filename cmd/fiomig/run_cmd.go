@@ -54,6 +54,9 @@ type runFlags struct {
 	csiRestore         string
 	releaseSources     bool
 	namespacedVolumes  int
+	listenerRace       bool
+	swapReaddFail      float64
+	nsidDivergence     bool
 	// faultKinds is --faults parsed (validate): nil = every kind.
 	faultKinds []string
 	kube       kubeFlags // --backend and the kube backend's flags (kube_run.go)
@@ -82,9 +85,12 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.fioRateIOPS, "fio-rate-iops", workload.DefaultRateIOPS, "with --workload=fio: each volume's fio job is capped at this many `I/Os per second` (rate_iops)")
 	fs.StringVar(&f.faults, "faults", scenario.FaultsDefault, "`default`: a seeded schedule of one fault of every kind, together covering every stage (in-validation, before-cutover, in-freeze, after-cutover); none; or a comma-separated list of kinds ("+strings.Join(faults.Kinds, ", ")+") drawn the same way")
 	fs.StringVar(&f.controlPlane, "control-plane", "sbcli", "the simulated control plane's cancel before continue: `sbcli` (as sourced: _cleanup_created deletes the volume's subsystem on the source's tertiary node, research/incident.md §4; with --lvol-monitor and --csi-restore ip-port, the defaults, that path comes back) or fixed-cancel (an assumed fix, with no source, that spares the tertiaries)")
-	fs.BoolVar(&f.lvolMonitor, "lvol-monitor", true, "run sbcli's lvol monitor repair in the simulator (every 300 s it re-creates a non-leader's deleted subsystem and listener; sourced, research/incident.md §4)")
+	fs.BoolVar(&f.lvolMonitor, "lvol-monitor", true, "run sbcli's lvol monitor repair in the simulator (every 300 s it re-creates a non-leader's deleted subsystem and listener and re-adds a missing namespace; sourced, research/incident.md §4)")
 	fs.StringVar(&f.csiRestore, "csi-restore", "ip-port", "the CSI driver's path restore in the simulator: `off`, ip (pre-fix: only when no controller of the subsystem is at that IP) or ip-port (fixed: every published ip:port without a controller)")
 	fs.BoolVar(&f.releaseSources, "release-sources", false, "fiomig's extra, not the fix: the simulated fixed operator runs a release Job for the source paths on every consumer host after the cutover. Off by default, as the fixed operator (simplyblock-operator 5aa711cc) releases migration paths only when it cancels (cancelAndFail, reconcileAbort) and touches no host after Completed; without it the source controllers reconnect into rejected CONNECTs until ctrl_loss_tmo removes them. The prefix operator ignores it")
+	fs.BoolVar(&f.listenerRace, "listener-race", false, "simulated control plane: on a target node that does not hold the subsystem, CreateMigration adds the listener before the namespace and the add_ns fails, which it only logs (sbcli migration_controller.py create_migration :1180 → :1197 → :1204; SB 97ef965c2: the host connects, live, and the namespace never joins the head); off by default: no source says this happened in the incident")
+	fs.Float64Var(&f.swapReaddFail, "swap-readd-fail", 0, "simulated control plane: `probability` that one namespace re-add of a batch cutover's two-pass swap fails, which it only logs (sbcli tasks_runner_batch_migration.py :509): that node's controllers stay live with a partial leg set (0 = never); off by default: no source says this happened in the incident")
+	fs.BoolVar(&f.nsidDivergence, "nsid-divergence", false, "simulated control plane: in each batch cutover's swap one overlap node re-adds two members in the other order, so the namespaces' NSIDs differ there (the re-add passes no nsid, :509; sbcli branch fix fabb18694 passes it) and the kernel refuses them on that node's controllers (\"IDs don't match for shared namespace N\", sbcli lvol_controller.py:1264-1276); off by default: no source says this happened in the incident")
 	fs.StringVar(&f.faultFile, "fault-file", "", "a fault `file` (YAML or JSON; format in fiomig run --help) whose schedule replaces --faults")
 	sd := d.Seed
 	fs.Float64Var(&f.seedChecks.MinCompleted, "min-completed", sd.MinCompleted, "`fraction` of migrations that must complete within --migration-timeout (migration-outcomes)")
@@ -179,6 +185,8 @@ func (f *runFlags) validate() error {
 		return usagef("--fio-rate-iops must be >= 2 (it is split between reads and writes), got %d", f.fioRateIOPS)
 	case f.controlPlane != "sbcli" && f.controlPlane != "fixed-cancel":
 		return usagef("--control-plane must be sbcli or fixed-cancel, got %q", f.controlPlane)
+	case !(f.swapReaddFail >= 0 && f.swapReaddFail <= 1):
+		return usagef("--swap-readd-fail must be a probability in [0, 1], got %v", f.swapReaddFail)
 	case f.fioCorruptWrite < 0:
 		return usagef("--fio-corrupt-write must be >= 0, got %d", f.fioCorruptWrite)
 	}
@@ -212,7 +220,9 @@ func (f *runFlags) params() record.Params {
 		Extra: map[string]string{"gap_s": strconv.FormatFloat(f.gap, 'g', -1, 64), "faults": f.faultSelection(), "control_plane": f.controlPlane,
 			"namespaces_per_volume": strconv.Itoa(f.namespaces), "namespaced_volumes": strconv.Itoa(f.namespacedVolumes),
 			"lvol_monitor": strconv.FormatBool(f.lvolMonitor), "csi_restore": f.csiRestore,
-			"release_sources": strconv.FormatBool(f.releaseSources)},
+			"release_sources": strconv.FormatBool(f.releaseSources),
+			"listener_race":   strconv.FormatBool(f.listenerRace), "swap_readd_fail": strconv.FormatFloat(f.swapReaddFail, 'g', -1, 64),
+			"nsid_divergence": strconv.FormatBool(f.nsidDivergence)},
 	}
 }
 

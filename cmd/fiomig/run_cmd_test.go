@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -62,6 +63,8 @@ func TestRunUsageErrorsExitTwo(t *testing.T) {
 		{"run", "--out", "run_cmd_test.go"},
 		{"run", "--faults", "node-crash,target-reboot"},
 		{"run", "--control-plane", "sbcli2"},
+		{"run", "--swap-readd-fail", "1.5"},
+		{"run", "--swap-readd-fail", "NaN"},
 		{"run", "--fault-file", "no-such-file.yaml"},
 		{"nosuchcommand"},
 	} {
@@ -118,5 +121,67 @@ func TestPauseCritFromEnvironmentFlagWins(t *testing.T) {
 	_ = fs.Parse(nil)
 	if err := envDefaults(fs, func(k string) string { return map[string]string{"CUTOVER_PAUSE_CRIT_S": "five"}[k] }); err == nil || !strings.Contains(err.Error(), "CUTOVER_PAUSE_CRIT_S") {
 		t.Errorf("bad CUTOVER_PAUSE_CRIT_S: error %v, want one naming the variable", err)
+	}
+}
+
+// The control plane's optional switches teach their source and say they
+// are off by default for want of a source that they happened.
+func TestRunSwitchesHelpCitesSources(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := dispatch([]string{"run", "--help"}, &stdout, &stderr); code != exitPass {
+		t.Fatalf("--help exit %d", code)
+	}
+	help := strings.Join(strings.Fields(stdout.String()), " ")
+	for flag, cite := range map[string]string{
+		"-listener-race":   "migration_controller.py create_migration :1180 → :1197 → :1204",
+		"-swap-readd-fail": "tasks_runner_batch_migration.py :509",
+		"-nsid-divergence": "lvol_controller.py:1264-1276",
+	} {
+		i := strings.Index(help, flag)
+		if i < 0 {
+			t.Errorf("--help has no %s", flag)
+			continue
+		}
+		text := help[i:min(len(help), i+600)]
+		for _, want := range []string{cite, "off by default: no source says this happened in the incident"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s help lacks %q:\n%s", flag, want, text)
+			}
+		}
+	}
+}
+
+// --nsid-divergence reaches the simulator: on a batch-migrated volume the
+// kernel refuses the diverged namespaces (timeline kernel lines, and the
+// plan records the switch); without it, no refusal.
+func TestRunNSIDDivergenceReachesTheKernel(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		out := t.TempDir()
+		args := []string{"run", "--out", out, "--migrations", "2", "--volumes", "1", "--namespaces-per-volume", "3",
+			"--consumers-per-volume", "3", "--settle", "35", "--faults", "none"}
+		if on {
+			args = append(args, "--nsid-divergence")
+		}
+		var stdout, stderr bytes.Buffer
+		code := dispatch(args, &stdout, &stderr)
+		if code == exitUsage {
+			t.Fatalf("%v: exit %d\n%s", args, code, stderr.String())
+		}
+		dir := runDirOf(t, out)
+		tl, err := os.ReadFile(filepath.Join(dir, "timeline.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := os.ReadFile(filepath.Join(dir, "plan.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused := bytes.Count(tl, []byte("IDs don't match for shared namespace"))
+		if on != (refused > 0) {
+			t.Errorf("--nsid-divergence=%v: %d kernel refusals in the timeline", on, refused)
+		}
+		if want := fmt.Sprintf(`"nsid_divergence": "%v"`, on); !bytes.Contains(plan, []byte(want)) {
+			t.Errorf("plan.json lacks %s", want)
+		}
 	}
 }
