@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -46,10 +47,10 @@ type Incident struct {
 	Model      Model    `json:"model"`
 	// Operators are the operator variants reproduced by default
 	// ("prefix", "fixed"); --operator overrides.
-	Operators Setting `json:"operators"`
-	Kernel    Kernel  `json:"kernel"`
-	Pacing    Pacing  `json:"pacing"`
-	Faults    Faults  `json:"faults"`
+	Operators Operators `json:"operators"`
+	Kernel    Kernel    `json:"kernel"`
+	Pacing    Pacing    `json:"pacing"`
+	Faults    Faults    `json:"faults"`
 	// Expected are the bands and check verdicts the reproduction must show;
 	// reproduce exits 0 only when every one holds.
 	Expected []Expectation `json:"expected"`
@@ -63,6 +64,19 @@ type Setting struct {
 	Value  string `json:"value"`
 	Source Source `json:"source"`
 	Note   string `json:"note,omitempty"`
+}
+
+// Operators are the operator variants (Value "prefix", "fixed" or
+// "both") and the fixed operator's switches.
+type Operators struct {
+	Value  string `json:"value"`
+	Source Source `json:"source"`
+	Note   string `json:"note,omitempty"`
+	// ReleaseSources "true" makes the fixed operator run a release Job for
+	// the source paths after the cutover — fiomig's extra, not the fix
+	// (OP 5aa711cc releases only in cancelAndFail and reconcileAbort);
+	// "false" or absent does not.
+	ReleaseSources Setting `json:"release_sources,omitzero"`
 }
 
 // Topology is the cluster: storage nodes, consumer hosts, volumes.
@@ -95,6 +109,17 @@ type Model struct {
 	// "operator" (the CSI of each operator's release: prefix matches by IP
 	// only, fixed by ip:port), "ip" or "ip-port" for every operator.
 	CSIRestore Setting `json:"csi_restore,omitzero"`
+	// ListenerRace "on": on a target node without the subsystem,
+	// CreateMigration adds the listener before the namespace and the add
+	// fails (sbcli migration_controller.py :1180 → :1197 → :1204).
+	// SwapReaddFail is the probability (a number, "0" to "1") that one
+	// namespace re-add of a batch cutover's two-pass swap fails (sbcli
+	// tasks_runner_batch_migration.py :509). NSIDDivergence "on": the swap
+	// re-adds members in another order on one overlap node, so NSIDs
+	// differ there (lvol_controller.py:1264-1276). Each absent = off.
+	ListenerRace   Setting `json:"listener_race,omitzero"`
+	SwapReaddFail  Setting `json:"swap_readd_fail,omitzero"`
+	NSIDDivergence Setting `json:"nsid_divergence,omitzero"`
 	// CutoverPauseS is the design all-inaccessible window, seconds.
 	CutoverPauseS float64 `json:"cutover_pause_s"`
 	Source        Source  `json:"source"`
@@ -268,7 +293,30 @@ func (inc Incident) validate() error {
 			bad("model.csi_restore.value: %q: want off, operator, ip or ip-port", v)
 		}
 	}
+	for _, sw := range []struct {
+		field string
+		s     Setting
+	}{{"model.listener_race", inc.Model.ListenerRace}, {"model.nsid_divergence", inc.Model.NSIDDivergence}} {
+		if sw.s.Value != "" {
+			src(sw.field, sw.s.Source)
+			if sw.s.Value != "on" && sw.s.Value != "off" {
+				bad("%s.value: %q: want on or off", sw.field, sw.s.Value)
+			}
+		}
+	}
+	if v := inc.Model.SwapReaddFail.Value; v != "" {
+		src("model.swap_readd_fail", inc.Model.SwapReaddFail.Source)
+		if p, err := strconv.ParseFloat(v, 64); err != nil || p < 0 || p > 1 {
+			bad("model.swap_readd_fail.value: %q: want a probability 0 to 1", v)
+		}
+	}
 	src("operators", inc.Operators.Source)
+	if v := inc.Operators.ReleaseSources.Value; v != "" {
+		src("operators.release_sources", inc.Operators.ReleaseSources.Source)
+		if v != "true" && v != "false" {
+			bad("operators.release_sources.value: %q: want true or false", v)
+		}
+	}
 	if len(inc.OperatorList()) == 0 {
 		bad("operators.value: %q: want prefix, fixed or both", inc.Operators.Value)
 	}

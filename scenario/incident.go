@@ -358,6 +358,14 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 	// its CONNECT "Could not find subsystem".
 	samples := map[string][]record.Line{}
 	subsysRejects := map[string][]float64{}
+	// hostSubsysRejects: host -> its "Could not find subsystem" answers
+	// (a failed first connect's controller is never born, so only the host
+	// and the NQN name it).
+	type subsysReject struct {
+		t   float64
+		nqn string
+	}
+	hostSubsysRejects := map[string][]subsysReject{}
 	for _, l := range lines {
 		lastT = max(lastT, l.T)
 		switch l.Kind {
@@ -411,6 +419,7 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 			}
 			if strings.HasPrefix(l.Message, subsysRejectMsg) {
 				subsysRejects[l.Host+"/"+l.Controller] = append(subsysRejects[l.Host+"/"+l.Controller], l.T)
+				hostSubsysRejects[l.Host] = append(hostSubsysRejects[l.Host], subsysReject{l.T, strings.Trim(strings.TrimPrefix(l.Message, subsysRejectMsg), ` "`)})
 			}
 			if strings.HasPrefix(l.Message, "Successfully reconnected") {
 				reconnected[l.Host+"/"+l.Controller] = append(reconnected[l.Host+"/"+l.Controller], l.T)
@@ -481,12 +490,25 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 		if strings.Contains(v.Detail, "Could not find subsystem") || strings.Contains(v.Detail, subsysRejectMsg) {
 			return true
 		}
-		for _, t := range subsysRejects[v.Host+"/"+v.Controller] {
-			if t <= v.AtS && t >= v.AtS-subsystemLossWindowS {
-				return true
+		if v.Controller != "" {
+			for _, t := range subsysRejects[v.Host+"/"+v.Controller] {
+				if t <= v.AtS && t >= v.AtS-subsystemLossWindowS {
+					return true
+				}
+			}
+			return false
+		}
+		// No controller (the connect did not take effect): the host was
+		// answered "Could not find subsystem" for this NQN during the
+		// validation, and the endpoint's node counted such an answer then.
+		from := v.AtS - validationSpanS
+		heard := false
+		for _, r := range hostSubsysRejects[v.Host] {
+			if r.nqn == v.NQN && r.t >= from && r.t <= v.AtS {
+				heard = true
 			}
 		}
-		return false
+		return heard && notFoundRose(rejected[nodeName[endpointNode(v.Endpoint)]], from, v.AtS)
 	}
 	// Attribute each failure's controller.
 	for i := range f.Failures {
@@ -718,6 +740,38 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 		f.LongestPauseS = math.Max(f.LongestPauseS, w.Window[1]-w.Window[0])
 	}
 	return f
+}
+
+// validationSpanS bounds how long before its failure a validation Job
+// connected: 3 rounds 2 s apart, each waiting up to atlas's 10 s path
+// timeout per existing path (sim/operator.go), with a margin.
+const validationSpanS = 40.0
+
+// notFoundRose: a node's target lines (cumulative rejected and not-allowed
+// CONNECT counters, reported every 10 s when they change) show a CONNECT
+// answered "Could not find subsystem" (rejected but not "not allowed")
+// between from and the first report at or after to.
+func notFoundRose(ls []record.Line, from, to float64) bool {
+	var before, after int64
+	seenAfter := false
+	for _, l := range ls {
+		if l.RejectedConnects == nil {
+			continue
+		}
+		n := *l.RejectedConnects
+		if l.NotAllowedConnects != nil {
+			n -= *l.NotAllowedConnects
+		}
+		if l.T < from {
+			before = n
+			continue
+		}
+		after, seenAfter = n, true
+		if l.T >= to {
+			break
+		}
+	}
+	return seenAfter && after > before
 }
 
 // subsysRejectMsg begins the kernel's line for a CONNECT the target

@@ -103,6 +103,14 @@ type ReproduceOptions struct {
 	// with no fault at all (incident.md §6.1). plan.json's params.extra
 	// "fault_schedule" says so.
 	NoFaults bool
+	// ReleaseSources, ListenerRace, SwapReaddFail and NSIDDivergence
+	// override the incident file's switches (operators.release_sources,
+	// model.listener_race, model.swap_readd_fail, model.nsid_divergence;
+	// nil takes the file's, absent there = off).
+	ReleaseSources *bool
+	ListenerRace   *bool
+	SwapReaddFail  *float64
+	NSIDDivergence *bool
 	// Command is the command line recorded in plan.json.
 	Command   string
 	OutDir    string
@@ -150,6 +158,19 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 	if o.Params != nil {
 		p = *o.Params
 	}
+	sw := IncidentSwitches(inc)
+	if o.ReleaseSources != nil {
+		sw.ReleaseSources = *o.ReleaseSources
+	}
+	if o.ListenerRace != nil {
+		sw.ListenerRace = *o.ListenerRace
+	}
+	if o.SwapReaddFail != nil {
+		sw.SwapReaddFail = *o.SwapReaddFail
+	}
+	if o.NSIDDivergence != nil {
+		sw.NSIDDivergence = *o.NSIDDivergence
+	}
 	podToleranceS := inc.Topology.PodToleranceS
 	if podToleranceS == 0 {
 		podToleranceS = 5
@@ -167,6 +188,10 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 		"lvol_monitor":          orDefault(inc.Model.LvolMonitor.Value, "off"),
 		"csi_restore":           orDefault(csiRestore(inc, o.Operator), "off"),
 		"fault_schedule":        "incident",
+		"release_sources":       strconv.FormatBool(sw.ReleaseSources),
+		"listener_race":         strconv.FormatBool(sw.ListenerRace),
+		"swap_readd_fail":       strconv.FormatFloat(sw.SwapReaddFail, 'g', -1, 64),
+		"nsid_divergence":       strconv.FormatBool(sw.NSIDDivergence),
 	}
 	if o.NoFaults {
 		p.Extra["fault_schedule"] = "none (the incident's seeded and scheduled faults dropped)"
@@ -179,6 +204,8 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 		ControlPlane: inc.Model.ControlPlane.Value,
 		LvolMonitor:  inc.Model.LvolMonitor.Value == "on", CSIRestore: csiRestore(inc, o.Operator),
 		Pods: inc.Topology.Pods, PodToleranceS: podToleranceS,
+		ReleaseSources: sw.ReleaseSources, ListenerRace: sw.ListenerRace, SwapReaddFail: sw.SwapReaddFail,
+		NSIDDivergence: sw.NSIDDivergence,
 	})
 	if err != nil {
 		return ReproduceResult{}, fmt.Errorf("reproduce %s: simulator: %w", inc.File, err)
@@ -257,6 +284,23 @@ func WriteReproduceReport(r ReproduceResult, all []ReproduceResult) error {
 		return fmt.Errorf("write reproduce report: %w", err)
 	}
 	return nil
+}
+
+// Switches are the optional model switches of an incident run (each off
+// unless the incident file or a flag turns it on).
+type Switches struct {
+	ReleaseSources bool
+	ListenerRace   bool
+	SwapReaddFail  float64
+	NSIDDivergence bool
+}
+
+// IncidentSwitches are inc's switches as its file sets them (validated by
+// incidents.Parse).
+func IncidentSwitches(inc incidents.Incident) Switches {
+	p, _ := strconv.ParseFloat(orDefault(inc.Model.SwapReaddFail.Value, "0"), 64)
+	return Switches{ReleaseSources: inc.Operators.ReleaseSources.Value == "true", ListenerRace: inc.Model.ListenerRace.Value == "on",
+		SwapReaddFail: p, NSIDDivergence: inc.Model.NSIDDivergence.Value == "on"}
 }
 
 // csiRestore is the sim's CSI restore variant for inc and operator: the

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,6 +29,13 @@ type reproduceFlags struct {
 	targetDNR      bool
 	seeds          string
 	faults         string
+	releaseSources bool
+	listenerRace   bool
+	swapReaddFail  float64
+	nsidDivergence bool
+	// given are the flags set on the command line (switches override the
+	// incident file only then).
+	given map[string]bool
 }
 
 func (f *reproduceFlags) register(fs *flag.FlagSet) {
@@ -40,6 +48,10 @@ func (f *reproduceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.kernelDNR, "kernel-dnr", "", "kernel handling of a CONNECT rejected with DNR: `honor` (stop reconnecting) or ignore; default: the incident file's")
 	fs.BoolVar(&f.targetDNR, "target-dnr", false, "targets set DNR on rejected CONNECTs (SPDK's reply does not); default: the incident file's")
 	fs.StringVar(&f.seeds, "seeds", "", "run every seed of this list (as fiomig sweep: e.g. 1-10 or 1,5,9-12), one per core, each into OUT/reproduce-NAME-<unix>/seed-N, and write the table seed × operator × validation failures by cause there (reproduce.md); replaces --seed")
+	fs.BoolVar(&f.releaseSources, "release-sources", false, "the fixed operator also runs a release Job for the source paths after the cutover — fiomig's extra, not the fix (OP 5aa711cc releases only in cancelAndFail and reconcileAbort); default: the incident file's operators.release_sources (absent: off)")
+	fs.BoolVar(&f.listenerRace, "listener-race", false, "simulated control plane: listener before namespace on a target node without the subsystem, the add_ns failing (sbcli create_migration :1180→:1197→:1204); default: the incident file's model.listener_race (absent: off)")
+	fs.Float64Var(&f.swapReaddFail, "swap-readd-fail", 0, "simulated control plane: `probability` a namespace re-add of the batch cutover's two-pass swap fails (sbcli tasks_runner_batch_migration.py :509); default: the incident file's model.swap_readd_fail (absent: 0)")
+	fs.BoolVar(&f.nsidDivergence, "nsid-divergence", false, "simulated control plane: the swap re-adds members in another order on one overlap node, NSIDs diverge there and the kernel refuses them (lvol_controller.py:1264-1276); default: the incident file's model.nsid_divergence (absent: off)")
 	fs.StringVar(&f.faults, "faults", "", "`none` drops the incident's seeded and scheduled faults (plan.json says so): what the sourced model does with no fault at all; default: the incident file's faults")
 }
 
@@ -55,6 +67,8 @@ func (f *reproduceFlags) validate() error {
 		return usagef("--out must name a directory")
 	case f.faults != "" && f.faults != "none":
 		return usagef("--faults must be none (or absent: the incident's faults), got %q", f.faults)
+	case !(f.swapReaddFail >= 0 && f.swapReaddFail <= 1):
+		return usagef("--swap-readd-fail must be a probability 0 to 1, got %g", f.swapReaddFail)
 	}
 	return nil
 }
@@ -199,17 +213,15 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	var targetDNR *bool
-	seedGiven := false
+	f.given = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) {
-		switch fl.Name {
-		case "target-dnr":
+		f.given[fl.Name] = true
+		if fl.Name == "target-dnr" {
 			targetDNR = &f.targetDNR
-		case "seed":
-			seedGiven = true
 		}
 	})
 	if f.seeds != "" {
-		if seedGiven {
+		if f.given["seed"] {
 			fmt.Fprintf(stderr, "fiomig reproduce: --seed is one run's; --seeds runs a list (give one of them)\n")
 			return exitUsage
 		}
@@ -278,15 +290,35 @@ func (f *reproduceFlags) commandLine(name, op string, seed int64, targetDNR *boo
 	if targetDNR != nil {
 		cmdline += fmt.Sprintf(" --target-dnr=%t", *targetDNR)
 	}
+	for _, name := range []string{"release-sources", "listener-race", "swap-readd-fail", "nsid-divergence"} {
+		if f.given[name] {
+			cmdline += " --" + name + "=" + map[string]string{"release-sources": strconv.FormatBool(f.releaseSources),
+				"listener-race": strconv.FormatBool(f.listenerRace), "swap-readd-fail": strconv.FormatFloat(f.swapReaddFail, 'g', -1, 64),
+				"nsid-divergence": strconv.FormatBool(f.nsidDivergence)}[name]
+		}
+	}
 	return cmdline
 }
 
 // options are scenario.Reproduce's options for one operator's run of seed.
 func (f *reproduceFlags) options(inc incidents.Incident, op string, seed int64, targetDNR *bool, cmdline, out string,
 	start int64, progress io.Writer) scenario.ReproduceOptions {
-	return scenario.ReproduceOptions{Incident: inc, Seed: seed, Operator: op,
+	o := scenario.ReproduceOptions{Incident: inc, Seed: seed, Operator: op,
 		ReconnectReset: f.reconnectReset, KernelDNR: f.kernelDNR, TargetDNR: targetDNR, NoFaults: f.faults == "none",
 		Command: cmdline, OutDir: out, StartUnix: start, Progress: progress}
+	if f.given["release-sources"] {
+		o.ReleaseSources = &f.releaseSources
+	}
+	if f.given["listener-race"] {
+		o.ListenerRace = &f.listenerRace
+	}
+	if f.given["swap-readd-fail"] {
+		o.SwapReaddFail = &f.swapReaddFail
+	}
+	if f.given["nsid-divergence"] {
+		o.NSIDDivergence = &f.nsidDivergence
+	}
+	return o
 }
 
 // printReproduction prints the side-by-side table, each run's validation
