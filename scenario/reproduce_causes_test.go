@@ -75,13 +75,30 @@ func TestFailureCauses(t *testing.T) {
 		// subsystem: unexplained.
 		pend(340, "mig-0006"),
 		fail(345, "mig-0006", map[string]string{"host": "h1", "endpoint": "10.0.0.2:4430", "detail": "connect 10.0.0.2:4430: refused"}),
+		// mig-0007: the fixed operator's verify finds no controller (its
+		// connect did not take effect): the host was answered "Could not
+		// find subsystem" for the NQN and storage-3 counted such an answer.
+		{T: 350, Kind: record.KindTarget, Node: "storage-3", RejectedConnects: record.Int64(10), NotAllowedConnects: record.Int64(4)},
+		pend(351, "mig-0007"),
+		kern(352, "nvme9", `Connect Invalid Data Parameter, subsysnqn "nqn.a"`),
+		{T: 360, Kind: record.KindTarget, Node: "storage-3", RejectedConnects: record.Int64(11), NotAllowedConnects: record.Int64(4)},
+		fail(358, "mig-0007", map[string]string{"host": "h1", "endpoint": "10.0.0.3:4430",
+			"detail": "missing target path 10.0.0.3:4430: no controller — the connect did not take effect"}),
+		// mig-0008: the same with storage-2's counter only "not allowed":
+		// no evidence its subsystem was missing, unexplained.
+		{T: 370, Kind: record.KindTarget, Node: "storage-2", RejectedConnects: record.Int64(10), NotAllowedConnects: record.Int64(10)},
+		pend(371, "mig-0008"),
+		kern(372, "nvme9", `Connect Invalid Data Parameter, subsysnqn "nqn.a"`),
+		{T: 380, Kind: record.KindTarget, Node: "storage-2", RejectedConnects: record.Int64(11), NotAllowedConnects: record.Int64(11)},
+		fail(378, "mig-0008", map[string]string{"host": "h1", "endpoint": "10.0.0.2:4430",
+			"detail": "missing target path 10.0.0.2:4430: no controller — the connect did not take effect"}),
 	}
 	f := ComputeIncidentFigures(plan, lines, record.Summary{})
 	got := map[string]string{}
 	for _, v := range f.Failures {
 		got[v.Migration] = v.Cause
 		// The latest cancel before continue of the volume is named.
-		if wantBy := map[string]string{"mig-0002": "mig-0001", "mig-0003": "mig-0002"}[v.Migration]; wantBy != v.CancelledBy {
+		if wantBy := map[string]string{"mig-0002": "mig-0001", "mig-0003": "mig-0002", "mig-0007": "mig-0006"}[v.Migration]; wantBy != v.CancelledBy {
 			t.Errorf("%s: cancelled by %q, want %q", v.Migration, v.CancelledBy, wantBy)
 		}
 	}
@@ -92,12 +109,14 @@ func TestFailureCauses(t *testing.T) {
 		"mig-0004": CauseZeroLegLeak,
 		"mig-0005": CauseParkedLeak,
 		"mig-0006": "unexplained (refused)",
+		"mig-0007": CauseSubsystemLoss,
+		"mig-0008": "unexplained (other)",
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("causes (-want +got):\n%s", d)
 	}
-	if f.FailedSubsystemLoss != 2 || f.FailedFixRemovedLeak != 2 || f.FailedInjectedFault != 1 || f.FailedUnexplained != 1 {
-		t.Errorf("by class: loss %d, fix-removed %d, fault %d, unexplained %d; want 2, 2, 1, 1",
+	if f.FailedSubsystemLoss != 3 || f.FailedFixRemovedLeak != 2 || f.FailedInjectedFault != 1 || f.FailedUnexplained != 2 {
+		t.Errorf("by class: loss %d, fix-removed %d, fault %d, unexplained %d; want 3, 2, 1, 2",
 			f.FailedSubsystemLoss, f.FailedFixRemovedLeak, f.FailedInjectedFault, f.FailedUnexplained)
 	}
 	// A failure 62 s after the fault's recovery is past the grace: the
