@@ -43,10 +43,12 @@ const (
 	// no sourced way to change.
 	DiffUnexplained = "unexplained"
 	// DiffDiverged: at or after the first migration whose plan (volume,
-	// source, target) differs between the runs: a volume's source is where
-	// its last completed migration took it, so once an outcome differed
-	// the two runs migrate different things and no per-migration
-	// difference is attributable.
+	// source, target) differs between the runs: the simulated world draws
+	// each target from the stream its durations come from (sim
+	// StartMigration), and a volume's source is where its last completed
+	// migration took it, so once the operators' differing work consumed
+	// other draws, or an outcome differed, the two runs migrate different
+	// things and no per-migration difference is attributable.
 	DiffDiverged = "after the plans diverged"
 )
 
@@ -247,7 +249,7 @@ func ComparisonMarkdown(c Comparison) []byte {
 		"a cancel only that run had; \"repair timing of mig-N\" — failed in one run only in the window of a cancel both runs " +
 		"had (the lvol monitor repairs on its own 300 s sweep, the runs reach the next validation at different times); " +
 		"\"after the plans diverged\" — at or after the first migration whose volume, source or target differs between the " +
-		"runs (a volume's source is where its last completed migration took it); " +
+		"runs (targets come from the random stream the operators' work also draws from, sources from earlier outcomes); " +
 		"\"unexplained\" — anything else (fails the comparison); \"cause differs\" — failed in both (not judged).\n")
 	return []byte(b.String())
 }

@@ -127,7 +127,7 @@ func (w *World) StartMigration(nqn string) (string, error) {
 	if len(w.lvstores) < 2 {
 		return "", fmt.Errorf("sim: start migration of %s: no other lvstore to migrate to", v.Name)
 	}
-	dst := w.planRng.Intn(len(w.lvstores) - 1)
+	dst := w.rng.Intn(len(w.lvstores) - 1)
 	if dst >= v.LVS {
 		dst++
 	}

@@ -17,16 +17,10 @@ import (
 // comes from Config.Clock. The same Config gives the same events and the
 // same rendered sysfs trees.
 type World struct {
-	cfg Config
-	rng *rand.Rand
-	// planRng draws only the migrations' targets (StartMigration), so that
-	// two runs of one seed that differ in what the operator does (prefix,
-	// fixed) migrate the same volumes to the same targets: the operators'
-	// work draws durations from rng, and a shared stream made every later
-	// target differ (the plans diverged within the first few migrations).
-	planRng *rand.Rand
-	clock   Clock
-	now     float64
+	cfg   Config
+	rng   *rand.Rand
+	clock Clock
+	now   float64
 
 	queue eventQueue
 	seq   uint64
@@ -65,7 +59,6 @@ func New(cfg Config) (*World, error) {
 	w := &World{
 		cfg:      cfg,
 		rng:      rand.New(rand.NewSource(cfg.Seed)),
-		planRng:  rand.New(rand.NewSource(cfg.Seed ^ planStream)),
 		clock:    cfg.Clock,
 		byNQN:    map[string]*Volume{},
 		nodeByIP: map[string]*Node{},
@@ -273,6 +266,3 @@ func (w *World) scheduleTargetReport() {
 		w.scheduleTargetReport()
 	})
 }
-
-// planStream separates planRng's stream from rng's ("plan").
-const planStream = 0x706c616e
