@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math/rand"
 	"strconv"
 
 	"github.com/fiomig/fiomig/nvmeof"
@@ -179,6 +180,22 @@ const (
 	SwapRPCMaxS = 0.05
 )
 
+// swapSeedSalt derives the swap's stream from Config.Seed.
+const swapSeedSalt = 0x5a4b3c2d1e0f
+
+// swapRand is the seeded source of the batch swap's draws (RPC durations,
+// the hosts' rescan delays for its notices, the switches' picks): a stream
+// of its own derived from Config.Seed, so that modelling the swap moves no
+// other draw (the operator's, the pods', the faults') and a run with and
+// without the swap differ by what the swap does, not by a reshuffled seed.
+// The same seed still gives the same run.
+func (w *World) swapRand() *rand.Rand {
+	if w.swapRng == nil {
+		w.swapRng = rand.New(rand.NewSource(w.cfg.Seed ^ swapSeedSalt))
+	}
+	return w.swapRng
+}
+
 // twoPassSwap schedules the batch cutover's namespace swap (step 4 of
 // sbcli tasks_runner_batch_migration.py _flip_ana_to_optimized :333) and
 // returns how long after now it ends. On each overlap target node in turn
@@ -196,13 +213,14 @@ const (
 func (w *World) twoPassSwap(m *Migration, overlap []endpoint) float64 {
 	nqn := m.Vol.NQN
 	members := m.Vol.NSIDs // ns_id order
+	r := w.swapRand()
 	diverge, pair := -1, 0
 	if w.cfg.NSIDDivergence && len(overlap) > 0 && len(members) > 1 {
-		diverge = w.rng.Intn(len(overlap))
-		pair = w.rng.Intn(len(members) - 1)
+		diverge = r.Intn(len(overlap))
+		pair = r.Intn(len(members) - 1)
 	}
 	t := 0.0
-	rpc := func() float64 { t += w.uniform(SwapRPCMinS, SwapRPCMaxS); return t }
+	rpc := func() float64 { t += SwapRPCMinS + (SwapRPCMaxS-SwapRPCMinS)*r.Float64(); return t }
 	for k, ep := range overlap {
 		n := ep.node
 		rpc() // subsystem_get
@@ -210,7 +228,7 @@ func (w *World) twoPassSwap(m *Migration, overlap []endpoint) float64 {
 			w.after(rpc(), func() {
 				if ts, ok := n.subsystems[nqn]; ok {
 					if nsid, has := ts.nsidOf(id); has {
-						ts.removeNS(nsid)
+						ts.removeNS(nsid, r)
 					}
 				}
 			})
@@ -221,14 +239,14 @@ func (w *World) twoPassSwap(m *Migration, overlap []endpoint) float64 {
 		}
 		for _, id := range order {
 			at := rpc()
-			if w.cfg.SwapReaddFail > 0 && w.rng.Float64() < w.cfg.SwapReaddFail {
+			if w.cfg.SwapReaddFail > 0 && r.Float64() < w.cfg.SwapReaddFail {
 				m.readdFailed = append(m.readdFailed, fmt.Sprintf("%s nsid %d", n.Name, id))
 				continue // "add ns ... failed" (:510-513), non-fatal
 			}
 			w.after(at, func() {
 				if ts, ok := n.subsystems[nqn]; ok {
 					if _, has := ts.nsidOf(id); !has {
-						ts.addNS(id, 0)
+						ts.addNS(id, 0, r)
 					}
 				}
 			})
@@ -252,7 +270,7 @@ func (w *World) ensureTargetNamespaces(m *Migration) {
 			continue
 		}
 		if id := m.Vol.NSIDs[0]; !containsInt(ts.NSIDs, id) {
-			ts.addNS(id, id)
+			ts.addNS(id, id, w.rng)
 		}
 	}
 	m.raced = nil

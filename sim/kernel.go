@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math/rand"
 	"sort"
 	"strconv"
 
@@ -494,16 +495,20 @@ func (c *Ctrl) anaChangeNotice() {
 // Namespace List log page (nvmf_ctrlr_mask_aen), which nvme_scan_work does
 // first (nvme_clear_changed_ns_log) [sourced]; a change after that gets a
 // new notice and a new rescan. The delay from notice to scan is one draw
-// of the AEN latency (Config.AENLatencyS, default 10-30 ms)
+// of the AEN latency (Config.AENLatencyS, default 10-30 ms), from r
 // [assumption: no source measures it; short against a swap's RPCs].
-func (c *Ctrl) nsAttrNotice() {
+func (c *Ctrl) nsAttrNotice(r *rand.Rand) {
 	if c.scanPending {
 		return
 	}
 	c.scanPending = true
+	d := 0.0
+	if m := c.host.w.cfg.AENLatencyS; m > 0 {
+		d = m * (0.5 + r.Float64())
+	}
 	// No generation check: a rescan reads the target as it is, so a scan
 	// queued before a reconnect is still a valid scan after it.
-	c.host.w.after(c.host.w.aenLatency(), func() {
+	c.host.w.after(d, func() {
 		c.scanPending = false
 		if c.State != nvmeof.StateLive || c.ts == nil {
 			return

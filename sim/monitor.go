@@ -90,7 +90,7 @@ func (w *World) repairLvol(v *Volume) int {
 		}
 		for _, id := range v.NSIDs {
 			if _, has := ts.nsidOf(id); !has {
-				if _, added := ts.addNS(id, id); added {
+				if _, added := ts.addNS(id, id, w.rng); added {
 					n++
 				}
 			}

@@ -77,7 +77,9 @@ func modelOf(nqn string) string {
 	return nqn
 }
 
-// nsUUID is a namespace's uuid, derived from its subsystem and NSID.
+// nsUUID is a namespace's uuid, derived from its subsystem and the NSID its
+// volume gave it (head.ident: the same as the NSID unless a re-add moved
+// the namespace to another NSID).
 func nsUUID(nqn string, nsid int) string {
 	f := fnv.New64a()
 	f.Write([]byte(nqn))
@@ -155,7 +157,7 @@ func (h *Host) render(writeOnly bool) *treeFS {
 			lw("ana_grpid", strconv.Itoa(l.grp))
 			lw("hidden", "1")
 			lw("uevent", "DEVTYPE=disk")
-			writeNSAttrs(lw, c.Spec.NQN, l.nsid, h.sizeOf(c.Spec.NQN), l.head.diskseq)
+			writeNSAttrs(lw, c.Spec.NQN, l.nsid, l.head.ident, h.sizeOf(c.Spec.NQN), l.head.diskseq)
 		}
 	}
 	for _, s := range h.subsystems {
@@ -181,7 +183,7 @@ func (h *Host) render(writeOnly bool) *treeFS {
 			hw("dev", fmt.Sprintf("%d:%d", majorBlock, hd.minor))
 			hw("hidden", "0")
 			hw("uevent", fmt.Sprintf("MAJOR=%d\nMINOR=%d\nDEVNAME=%s\nDEVTYPE=disk\nDISKSEQ=%d", majorBlock, hd.minor, hname, hd.diskseq))
-			writeNSAttrs(hw, s.NQN, hd.nsid, h.sizeOf(s.NQN), hd.diskseq)
+			writeNSAttrs(hw, s.NQN, hd.nsid, hd.ident, h.sizeOf(s.NQN), hd.diskseq)
 		}
 	}
 	return b.build()
@@ -189,8 +191,8 @@ func (h *Host) render(writeOnly bool) *treeFS {
 
 // writeNSAttrs writes the attributes a namespace block device (head or
 // path leg) shares.
-func writeNSAttrs(w func(f, v string), nqn string, nsid int, size int64, diskseq int) {
-	uuid := nsUUID(nqn, nsid)
+func writeNSAttrs(w func(f, v string), nqn string, nsid, ident int, size int64, diskseq int) {
+	uuid := nsUUID(nqn, ident)
 	w("nsid", strconv.Itoa(nsid))
 	w("size", strconv.FormatInt(size/512, 10))
 	w("nuse", strconv.FormatInt(size/logicalBlockSize, 10))

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math/rand"
 	"net/netip"
 	"sort"
 	"strconv"
@@ -297,15 +298,15 @@ func (ts *TargetSubsystem) removeNamespaces() {
 		return
 	}
 	ts.NSIDs, ts.member = nil, nil
-	ts.notifyNSChange()
+	ts.notifyNSChange(ts.Node.w.rng)
 }
 
 // notifyNSChange sends every connected host controller a namespace
 // attribute notice (SPDK nvmf_ctrlr_async_event_ns_notice, sent on every
-// namespace add and remove).
-func (ts *TargetSubsystem) notifyNSChange() {
+// namespace add and remove); r draws the hosts' rescan delays.
+func (ts *TargetSubsystem) notifyNSChange(r *rand.Rand) {
 	for _, c := range append([]*Ctrl(nil), ts.ctrls...) {
-		c.nsAttrNotice()
+		c.nsAttrNotice(r)
 	}
 }
 
@@ -330,15 +331,16 @@ func (ts *TargetSubsystem) nsidOf(ident int) (int, bool) {
 }
 
 // removeNS detaches the namespace at nsid (SPDK nvmf_subsystem_remove_ns)
-// and notifies the connected controllers; false when nothing is there.
-func (ts *TargetSubsystem) removeNS(nsid int) bool {
+// and notifies the connected controllers (rescan delays drawn from r);
+// false when nothing is there.
+func (ts *TargetSubsystem) removeNS(nsid int, r *rand.Rand) bool {
 	i := sort.SearchInts(ts.NSIDs, nsid)
 	if i == len(ts.NSIDs) || ts.NSIDs[i] != nsid {
 		return false
 	}
 	ts.NSIDs = append(ts.NSIDs[:i], ts.NSIDs[i+1:]...)
 	delete(ts.member, nsid)
-	ts.notifyNSChange()
+	ts.notifyNSChange(r)
 	return true
 }
 
@@ -346,8 +348,9 @@ func (ts *TargetSubsystem) removeNS(nsid int) bool {
 // for nsid 0 (sbcli's migration add_ns passes none), at the lowest free
 // NSID as SPDK picks it (lib/nvmf/subsystem.c
 // spdk_nvmf_subsystem_add_ns_ext) [sourced]; it notifies the connected
-// controllers and returns the NSID, or false when nsid is taken.
-func (ts *TargetSubsystem) addNS(ident, nsid int) (int, bool) {
+// controllers (rescan delays drawn from r) and returns the NSID, or false
+// when nsid is taken.
+func (ts *TargetSubsystem) addNS(ident, nsid int, r *rand.Rand) (int, bool) {
 	if nsid == 0 {
 		nsid = 1
 		for _, n := range ts.NSIDs { // sorted
@@ -366,7 +369,7 @@ func (ts *TargetSubsystem) addNS(ident, nsid int) (int, bool) {
 		}
 		ts.member[nsid] = ident
 	}
-	ts.notifyNSChange()
+	ts.notifyNSChange(r)
 	return nsid, true
 }
 

@@ -44,6 +44,9 @@ type World struct {
 	// monitorRepairs and csiRestores count the lvol monitor's repairs and
 	// the CSI driver's restored paths (monitor.go).
 	monitorRepairs, csiRestores int64
+	// swapRng is the batch cutover swap's own stream (controlplane.go
+	// swapRand).
+	swapRng *rand.Rand
 }
 
 // New builds the world at time 0: every volume's subsystem on the nodes of
