@@ -15,7 +15,9 @@ type TargetRestarter interface {
 	// disconnected); an already stopped target changes nothing and returns
 	// an empty map. An unknown node is an error.
 	StopTarget(node string) (evidence map[string]string, err error)
-	// StartTarget starts a stopped target again with every listener it had.
+	// StartTarget starts a stopped target again with what the storage system
+	// re-creates (the simulator: sbcli's lvol subsystems and listeners; a
+	// migration's target listeners only at its cutover).
 	// Idempotent: a running target, or a node that no longer exists (a
 	// vanished target counts as recovered), returns an empty map and no
 	// error.
