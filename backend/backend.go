@@ -18,7 +18,8 @@ type Cluster interface {
 	Now() float64
 	// AdvanceTo runs the world until time t (>= Now) and returns the
 	// timeline lines (phase, kernel, io, target, endpoints, fault — never
-	// sample) of what happened on the way, in time order.
+	// sample) of what happened on the way, in time order, in a slice the
+	// caller owns (faults.Injector appends to it).
 	AdvanceTo(t float64) ([]record.Line, error)
 	// Topology is the world's nodes, hosts and volumes.
 	Topology() record.Topology

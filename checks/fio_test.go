@@ -207,3 +207,81 @@ func TestFioChecks(t *testing.T) {
 		}
 	}
 }
+
+// fio's noise floor is its longest closed stall that overlaps no pause
+// window its host saw in a migration of the volume's NQN, over the volumes
+// with fio evidence: inside a migration but clear of its pause counts,
+// another NQN's pause explains nothing, and a gap touching a pause window,
+// an open gap at the run's edge and a volume without evidence do not count.
+func TestFioNoiseFloor(t *testing.T) {
+	migs := []record.MigrationSummary{
+		{ID: "m1", NQN: "nA", Outcome: record.PhaseCompleted, StartS: 10, EndS: 20, Hosts: map[string]record.HostPauses{"h": {LongestPauseS: 1.6, Windows: [][2]float64{{15, 16.6}}}}},
+		{ID: "m2", NQN: "nB", Outcome: record.PhaseCompleted, StartS: 30, EndS: 40, Hosts: map[string]record.HostPauses{"h": {LongestPauseS: 1.9, Windows: [][2]float64{{35, 36.9}}}}},
+	}
+	a := record.FioVolume{Volume: "A", NQN: "nA", Host: "h", Completions: 900, Gaps: []record.FioGap{
+		{StartS: 0, EndS: 3, LengthS: 3, Open: true}, // fio starting: the run's edge
+		gapAt(14.5, 2.5), // m1's cutover, lengthened
+		gapAt(11, 0.7),   // inside m1, clear of its pause
+		gapAt(33, 0.4)},  // outside m1
+	}
+	b := record.FioVolume{Volume: "B", NQN: "nB", Host: "h", Completions: 900, Gaps: []record.FioGap{gapAt(5, 0.3), gapAt(35, 1.9)}}
+	c := record.FioVolume{Volume: "C", NQN: "nC", Host: "h", Problems: []string{"gone"}, Gaps: []record.FioGap{gapAt(5, 7)}}
+	if diff := cmp.Diff(ptrGap("A", gapAt(11, 0.7)), FioNoiseFloor(migs, []record.FioVolume{a, b, c})); diff != "" {
+		t.Errorf("noise floor (-want +got):\n%s", diff)
+	}
+	a.Gaps = append(a.Gaps, gapAt(35.2, 1.2)) // during m2's pause, which is nB's
+	if diff := cmp.Diff(ptrGap("A", gapAt(35.2, 1.2)), FioNoiseFloor(migs, []record.FioVolume{a, b, c})); diff != "" {
+		t.Errorf("noise floor (-want +got):\n%s", diff)
+	}
+	b.Gaps = b.Gaps[1:]
+	if got := FioNoiseFloor(migs, []record.FioVolume{b, c}); got != nil {
+		t.Errorf("noise floor %+v, want none: B's only gap is its pause, C has no evidence", got)
+	}
+}
+
+// The load flake, both ways: a cutover whose fio gap a 0.9 s stall of the
+// machine lengthened (pause 1.6 s, fio gap 2.5 s). With the machine's own
+// 0.9 s stall measured in the same run clear of every pause window, the check
+// cannot tell and says so (inconclusive, naming the floor and the load);
+// with no such stall the same difference is a disagreement (fail); and a
+// difference beyond the tolerance plus the floor fails even under load.
+func TestFioAgreementNoiseFloor(t *testing.T) {
+	plan := fioPlan(0.1, 2, 1)
+	migs := []record.MigrationSummary{{ID: "m1", NQN: "n", Outcome: record.PhaseCompleted, StartS: 10, EndS: 20,
+		Hosts: map[string]record.HostPauses{"h": {LongestPauseS: 1.6, Windows: [][2]float64{{14, 15.6}}}}}}
+	judge := func(gaps ...record.FioGap) record.CheckResult {
+		vols := []record.FioVolume{{Volume: "v", NQN: "n", Host: "h", Completions: 900, Gaps: gaps}}
+		fs := record.FioSummary{ToleranceS: FioToleranceS(plan), Volumes: vols, Load: &record.MachineLoad{Avg1: 10.2, CPUs: 2}}
+		fs.Comparisons, fs.Unattributed = CompareFio(plan, migs, vols)
+		if g := FioNoiseFloor(migs, vols); g != nil {
+			fs.NoiseFloorS, fs.NoiseGap = g.LengthS, g
+		}
+		return FioChecks(plan, fs)[0]
+	}
+	for _, c := range []struct {
+		name    string
+		gaps    []record.FioGap
+		verdict string
+		detail  string
+	}{
+		{"lengthened cutover, machine stalled as long elsewhere", []record.FioGap{gapAt(13.1, 2.5), gapAt(27, 0.9)}, record.Inconclusive,
+			"fio and the ANA samples differ by more than the tolerance 0.25 s, but by no more than 1.15 s, on 1 of 1 judged migration/volume pair(s): m1 v on h: fio gap 2.5 s vs ANA pause 1.6 s (off by 0.9 s); the machine's own stalls could account for that (fio's noise floor 0.9 s (its longest stall clear of every pause window, v at [27, 27.9] s; load average 10.20 on 2 CPU(s) at the end of the run)), so this run cannot tell; not judged: 1 fio stall(s) of at least 0.25 s outside every migration, longest 0.9 s on v at [27, 27.9] s"},
+		{"lengthened cutover, the stall inside the migration", []record.FioGap{gapAt(11, 0.9), gapAt(13.1, 2.5)}, record.Inconclusive,
+			"on 1 of 1 judged migration/volume pair(s): m1 v on h: fio gap 2.5 s vs ANA pause 1.6 s (off by 0.9 s); the machine's own stalls could account for that (fio's noise floor 0.9 s (its longest stall clear of every pause window, v at [11, 11.9] s;"},
+		{"lengthened cutover, quiet machine", []record.FioGap{gapAt(13.1, 2.5), gapAt(27, 0.1)}, record.Fail,
+			"fio and the ANA samples disagree (tolerance 0.25 s) on 1 of 1 judged migration/volume pair(s): m1 v on h: fio gap 2.5 s vs ANA pause 1.6 s (off by 0.9 s > 0.25 s tolerance + 0.1 s noise floor)"},
+		{"no stall outside the migration", []record.FioGap{gapAt(13.1, 2.5)}, record.Fail,
+			"fio and the ANA samples disagree (tolerance 0.25 s) on 1 of 1 judged migration/volume pair(s): m1 v on h: fio gap 2.5 s vs ANA pause 1.6 s (off by 0.9 s > 0.25 s)"},
+		{"beyond tolerance plus floor", []record.FioGap{gapAt(13.1, 3.5), gapAt(27, 0.9)}, record.Fail,
+			"(off by 1.9 s > 0.25 s tolerance + 0.9 s noise floor)"},
+		{"agreement under small noise", []record.FioGap{gapAt(14, 1.7), gapAt(27, 0.2)}, record.Pass,
+			"fio's longest gap and the ANA pause agree within 0.25 s for 1 migration/volume pair(s); largest difference 0.1 s (m1 v); fio's noise floor 0.2 s (its longest stall clear of every pause window, v at [27, 27.2] s; load average 10.20 on 2 CPU(s) at the end of the run)"},
+		{"agreement, but the floor reaches the pause bound", []record.FioGap{gapAt(14, 1.7), gapAt(27, 4.8)}, record.Inconclusive,
+			"fio's noise floor 4.8 s (its longest stall clear of every pause window, v at [27, 31.8] s; load average 10.20 on 2 CPU(s) at the end of the run): the tolerance 0.25 s plus that floor reaches the pause bound 5 s, so fio cannot tell a cutover within the bound from one beyond it on this machine; the 1 judged pair(s) agree within 0.25 s"},
+	} {
+		got := judge(c.gaps...)
+		if got.Verdict != c.verdict || !strings.Contains(got.Detail, c.detail) {
+			t.Errorf("%s: %s %q,\nwant %s containing %q", c.name, got.Verdict, got.Detail, c.verdict, c.detail)
+		}
+	}
+}

@@ -140,7 +140,11 @@ func (in *Injector) AdvanceTo(t float64) ([]record.Line, error) {
 			}
 		}
 		lines, err := in.Cluster.AdvanceTo(next)
-		out = append(out, lines...)
+		if len(out) == 0 {
+			out = lines // the cluster's slice is ours: no copy
+		} else {
+			out = append(out, lines...)
+		}
 		in.observe(lines, &out)
 		in.pollStages()
 		in.poll(&out)

@@ -28,6 +28,16 @@ type FioWorkload struct {
 	// Corruptions are the blocks deliberately stored corrupted underneath
 	// fio (a test of the verify path), with their byte offsets.
 	Corruptions []FioBlock `json:"corruptions,omitempty"`
+	// Load is the harness machine's load when the run ended (absent when
+	// it could not be read). Added field.
+	Load *MachineLoad `json:"load,omitempty"`
+}
+
+// MachineLoad is the harness machine's 1-minute load average
+// (/proc/loadavg) and its CPU count.
+type MachineLoad struct {
+	Avg1 float64 `json:"avg1"`
+	CPUs int     `json:"cpus"`
 }
 
 // FioWorkloadVolume is one volume's fio process.
@@ -73,6 +83,14 @@ type FioSummary struct {
 	// Unattributed are fio gaps of at least ToleranceS outside every
 	// migration of their volume: a stall the ANA samples did not explain.
 	Unattributed []FioGap `json:"unattributed_gaps"`
+	// NoiseFloorS is the longest closed fio gap that overlaps no pause
+	// window of its volume's host and NQN (0 when none was listed),
+	// NoiseGap that gap: fio's own stalls on this machine in this run
+	// (checks.FioNoiseFloor). Added field.
+	NoiseFloorS float64 `json:"noise_floor_s"`
+	NoiseGap    *FioGap `json:"noise_gap,omitempty"`
+	// Load is FioWorkload.Load. Added field.
+	Load *MachineLoad `json:"load,omitempty"`
 }
 
 // FioVolume is one volume's fio as read back from its files. Times are

@@ -259,7 +259,11 @@ func (tw *TimelineWriter) Append(l Line) error {
 	if !tw.batched {
 		tw.buf.Reset()
 	}
-	if err := tw.enc.Encode(l); err != nil {
+	// The flat lines (most of a timeline) are encoded without reflection;
+	// the others by encoding/json, to the same bytes (appendLine).
+	if b, ok := appendLine(tw.buf.AvailableBuffer(), &l); ok {
+		tw.buf.Write(append(b, '\n'))
+	} else if err := tw.enc.Encode(l); err != nil {
 		return fmt.Errorf("%s: encode %s line: %w", tw.path, l.Kind, err)
 	}
 	if !tw.batched {

@@ -20,12 +20,17 @@ func itoa(n int) string { return strconv.Itoa(n) }
 func ChurnOf(timeline []record.Line) record.Churn {
 	type key struct{ name, addr string }
 	prev := map[string]map[key]string{}
+	prevCtrls := map[string][]record.Controller{}
 	net := map[string]int{}
 	var ch record.Churn
 	for _, l := range timeline {
 		if l.Kind != record.KindSample {
 			continue
 		}
+		if p, ok := prevCtrls[l.Host]; ok && len(p) == len(l.Controllers) && (len(p) == 0 || &p[0] == &l.Controllers[0]) {
+			continue // the same controllers as the host's previous sample (a heartbeat's repeat): no churn
+		}
+		prevCtrls[l.Host] = l.Controllers
 		cur := make(map[key]string, len(l.Controllers))
 		for _, c := range l.Controllers {
 			cur[key{c.Name, c.Address}] = c.State

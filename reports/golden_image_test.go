@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -406,6 +407,66 @@ func TestSwimlaneBytesStable(t *testing.T) {
 	for range 50 {
 		if b, _ := SwimlaneBytes(plan, c, "svg"); !bytes.Equal(b, first) {
 			t.Fatal("two renders of the same cutover differ")
+		}
+	}
+}
+
+// TestSwimlaneBound: WriteRun draws DefaultSwimlanes swimlanes by default,
+// the worst cutovers (those not passing, then the longest pauses), and
+// names how many it left out and how to draw them; Input.Swimlanes < 0
+// draws every one, n draws n.
+func TestSwimlaneBound(t *testing.T) {
+	plan, one, tl := swimlaneFixture()
+	sum := one
+	sum.Migrations = nil
+	n := DefaultSwimlanes + 2
+	for i := range n {
+		m := one.Migrations[0]
+		m.ID = fmt.Sprintf("m%02d", i)
+		hosts := map[string]record.HostPauses{}
+		for h, hp := range m.Hosts {
+			hp.LongestPauseS = float64(i%7) / 2 // m06 and m13 are the longest, then m05, m12, ...
+			hosts[h] = hp
+		}
+		m.Hosts = hosts
+		sum.Migrations = append(sum.Migrations, m)
+	}
+	drawn := func(dir string) []string {
+		var ids []string
+		for _, m := range sum.Migrations {
+			if _, err := os.Stat(filepath.Join(dir, SwimlaneFile(m.ID, "png"))); err == nil {
+				ids = append(ids, m.ID)
+			}
+		}
+		return ids
+	}
+	for _, tc := range []struct {
+		lanes   int
+		want    int
+		omitted string
+	}{
+		{0, DefaultSwimlanes, "2 swimlane(s) of the other migrations are not drawn (the 10 worst are; `fiomig report <run-dir> --swimlanes all` draws them)."},
+		{-1, n, ""},
+		{3, 3, "9 swimlane(s) of the other migrations are not drawn (the 3 worst are;"},
+	} {
+		dir := t.TempDir()
+		if err := WriteRun(dir, Input{Plan: plan, Summary: sum, Timeline: tl, Swimlanes: tc.lanes}); err != nil {
+			t.Fatal(err)
+		}
+		ids := drawn(dir)
+		if len(ids) != tc.want {
+			t.Errorf("Swimlanes %d: drew %v, want %d", tc.lanes, ids, tc.want)
+		}
+		// The left-out ones are the shortest pauses (0 s: m00 and m07).
+		if tc.lanes == 0 && (slices.Contains(ids, "m00") || slices.Contains(ids, "m07")) {
+			t.Errorf("the default drew %v: not the worst", ids)
+		}
+		md, err := os.ReadFile(filepath.Join(dir, ReportFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.omitted == "" && bytes.Contains(md, []byte("not drawn")) || tc.omitted != "" && !bytes.Contains(md, []byte(tc.omitted)) {
+			t.Errorf("Swimlanes %d: report.md does not say %q:\n%s", tc.lanes, tc.omitted, md)
 		}
 	}
 }

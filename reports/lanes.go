@@ -124,6 +124,15 @@ func indexTimeline(timeline []record.Line) *timelineIndex {
 	ix := &timelineIndex{samples: map[string][]record.Line{}, phases: map[string][]PhaseMark{},
 		source: map[string]map[string]bool{}, target: map[string]map[string]bool{}}
 	open := map[[2]string][]int{} // (fault, target) -> indexes of open spans, FIFO
+	n := map[string]int{}
+	for _, l := range timeline {
+		if l.Kind == record.KindSample {
+			n[l.Host]++
+		}
+	}
+	for h, k := range n {
+		ix.samples[h] = make([]record.Line, 0, k)
+	}
 	for _, l := range timeline {
 		ix.lastT = math.Max(ix.lastT, l.T)
 		switch l.Kind {

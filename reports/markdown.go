@@ -322,7 +322,7 @@ func markdown(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 		}
 	}
 	if len(lanes) > 0 {
-		b.WriteString("\nSwimlanes, one per migration (the worst first): " + strings.Join(lanes, ", ") + "\n")
+		b.WriteString("\nSwimlanes of the worst cutovers, the worst first: " + strings.Join(lanes, ", ") + "\n")
 	}
 	for _, o := range omitted {
 		b.WriteString("\n" + o + "\n")

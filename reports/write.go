@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"sync"
 
 	"github.com/fiomig/fiomig/record"
 )
@@ -19,10 +21,17 @@ const (
 	PauseSVGFile   = "plots/pause.svg"
 )
 
-// MaxSwimlanes is how many swimlane plots Write draws at most: every
-// migration that does not pass, then the others by longest pause; the
-// report names how many were left out.
+// MaxSwimlanes is how many swimlane plots WriteRun draws at most, whatever
+// Input.Swimlanes asks: every migration that does not pass, then the
+// others by longest pause; the report names how many were left out.
 const MaxSwimlanes = 100
+
+// DefaultSwimlanes is how many swimlanes WriteRun draws when
+// Input.Swimlanes is 0: the worst cutovers (every migration that does not
+// pass first, then by longest pause). A swimlane is most of a report's
+// drawing time (a PNG of ~0.7 Mpixel each); `fiomig report --swimlanes all`
+// draws the others from the record.
+const DefaultSwimlanes = 10
 
 // Input is what WriteRun turns into a run's reports.
 type Input struct {
@@ -34,6 +43,9 @@ type Input struct {
 	// FioSeconds are the real fio processes' per-second figures (runs with
 	// --workload=fio; see ReadFioSeconds), nil otherwise.
 	FioSeconds []FioSeconds
+	// Swimlanes is how many swimlanes to draw, the worst first:
+	// 0 DefaultSwimlanes, < 0 every migration; at most MaxSwimlanes.
+	Swimlanes int
 }
 
 // Figure kinds.
@@ -80,7 +92,7 @@ func Write(dir string, plan record.Plan, sum record.Summary) error {
 // WriteRun writes into dir, which must exist: summary.json (in.Summary with
 // Stats filled in and, with a timeline, Churn; indented JSON), the plots —
 // plots/pause.png|svg, plots/ecdf.png|svg, one plots/swimlane-<migration>.png|svg
-// per migration (at most MaxSwimlanes, the worst first) and, with fio
+// per migration of the worst (Input.Swimlanes of them) and, with fio
 // figures, plots/fio-<migration>.png|svg — report.md, report.html (every
 // plot embedded as its PNG) and junit.xml. Equal inputs give equal bytes in
 // every file. Errors name the file.
@@ -107,9 +119,20 @@ func WriteRun(dir string, in Input) error {
 	if in.Timeline != nil {
 		cuts := Cutovers(sum, in.Timeline)
 		order := worstFirst(plan, sum)
-		if len(order) > MaxSwimlanes {
-			omitted = append(omitted, fmt.Sprintf("%d swimlane(s) of migrations within the bound are not drawn (at most %d per report; the worst are).", len(order)-MaxSwimlanes, MaxSwimlanes))
-			order = order[:MaxSwimlanes]
+		limit := in.Swimlanes
+		switch {
+		case limit == 0:
+			limit = DefaultSwimlanes
+		case limit < 0 || limit > MaxSwimlanes:
+			limit = MaxSwimlanes
+		}
+		if len(order) > limit {
+			how := "`fiomig report <run-dir> --swimlanes all` draws them"
+			if limit == MaxSwimlanes {
+				how = fmt.Sprintf("at most %d per report", MaxSwimlanes)
+			}
+			omitted = append(omitted, fmt.Sprintf("%d swimlane(s) of the other migrations are not drawn (the %d worst are; %s).", len(order)-limit, limit, how))
+			order = order[:limit]
 		}
 		for _, i := range order {
 			c := cuts[i]
@@ -133,24 +156,27 @@ func WriteRun(dir string, in Input) error {
 			render[id] = func(f string) ([]byte, error) { return FioPlotBytes(plan, m, series, f) }
 		}
 	}
+	// The figures are drawn on every processor (each figure's bytes are
+	// its own; the first error in figure order is returned).
+	errs := make([]error, len(figs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(figs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = writeFigure(dir, &figs[i], render[figs[i].ID])
+			}
+		}()
+	}
 	for i := range figs {
-		f := &figs[i]
-		png, err := render[f.ID]("png")
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
-			return err
-		}
-		if err := writeFile(dir, f.PNG, png); err != nil {
-			return err
-		}
-		// report.html embeds the PNG: its text is drawn with the fonts
-		// gonum/plot embeds, where an SVG's text would take the browser's
-		// fonts, whose other widths cut labels off.
-		f.embed, f.mime = png, "image/png"
-		svg, err := render[f.ID]("svg")
-		if err != nil {
-			return err
-		}
-		if err := writeFile(dir, f.SVG, svg); err != nil {
 			return err
 		}
 	}
@@ -169,6 +195,26 @@ func WriteRun(dir string, in Input) error {
 		return err
 	}
 	return writeFile(dir, JUnitFile, junit)
+}
+
+// writeFigure renders f as PNG and SVG with render and writes both files;
+// report.html embeds the PNG: its text is drawn with the fonts gonum/plot
+// embeds, where an SVG's text would take the browser's fonts, whose other
+// widths cut labels off.
+func writeFigure(dir string, f *Figure, render func(format string) ([]byte, error)) error {
+	png, err := render("png")
+	if err != nil {
+		return err
+	}
+	if err := writeFile(dir, f.PNG, png); err != nil {
+		return err
+	}
+	f.embed, f.mime = png, "image/png"
+	svg, err := render("svg")
+	if err != nil {
+		return err
+	}
+	return writeFile(dir, f.SVG, svg)
 }
 
 // worstFirst returns the indexes of sum's migrations: those not passing

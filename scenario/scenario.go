@@ -36,7 +36,8 @@ type Config struct {
 	// timeline) and no report, plots or junit.xml: for tests and sweeps
 	// that read only the summary.
 	SummaryOnly bool
-	// Progress receives one line per migration and per stage; nil = silent.
+	// Progress receives one line per migration and per stage, the first
+	// naming the run directory once created; nil = silent.
 	Progress io.Writer
 }
 
@@ -100,6 +101,9 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 		return Result{}, err
 	}
 	res := Result{Dir: dir}
+	// The first progress line names the run directory (fiomig reproduce
+	// starts its next operator once it is written).
+	fmt.Fprintf(progress, "recording to %s\n", dir)
 	if err := record.WriteJSON(filepath.Join(dir, record.PlanFile), cfg.Plan); err != nil {
 		return res, err
 	}

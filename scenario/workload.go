@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -125,9 +126,13 @@ func RunFio(ctx context.Context, seed int64, cfg Config, fo FioOptions) (Result,
 	cfg.Plan.Params.Extra = extra
 
 	res, runErr := Run(ctx, cluster, cfg)
+	load, loadOK := workload.LoadAverage()
 	closeErr := cluster.Close()
 
 	wl := record.FioWorkload{EpochMs: cluster.EpochMs(), RateIOPS: rate}
+	if loadOK {
+		wl.Load = &record.MachineLoad{Avg1: load, CPUs: runtime.NumCPU()}
+	}
 	stop := cluster.StopReport()
 	wl.Drained, wl.Killed, wl.Exited = stop.Drained, stop.Killed, stop.Exited
 	for _, c := range cluster.Workload().FS().Corruptions() {
@@ -323,6 +328,10 @@ func FioEvaluate(dir string, plan record.Plan, lines []record.Line, sum record.S
 		fsum.Volumes = append(fsum.Volumes, v)
 	}
 	fsum.Comparisons, fsum.Unattributed = checks.CompareFio(plan, sum.Migrations, fsum.Volumes)
+	if g := checks.FioNoiseFloor(sum.Migrations, fsum.Volumes); g != nil {
+		fsum.NoiseFloorS, fsum.NoiseGap = g.LengthS, g
+	}
+	fsum.Load = wl.Load
 	if fsum.Comparisons == nil {
 		fsum.Comparisons = []record.FioComparison{}
 	}

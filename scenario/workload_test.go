@@ -3,8 +3,11 @@ package scenario
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,12 +78,85 @@ func checkOf(sum record.Summary, name string) record.CheckResult {
 	return record.CheckResult{Name: name, Verdict: "missing"}
 }
 
+// fioNoiseTolerance returns the tolerance a real-fio run's comparisons
+// get: checks.FioToleranceS plus fio's noise floor measured in the same
+// run (its longest stall that no pause window explains,
+// checks.FioNoiseFloor), since one such stall of the machine may abut a
+// cutover and move an edge of fio's gap there. It fails the test, naming
+// the machine's load, when that tolerance reaches resolveS (the shortest
+// pause the test must tell apart): fio then shows a stall no pause
+// explains that could pass for a cutover, and a pass would mean nothing.
+func fioNoiseTolerance(t *testing.T, plan record.Plan, sum record.Summary, resolveS float64) float64 {
+	t.Helper()
+	fs := sum.Fio
+	tol := checks.FioToleranceS(plan) + fs.NoiseFloorS
+	load := "unknown"
+	if l, ok := workload.LoadAverage(); ok {
+		load = fmt.Sprintf("%.2f on %d CPUs now", l, runtime.NumCPU())
+	}
+	if fs.Load != nil {
+		load = fmt.Sprintf("%.2f on %d CPUs at the end of the run, %s", fs.Load.Avg1, fs.Load.CPUs, load)
+	}
+	where := "no stall clear of every pause window"
+	if fs.NoiseGap != nil {
+		where = fmt.Sprintf("%s at [%.3f, %.3f] s", fs.NoiseGap.Volume, fs.NoiseGap.StartS, fs.NoiseGap.EndS)
+	}
+	t.Logf("fio's noise floor %.3f s (%s); load average %s; tolerance %.3f s + %.3f s = %.3f s", fs.NoiseFloorS, where, load, checks.FioToleranceS(plan), fs.NoiseFloorS, tol)
+	if tol >= resolveS {
+		t.Fatalf("fio's noise floor %.3f s (%s) at load average %s: tolerance + floor %.3f s >= %.3f s, the pause this test must resolve; this machine is too loaded for fio to tell the cutover from its own stalls",
+			fs.NoiseFloorS, where, load, tol, resolveS)
+	}
+	return tol
+}
+
+// fioPauseWindowsSeen checks that every ANA pause window of a migration of
+// each volume shows in fio as an overlapping gap at least as long as the
+// window less tol, and logs fio's gaps of 0.2 s or more. A stall that no
+// pause window explains needs no check of its own: the longest is fio's
+// noise floor, which fioNoiseTolerance bounds.
+func fioPauseWindowsSeen(t *testing.T, sum record.Summary, tol float64) {
+	t.Helper()
+	overlaps := func(g record.FioGap, w [2]float64) bool { return g.StartS < w[1] && g.EndS > w[0] }
+	for _, v := range sum.Fio.Volumes {
+		var windows [][2]float64
+		for _, m := range sum.Migrations {
+			if m.NQN == v.NQN {
+				windows = append(windows, m.Hosts[v.Host].Windows...)
+			}
+		}
+		for _, w := range windows {
+			seen := false
+			for _, g := range v.Gaps {
+				seen = seen || (overlaps(g, w) && g.LengthS >= w[1]-w[0]-tol)
+			}
+			if !seen {
+				t.Errorf("%s on %s: ANA pause window [%.3f, %.3f] s has no fio gap overlapping it of at least %.3f s: %+v", v.Volume, v.Host, w[0], w[1], w[1]-w[0]-tol, v.Gaps)
+			}
+		}
+		for _, g := range v.Gaps {
+			if g.LengthS >= 0.2 {
+				explained := false
+				for _, w := range windows {
+					explained = explained || overlaps(g, w)
+				}
+				t.Logf("%s: fio gap %.3f s at [%.3f, %.3f] s (open %v, overlaps a pause window %v)", v.Volume, g.LengthS, g.StartS, g.EndS, g.Open, explained)
+			}
+		}
+	}
+}
+
 // Acceptance: a real-fio run of 2 migrations in which fio's logged I/O gap
-// and the ANA pause agree within max(2 × sample interval, 0.25 s).
+// and the ANA pause agree within max(2 × sample interval, 0.25 s) plus
+// fio's noise floor in the same run (its longest stall that no pause
+// window explains), and every ANA pause window shows in fio's log. On a
+// loaded machine the product's agreement check may be inconclusive (a
+// difference within the noise floor), never failed; a floor too long to
+// resolve the cutover fails the test, naming the load.
 func TestRealFioTwoMigrationsAgreeWithANA(t *testing.T) {
 	requireRealFio(t)
 	start := time.Now()
-	res, _ := runFio(t, context.Background(), fioParams(2, 2, 2.0), FioOptions{})
+	p := fioParams(2, 2, 2.0)
+	res, _ := runFio(t, context.Background(), p, FioOptions{})
 	t.Logf("run took %.1f s", time.Since(start).Seconds())
 	sum := res.Summary
 	if sum.Fio == nil {
@@ -92,24 +168,34 @@ func TestRealFioTwoMigrationsAgreeWithANA(t *testing.T) {
 	if len(sum.Fio.Comparisons) != 2 {
 		t.Fatalf("%d comparisons, want one per migration: %+v", len(sum.Fio.Comparisons), sum.Fio.Comparisons)
 	}
-	tol := checks.FioToleranceS(record.Plan{Params: fioParams(2, 2, 2)})
+	// Not vacuous: the cutover (2 s ± 25 %) is in both measurements.
+	shortest := math.Inf(1)
 	for _, c := range sum.Fio.Comparisons {
 		t.Logf("%s %s on %s: ANA pause %.3f s, fio gap %.3f s (%+.3f s)", c.Migration, c.Volume, c.Host, c.PauseS, c.FioGapS, c.DiffS)
-		// Not vacuous: the cutover (2 s ± 25 %) is in both measurements.
 		if c.PauseS < 1.4 || c.FioGapS < 1.4 {
 			t.Errorf("%s: ANA pause %.3f s, fio gap %.3f s; want both to show the ~2 s cutover", c.Migration, c.PauseS, c.FioGapS)
 		}
-		if d := c.FioGapS - c.PauseS; d > tol || d < -tol || !c.Agree {
-			t.Errorf("%s: fio gap %.3f s and ANA pause %.3f s differ by %.3f s > %.2f s", c.Migration, c.FioGapS, c.PauseS, d, tol)
+		shortest = math.Min(shortest, c.PauseS)
+	}
+	tol := fioNoiseTolerance(t, res.Plan, sum, shortest)
+	noisy := false
+	for _, c := range sum.Fio.Comparisons {
+		if d := math.Abs(c.FioGapS - c.PauseS); d > tol+1e-9 {
+			t.Errorf("%s: fio gap %.3f s and ANA pause %.3f s differ by %.3f s > %.3f s (tolerance + fio's noise floor)", c.Migration, c.FioGapS, c.PauseS, d, tol)
+		} else if !c.Agree {
+			noisy = true
 		}
 	}
+	fioPauseWindowsSeen(t, sum, tol)
 	for _, name := range []string{checks.CheckPauseBound, checks.CheckFioPauseAgreement, checks.CheckFioDataIntegrity, checks.CheckFioIOErrors} {
-		if c := checkOf(sum, name); c.Verdict != record.Pass {
-			t.Errorf("%s: %s (%s)", name, c.Verdict, c.Detail)
+		c := checkOf(sum, name)
+		if c.Verdict == record.Pass || (name == checks.CheckFioPauseAgreement && noisy && c.Verdict == record.Inconclusive) {
+			continue
 		}
+		t.Errorf("%s: %s (%s)", name, c.Verdict, c.Detail)
 	}
-	if sum.Verdict != record.Pass {
-		t.Errorf("verdict %s", sum.Verdict)
+	if agreement := checkOf(sum, checks.CheckFioPauseAgreement).Verdict; sum.Verdict != agreement {
+		t.Errorf("verdict %s, fio-pause-agreement %s: want the run's verdict to be the agreement check's (every other check passes)", sum.Verdict, agreement)
 	}
 	// fio's files are in the run directory, and the record re-evaluates to
 	// the same summary.
@@ -132,14 +218,14 @@ func TestRealFioTwoMigrationsAgreeWithANA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a, b := reports.WithStats(again), res.Summary; a.Verdict != b.Verdict || len(a.Checks) != len(b.Checks) || a.Fio.Comparisons[1].FioGapS != b.Fio.Comparisons[1].FioGapS {
+	if a, b := reports.WithStats(again), res.Summary; a.Verdict != b.Verdict || len(a.Checks) != len(b.Checks) || a.Fio.Comparisons[1].FioGapS != b.Fio.Comparisons[1].FioGapS || a.Fio.NoiseFloorS != b.Fio.NoiseFloorS {
 		t.Errorf("re-evaluation differs: %+v vs %+v", a.Checks, b.Checks)
 	}
 	md, err := os.ReadFile(filepath.Join(res.Dir, reports.ReportFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(md), "## fio beside the ANA samples — pass") {
+	if !strings.Contains(string(md), "## fio beside the ANA samples — "+checkOf(sum, checks.CheckFioPauseAgreement).Verdict) {
 		t.Errorf("report.md lacks the fio section")
 	}
 	var io int
@@ -169,9 +255,11 @@ func TestRealFioLongCutoverAndCorruptedBlock(t *testing.T) {
 	}
 	c := sum.Fio.Comparisons[0]
 	t.Logf("ANA pause %.3f s, fio gap %.3f s at %+v", c.PauseS, c.FioGapS, c.FioGap)
-	if c.PauseS <= 5 || c.FioGapS <= 5 || !c.Agree {
-		t.Errorf("7 s ±25%% cutover: ANA pause %.3f s, fio gap %.3f s, agree %v; want both over the 5 s bound and agreeing", c.PauseS, c.FioGapS, c.Agree)
+	tol := fioNoiseTolerance(t, res.Plan, sum, res.Plan.Params.PauseCritS)
+	if d := math.Abs(c.DiffS); c.PauseS <= 5 || c.FioGapS <= 5 || d > tol+1e-9 {
+		t.Errorf("7 s ±25%% cutover: ANA pause %.3f s, fio gap %.3f s, off by %.3f s; want both over the 5 s bound and agreeing within %.3f s (tolerance + fio's noise floor)", c.PauseS, c.FioGapS, d, tol)
 	}
+	fioPauseWindowsSeen(t, sum, tol)
 	if pb := checkOf(sum, checks.CheckPauseBound); pb.Verdict != record.Fail {
 		t.Errorf("pause-bound %s (%s), want fail", pb.Verdict, pb.Detail)
 	}

@@ -118,7 +118,7 @@ func (h *Host) render(writeOnly bool) *treeFS {
 		name := c.Name()
 		dir := ctlDir + "/" + name
 		b.symlink("class/nvme/"+name, "../../"+dir)
-		w := func(f, v string) { b.file(dir+"/"+f, v+"\n") }
+		w := b.attrs(dir)
 		w("state", string(c.State))
 		w("address", addressString(c))
 		w("transport", c.Spec.Transport)
@@ -152,7 +152,7 @@ func (h *Host) render(writeOnly bool) *treeFS {
 		}
 		for _, l := range c.legs {
 			ldir := dir + "/" + l.name(c)
-			lw := func(f, v string) { b.file(ldir+"/"+f, v+"\n") }
+			lw := b.attrs(ldir)
 			lw("ana_state", string(l.ana))
 			lw("ana_grpid", strconv.Itoa(l.grp))
 			lw("hidden", "1")
@@ -164,7 +164,7 @@ func (h *Host) render(writeOnly bool) *treeFS {
 		sname := fmt.Sprintf("nvme-subsys%d", s.Instance)
 		dir := subsysDir + "/" + sname
 		b.symlink("class/nvme-subsystem/"+sname, "../../"+dir)
-		w := func(f, v string) { b.file(dir+"/"+f, v+"\n") }
+		w := b.attrs(dir)
 		w("subsysnqn", s.NQN)
 		w("iopolicy", "numa")
 		w("model", pad(modelOf(s.NQN), 40))
@@ -179,7 +179,7 @@ func (h *Host) render(writeOnly bool) *treeFS {
 			hname := hd.name(s)
 			hdir := dir + "/" + hname
 			b.symlink("class/block/"+hname, "../../"+hdir)
-			hw := func(f, v string) { b.file(hdir+"/"+f, v+"\n") }
+			hw := b.attrs(hdir)
 			hw("dev", fmt.Sprintf("%d:%d", majorBlock, hd.minor))
 			hw("hidden", "0")
 			hw("uevent", fmt.Sprintf("MAJOR=%d\nMINOR=%d\nDEVNAME=%s\nDEVTYPE=disk\nDISKSEQ=%d", majorBlock, hd.minor, hname, hd.diskseq))

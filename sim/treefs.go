@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,22 +20,24 @@ import (
 // reports a link entry with fs.ModeSymlink, not as a directory, as the
 // kernel's class/ entries are reported on a real /sys.
 //
-// Lookups are a binary search per path element, so reading a file costs
-// O(depth·log(width)) and nothing is copied on Open.
+// Lookups are a map lookup of the directory and a binary search in it, so
+// reading a file costs O(log(width)) and nothing is copied on Open; a tree
+// costs a node per entry and a map entry per directory to build.
 type treeFS struct {
 	root *tnode
-	// paths maps every physical path (no symlink on the way) to its node.
-	paths map[string]*tnode
-	// resolved memoises lookups that went through symlinks.
-	mu       sync.Mutex
-	resolved map[string]*tnode
+	// dirs maps every physical directory path (no symlink on the way) to
+	// its node; the other nodes are found in their directory (node).
+	dirs map[string]*tnode
+	// links memoises the targets of the symlinks followed.
+	mu    sync.Mutex
+	links map[string]string
 }
 
 // tnode is one entry of a treeFS.
 type tnode struct {
 	name     string
 	mode     fs.FileMode // fs.ModeDir, fs.ModeSymlink or regular permission bits
-	data     []byte      // regular file content
+	data     string      // regular file content
 	link     string      // symlink target, relative to the link's directory
 	children []*tnode    // sorted by name (directories)
 }
@@ -70,7 +73,21 @@ func (b *treeBuilder) file(p, content string) {
 
 func (b *treeBuilder) fileMode(p, content string, perm fs.FileMode) {
 	d := b.dir(path.Dir(p))
-	d.children = append(d.children, &tnode{name: path.Base(p), mode: perm, data: []byte(content)})
+	d.children = append(d.children, &tnode{name: path.Base(p), mode: perm, data: content})
+}
+
+// attrs returns a function adding sysfs attribute files to directory p
+// (created with its parents): f's content is v plus the newline sysfs
+// values end in; an f with a '/' goes in a subdirectory of p.
+func (b *treeBuilder) attrs(p string) func(f, v string) {
+	d := b.dir(p)
+	return func(f, v string) {
+		if strings.IndexByte(f, '/') >= 0 {
+			b.file(p+"/"+f, v+"\n")
+			return
+		}
+		d.children = append(d.children, &tnode{name: f, mode: 0o444, data: v + "\n"})
+	}
 }
 
 // symlink adds a symbolic link at p pointing at target (relative to p's
@@ -81,24 +98,29 @@ func (b *treeBuilder) symlink(p, target string) {
 }
 
 func (b *treeBuilder) build() *treeFS {
-	t := &treeFS{root: b.root, paths: make(map[string]*tnode, 4*len(b.dirs)), resolved: map[string]*tnode{}}
-	for p, d := range b.dirs {
-		sort.Slice(d.children, func(i, j int) bool { return d.children[i].name < d.children[j].name })
-		t.paths[p] = d
-		for _, c := range d.children {
-			if c.mode&fs.ModeDir == 0 {
-				t.paths[childPath(p, c.name)] = c
-			}
-		}
+	for _, d := range b.dirs {
+		slices.SortFunc(d.children, func(x, y *tnode) int { return strings.Compare(x.name, y.name) })
 	}
-	return t
+	return &treeFS{root: b.root, dirs: b.dirs}
 }
 
-func childPath(dir, name string) string {
-	if dir == "." {
-		return name
+// node returns the node at physical path p (no symlink on the way): a
+// directory by one map lookup, anything else by a binary search of its
+// directory.
+func (t *treeFS) node(p string) (*tnode, bool) {
+	if d, ok := t.dirs[p]; ok {
+		return d, true
 	}
-	return dir + "/" + name
+	dir, name := ".", p
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		dir, name = p[:i], p[i+1:]
+	}
+	d, ok := t.dirs[dir]
+	if !ok {
+		return nil, false
+	}
+	n := d.child(name)
+	return n, n != nil
 }
 
 func (n *tnode) child(name string) *tnode {
@@ -114,21 +136,13 @@ const maxLinkHops = 16
 // lookup resolves name (a valid fs path) to a node; follow says whether a
 // symlink in the last element is followed. Symlinks in inner elements are
 // always followed. Physical paths (no symlink on the way) are one map
-// lookup; resolved paths through symlinks are memoised.
+// lookup; a path through symlinks restarts at each link's memoised target.
 func (t *treeFS) lookup(op, name string, follow bool) (*tnode, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
 	}
-	if n, ok := t.paths[name]; ok && (n.mode&fs.ModeSymlink == 0 || !follow) {
+	if n, ok := t.node(name); ok && (n.mode&fs.ModeSymlink == 0 || !follow) {
 		return n, nil
-	}
-	if follow {
-		t.mu.Lock()
-		n, ok := t.resolved[name]
-		t.mu.Unlock()
-		if ok {
-			return n, nil
-		}
 	}
 	p := name
 	for hops := 0; ; {
@@ -137,11 +151,6 @@ func (t *treeFS) lookup(op, name string, follow bool) (*tnode, error) {
 			return nil, &fs.PathError{Op: op, Path: name, Err: err}
 		}
 		if restart == "" {
-			if follow {
-				t.mu.Lock()
-				t.resolved[name] = n
-				t.mu.Unlock()
-			}
 			return n, nil
 		}
 		hops++
@@ -164,18 +173,21 @@ func (t *treeFS) walk(p string, follow bool) (*tnode, string, error) {
 			continue
 		}
 		prefix := p[:i]
-		n, ok := t.paths[prefix]
+		n, ok := t.node(prefix)
 		if !ok {
 			return nil, "", fs.ErrNotExist
 		}
 		last := i == len(p)
 		if n.mode&fs.ModeSymlink != 0 && (!last || follow) {
-			target := path.Join(path.Dir(prefix), n.link)
+			target := t.linkTarget(prefix, n)
 			if target == ".." || strings.HasPrefix(target, "../") {
 				return nil, "", fs.ErrNotExist
 			}
-			if !last {
-				target = path.Join(target, p[i+1:])
+			if !last && target != "." {
+				// p is a valid path: its rest has no "." or ".." element.
+				target += "/" + p[i+1:]
+			} else if !last {
+				target = p[i+1:]
 			}
 			return nil, target, nil
 		}
@@ -187,6 +199,22 @@ func (t *treeFS) walk(p string, follow bool) (*tnode, string, error) {
 		}
 	}
 	return nil, "", fs.ErrNotExist
+}
+
+// linkTarget is the clean path the symlink n at physical path p points
+// at, memoised per link.
+func (t *treeFS) linkTarget(p string, n *tnode) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if target, ok := t.links[p]; ok {
+		return target
+	}
+	target := path.Join(path.Dir(p), n.link)
+	if t.links == nil {
+		t.links = map[string]string{}
+	}
+	t.links[p] = target
+	return target
 }
 
 // Open implements fs.FS.
@@ -216,9 +244,7 @@ func (t *treeFS) ReadFile(name string) ([]byte, error) {
 	if n.mode&0o444 == 0 {
 		return nil, &fs.PathError{Op: "readfile", Path: name, Err: fs.ErrPermission}
 	}
-	out := make([]byte, len(n.data))
-	copy(out, n.data)
-	return out, nil
+	return []byte(n.data), nil
 }
 
 // ReadDir implements fs.ReadDirFS.

@@ -291,19 +291,26 @@ const MaxLoadFactor = 4
 // on the scheduler — a process exiting, a mount going idle — are scaled by
 // it, so that a loaded 2-core CI machine does not turn into false failures.
 func LoadFactor() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 1
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 1
-	}
-	load, err := strconv.ParseFloat(f[0], 64)
-	if err != nil {
+	load, ok := LoadAverage()
+	if !ok {
 		return 1
 	}
 	return min(MaxLoadFactor, max(1, load/float64(runtime.NumCPU())))
+}
+
+// LoadAverage is this machine's 1-minute load average from /proc/loadavg;
+// ok is false when it cannot be read.
+func LoadAverage() (load float64, ok bool) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0, false
+	}
+	load, err = strconv.ParseFloat(f[0], 64)
+	return load, err == nil
 }
 
 // scaled is d times LoadFactor.

@@ -157,7 +157,8 @@ func Line(e sim.Event) record.Line {
 		l.Node, l.RejectedConnects, l.NotAllowedConnects = e.Node, record.Int64(e.RejectedConnects), record.Int64(e.NotAllowedConnects)
 	case sim.EventIO:
 		l.Volume, l.NQN, l.Host = e.Volume, e.NQN, e.Host
-		l.Completed, l.Errors, l.Queued = record.Int64(e.Completed), record.Int64(e.Errors), record.Int64(e.Queued)
+		n := &[3]int64{e.Completed, e.Errors, e.Queued} // one allocation for the three counters
+		l.Completed, l.Errors, l.Queued = &n[0], &n[1], &n[2]
 		l.Pod, l.PodState, l.Reason = e.Pod, e.PodState, e.Reason
 		if e.VerifyErrors > 0 {
 			l.Errno, l.VerifyErrors = e.Errno, record.Int64(e.VerifyErrors)

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/fiomig/fiomig/checks"
 	"github.com/fiomig/fiomig/record"
@@ -30,8 +31,9 @@ Re-reads <run-dir>/plan.json and <run-dir>/timeline.jsonl, evaluates every
 check from that record alone (pause bound, freezes, leaked controllers,
 ip:port path completeness, split brain, served after cutover, unattributed
 pauses, faults landed), rewrites summary.json, report.md, report.html,
-junit.xml and plots/ (pause, ecdf and one swimlane per migration, as .png
-and .svg; fio-<migration> too for a --workload=fio run) in <run-dir> (or
+junit.xml and plots/ (pause, ecdf and one swimlane per migration of the
+--swimlanes worst, as .png and .svg; fio-<migration> too for a
+--workload=fio run) in <run-dir> (or
 in --out DIR, leaving <run-dir> untouched), and prints the verdicts. Flags may come before or after <run-dir>.
 
 --pause-crit and --freezes-allowed re-judge the stored run against other
@@ -72,6 +74,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("quiet", false, "print only the overall verdict line")
 	crit := fs.Float64("pause-crit", 0, "re-judge with this bound on the longest pause window per migration and host, in `seconds` (CUTOVER_PAUSE_CRIT_S; default: the run's, from plan.json)")
 	freezes := fs.Int("freezes-allowed", 0, "re-judge with this many pause windows allowed per migration (CUTOVER_FREEZES_ALLOWED; default: the run's, from plan.json)")
+	swimlanes := fs.String("swimlanes", "", "draw this many swimlanes, the worst cutovers first: a `number` or all (at most 100; default 10)")
 	outDir := fs.String("out", "", "write summary.json and the reports into this `directory` (created if missing) instead of <run-dir>: for a read-only run directory")
 	pos, code, ok := parseSubcommand("report", reportHelp, fs, args, stdout, stderr)
 	if !ok {
@@ -91,6 +94,19 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	if set["freezes-allowed"] && *freezes < 0 {
 		fmt.Fprintf(stderr, "fiomig report: --freezes-allowed must be >= 0, got %d (see fiomig report --help)\n", *freezes)
 		return exitUsage
+	}
+	lanes := 0 // reports.DefaultSwimlanes
+	switch v := *swimlanes; v {
+	case "":
+	case "all":
+		lanes = -1
+	default:
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			fmt.Fprintf(stderr, "fiomig report: --swimlanes must be a number >= 1 or all, got %q (see fiomig report --help)\n", v)
+			return exitUsage
+		}
+		lanes = n
 	}
 	dest := dir
 	if *outDir != "" {
@@ -172,7 +188,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fiomig report: warning: %s\n", sum.Coverage.Note)
 	}
 	sum.Rejudged = rejudged
-	in := reports.Input{Plan: plan, Summary: sum, Timeline: report.Lines()}
+	in := reports.Input{Plan: plan, Summary: sum, Timeline: report.Lines(), Swimlanes: lanes}
 	if report.Dropped {
 		fmt.Fprintf(stderr, "fiomig report: over %d host states: no swimlanes drawn (the checks saw every one)\n", scenario.ReportStatesMax)
 	}

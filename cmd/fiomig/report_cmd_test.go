@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fiomig/fiomig/record"
+	"github.com/fiomig/fiomig/reports"
 )
 
 const reportNQN = "nqn.2023-02.io.simplyblock:vol1"
@@ -519,5 +520,26 @@ func TestReportFioRunWithoutFioEvidence(t *testing.T) {
 				t.Errorf("%d fio checks, verdict %s; want 3, inconclusive", n, sum.Verdict)
 			}
 		})
+	}
+}
+
+// TestReportSwimlanesFlag: --swimlanes takes a number >= 1 or all; anything
+// else is bad usage naming the flag.
+func TestReportSwimlanesFlag(t *testing.T) {
+	dir := writeRunDir(t, 2, true)
+	for _, v := range []string{"0", "-3", "some"} {
+		code, _, errs := runCLI("report", dir, "--swimlanes", v)
+		if code != exitUsage || !strings.Contains(errs, "--swimlanes must be a number >= 1 or all") {
+			t.Errorf("--swimlanes %s: exit %d, stderr %q; want 2 naming the flag", v, code, errs)
+		}
+	}
+	for _, v := range []string{"all", "1"} {
+		code, out, errs := runCLI("report", dir, "--swimlanes", v)
+		if code != exitPass {
+			t.Errorf("--swimlanes %s: exit %d\n%s%s", v, code, out, errs)
+		}
+		if _, err := os.Stat(filepath.Join(dir, reports.SwimlaneFile("m1", "png"))); err != nil {
+			t.Errorf("--swimlanes %s: %v", v, err)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fiomig/fiomig/incidents"
@@ -244,12 +245,41 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := interruptContext(stderr, "fiomig reproduce")
 	defer stop()
 	start := time.Now().Unix()
-	var results []scenario.ReproduceResult
-	for _, op := range f.operators(inc) {
+	// The operators run concurrently (each its own simulated world; the
+	// same bytes as one after the other). Each starts once the one before
+	// has created its run directory (scenario.Run's first progress line
+	// names it), so the first keeps fio-mig-<start> and the next
+	// fio-mig-<start>-2. With more than one, each progress line is tagged
+	// with its operator.
+	ops := f.operators(inc)
+	cmdlines := make([]string, len(ops))
+	for i, op := range ops {
 		cmdline := f.commandLine(pos[0], op, f.seed, targetDNR)
+		cmdlines[i] = cmdline
 		fmt.Fprintf(stdout, "\n== operator %s: %s\n", op, cmdline)
-		r, err := scenario.Reproduce(ctx, f.options(inc, op, f.seed, targetDNR, cmdline, f.out, start, indent{stdout}))
-		if err != nil {
+	}
+	results := make([]scenario.ReproduceResult, len(ops))
+	errs := make([]error, len(ops))
+	out := &lockedWriter{w: stdout}
+	var wg sync.WaitGroup
+	for i, op := range ops {
+		progress := &opProgress{w: out, started: make(chan struct{})}
+		if len(ops) > 1 {
+			progress.tag = fmt.Sprintf("%-*s| ", len("prefix "), op)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer progress.start()
+			results[i], errs[i] = scenario.Reproduce(ctx, f.options(inc, op, f.seed, targetDNR, cmdlines[i], f.out, start, progress))
+		}()
+		<-progress.started
+	}
+	wg.Wait()
+	interrupted := false
+	for i, op := range ops {
+		r := results[i]
+		if err := errs[i]; err != nil {
 			fmt.Fprintf(stderr, "fiomig reproduce: %s: %v\n", op, err)
 			if r.Dir != "" {
 				fmt.Fprintf(stderr, "fiomig reproduce: what was recorded is in %s\n", r.Dir)
@@ -257,14 +287,20 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		if r.Interrupted {
-			fmt.Fprintf(stderr, "fiomig reproduce: interrupted; the timeline recorded so far is in %s\n", r.Dir)
-			return exitInterrupted
+			interrupted = true
+			fmt.Fprintf(stderr, "fiomig reproduce: %s interrupted; the timeline recorded so far is in %s\n", op, r.Dir)
 		}
+	}
+	if interrupted {
+		return exitInterrupted
+	}
+	for i, op := range ops {
+		r := results[i]
+		fmt.Fprintf(stdout, "\n== operator %s done\n", op)
 		for _, e := range r.FaultErrors {
 			fmt.Fprintf(stdout, "  fault: %v\n", e)
 		}
 		fmt.Fprintf(stdout, "  run directory: %s\n", r.Dir)
-		results = append(results, r)
 	}
 	// Every run's reproduce.md shows all operators side by side.
 	for _, r := range results {
@@ -431,13 +467,36 @@ func clip(s string, n int) string {
 	return s[:n-1] + "…"
 }
 
-// indent prefixes every line written with two spaces.
-type indent struct{ w io.Writer }
+// opProgress is one operator's progress writer: every line indented by
+// two spaces and tag, each Write one write to w; the first Write (or start)
+// closes started.
+type opProgress struct {
+	w       io.Writer
+	tag     string
+	started chan struct{}
+	once    sync.Once
+}
 
-func (i indent) Write(p []byte) (int, error) {
+func (o *opProgress) start() { o.once.Do(func() { close(o.started) }) }
+
+func (o *opProgress) Write(p []byte) (int, error) {
+	o.start()
 	s := strings.TrimRight(string(p), "\n")
-	_, err := io.WriteString(i.w, "  "+strings.ReplaceAll(s, "\n", "\n  ")+"\n")
+	pre := "  " + o.tag
+	_, err := io.WriteString(o.w, pre+strings.ReplaceAll(s, "\n", "\n"+pre)+"\n")
 	return len(p), err
+}
+
+// lockedWriter serialises writes to w (the operators' progress).
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // listIncidents prints the catalogue: one line per incident.
