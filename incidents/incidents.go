@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -46,10 +47,10 @@ type Incident struct {
 	Model      Model    `json:"model"`
 	// Operators are the operator variants reproduced by default
 	// ("prefix", "fixed"); --operator overrides.
-	Operators Setting `json:"operators"`
-	Kernel    Kernel  `json:"kernel"`
-	Pacing    Pacing  `json:"pacing"`
-	Faults    Faults  `json:"faults"`
+	Operators Operators `json:"operators"`
+	Kernel    Kernel    `json:"kernel"`
+	Pacing    Pacing    `json:"pacing"`
+	Faults    Faults    `json:"faults"`
 	// Expected are the bands and check verdicts the reproduction must show;
 	// reproduce exits 0 only when every one holds.
 	Expected []Expectation `json:"expected"`
@@ -63,6 +64,19 @@ type Setting struct {
 	Value  string `json:"value"`
 	Source Source `json:"source"`
 	Note   string `json:"note,omitempty"`
+}
+
+// Operators are the operator variants (Value "prefix", "fixed" or
+// "both") and the fixed operator's switches.
+type Operators struct {
+	Value  string `json:"value"`
+	Source Source `json:"source"`
+	Note   string `json:"note,omitempty"`
+	// ReleaseSources "true" makes the fixed operator run a release Job for
+	// the source paths after the cutover — fiomig's extra, not the fix
+	// (OP 5aa711cc releases only in cancelAndFail and reconcileAbort);
+	// "false" or absent does not.
+	ReleaseSources Setting `json:"release_sources,omitzero"`
 }
 
 // Topology is the cluster: storage nodes, consumer hosts, volumes.
@@ -95,6 +109,17 @@ type Model struct {
 	// "operator" (the CSI of each operator's release: prefix matches by IP
 	// only, fixed by ip:port), "ip" or "ip-port" for every operator.
 	CSIRestore Setting `json:"csi_restore,omitzero"`
+	// ListenerRace "on": on a target node without the subsystem,
+	// CreateMigration adds the listener before the namespace and the add
+	// fails (sbcli migration_controller.py :1180 → :1197 → :1204).
+	// SwapReaddFail is the probability (a number, "0" to "1") that one
+	// namespace re-add of a batch cutover's two-pass swap fails (sbcli
+	// tasks_runner_batch_migration.py :509). NSIDDivergence "on": the swap
+	// re-adds members in another order on one overlap node, so NSIDs
+	// differ there (lvol_controller.py:1264-1276). Each absent = off.
+	ListenerRace   Setting `json:"listener_race,omitzero"`
+	SwapReaddFail  Setting `json:"swap_readd_fail,omitzero"`
+	NSIDDivergence Setting `json:"nsid_divergence,omitzero"`
 	// CutoverPauseS is the design all-inaccessible window, seconds.
 	CutoverPauseS float64 `json:"cutover_pause_s"`
 	Source        Source  `json:"source"`
@@ -144,9 +169,10 @@ type Seeded struct {
 	LastMigration  int        `json:"last_migration"`
 }
 
-// Expectation is either a band over a figure (Figure with Min and/or Max)
-// or a check's verdict (Check with Verdict and, optionally, the exact set
-// of migrations it fails on).
+// Expectation is a band over a figure (Figure with Min and/or Max), a
+// check's verdict (Check with Verdict and, optionally, the exact set of
+// migrations it fails on), or a cross-operator judgement's verdict
+// (Compare with Verdict).
 type Expectation struct {
 	// Figure names a reproduce figure (a json field of scenario's
 	// IncidentFigures, e.g. "validation_failed", "leaked").
@@ -159,6 +185,10 @@ type Expectation struct {
 	Check   string   `json:"check,omitempty"`
 	Verdict string   `json:"verdict,omitempty"`
 	Failing []string `json:"failing,omitempty"`
+	// Compare names a judgement across the operators of one seed (judged
+	// only when both ran), e.g. "fixed-le-prefix-confined" (scenario's
+	// CompareOperators); Verdict is its expected verdict.
+	Compare string `json:"compare,omitempty"`
 	// Operator limits the expectation to one operator ("" = every one).
 	Operator string `json:"operator,omitempty"`
 	// Incident is the incident's own figure, shown beside (not judged).
@@ -170,6 +200,8 @@ type Expectation struct {
 // Range renders the band, e.g. "0–3", "≥ 1", "≤ 0".
 func (e Expectation) Range() string {
 	switch {
+	case e.Compare != "":
+		return e.Verdict
 	case e.Check != "":
 		s := e.Verdict
 		if len(e.Failing) > 0 {
@@ -261,7 +293,30 @@ func (inc Incident) validate() error {
 			bad("model.csi_restore.value: %q: want off, operator, ip or ip-port", v)
 		}
 	}
+	for _, sw := range []struct {
+		field string
+		s     Setting
+	}{{"model.listener_race", inc.Model.ListenerRace}, {"model.nsid_divergence", inc.Model.NSIDDivergence}} {
+		if sw.s.Value != "" {
+			src(sw.field, sw.s.Source)
+			if sw.s.Value != "on" && sw.s.Value != "off" {
+				bad("%s.value: %q: want on or off", sw.field, sw.s.Value)
+			}
+		}
+	}
+	if v := inc.Model.SwapReaddFail.Value; v != "" {
+		src("model.swap_readd_fail", inc.Model.SwapReaddFail.Source)
+		if p, err := strconv.ParseFloat(v, 64); err != nil || p < 0 || p > 1 {
+			bad("model.swap_readd_fail.value: %q: want a probability 0 to 1", v)
+		}
+	}
 	src("operators", inc.Operators.Source)
+	if v := inc.Operators.ReleaseSources.Value; v != "" {
+		src("operators.release_sources", inc.Operators.ReleaseSources.Source)
+		if v != "true" && v != "false" {
+			bad("operators.release_sources.value: %q: want true or false", v)
+		}
+	}
 	if len(inc.OperatorList()) == 0 {
 		bad("operators.value: %q: want prefix, fixed or both", inc.Operators.Value)
 	}
@@ -296,9 +351,19 @@ func (inc Incident) validate() error {
 	for i, e := range inc.Expected {
 		f := fmt.Sprintf("expected[%d]", i)
 		src(f, e.Source)
+		given := 0
+		for _, x := range []string{e.Figure, e.Check, e.Compare} {
+			if x != "" {
+				given++
+			}
+		}
 		switch {
-		case (e.Figure == "") == (e.Check == ""):
-			bad("%s: give exactly one of figure or check", f)
+		case given != 1:
+			bad("%s: give exactly one of figure, check or compare", f)
+		case e.Compare != "" && (e.Min != nil || e.Max != nil || len(e.Failing) > 0 || e.Operator != ""):
+			bad("%s: compare takes a verdict only (it judges both operators)", f)
+		case e.Compare != "" && e.Verdict != record.Pass && e.Verdict != record.Fail && e.Verdict != record.Inconclusive:
+			bad("%s: verdict %q: want pass, fail or inconclusive", f, e.Verdict)
 		case e.Figure != "" && e.Min == nil && e.Max == nil:
 			bad("%s: figure %q without min or max", f, e.Figure)
 		case e.Figure != "" && (e.Verdict != "" || len(e.Failing) > 0):

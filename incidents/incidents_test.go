@@ -39,6 +39,9 @@ func TestParseRejects(t *testing.T) {
 		{"name differs from file", "other.yaml", "", "", `name: "fio-mig-1787159565" differs from the file's name "other"`},
 		{"band without bounds", "fio-mig-1787159565.yaml", "    min: 23\n    max: 23\n", "", `expected[0]: figure "migrations" without min or max`},
 		{"bad control plane", "fio-mig-1787159565.yaml", "    value: sbcli", "    value: sbclu", `model.control_plane.value: "sbclu"`},
+		{"compare with a band", "fio-mig-1787159565.yaml", "  - compare: fixed-le-prefix-confined\n", "  - compare: fixed-le-prefix-confined\n    max: 3\n", "compare takes a verdict only"},
+		{"compare without a verdict", "fio-mig-1787159565.yaml", "    verdict: pass\n    source: inference\n    note: >-\n      both operators", "    source: inference\n    note: >-\n      both operators", `verdict ""`},
+		{"figure and compare", "fio-mig-1787159565.yaml", "  - compare: fixed-le-prefix-confined\n", "  - compare: fixed-le-prefix-confined\n    figure: leaked\n", "give exactly one of figure, check or compare"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := string(good)

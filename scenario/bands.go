@@ -62,6 +62,9 @@ func figureValue(f IncidentFigures, name string) (float64, bool) {
 func JudgeBands(inc incidents.Incident, f IncidentFigures, sum record.Summary) []BandResult {
 	var out []BandResult
 	for _, e := range inc.Expected {
+		if e.Compare != "" {
+			continue // JudgeCompare, across the operators
+		}
 		r := BandResult{Expectation: e, Judged: e.Operator == "" || e.Operator == f.Operator}
 		if e.Figure != "" {
 			v, ok := figureValue(f, e.Figure)
@@ -92,9 +95,9 @@ func JudgeBands(inc incidents.Incident, f IncidentFigures, sum record.Summary) [
 
 // ShapeOf is the run's shape: OK when every judged expectation holds;
 // Missing names each that does not; Notes explain the mechanisms behind
-// the figures (JudgeShape's notes, from the record).
+// the figures (IncidentNotes, from the record).
 func ShapeOf(bands []BandResult, f IncidentFigures) Shape {
-	s := Shape{OK: true, Notes: JudgeShape(f).Notes}
+	s := Shape{OK: true, Notes: IncidentNotes(f)}
 	for _, b := range bands {
 		if b.Judged && !b.OK {
 			s.OK = false
@@ -105,6 +108,9 @@ func ShapeOf(bands []BandResult, f IncidentFigures) Shape {
 }
 
 func bandName(e incidents.Expectation) string {
+	if e.Compare != "" {
+		return "compare " + e.Compare
+	}
 	if e.Check != "" {
 		return "check " + e.Check
 	}

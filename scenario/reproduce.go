@@ -42,6 +42,9 @@ func checkFigureNames(inc incidents.Incident) error {
 		if e.Figure != "" && !slices.Contains(known, e.Figure) {
 			return fmt.Errorf("%s: expected[%d].figure: unknown figure %q (known: %s)", inc.File, i, e.Figure, strings.Join(known, ", "))
 		}
+		if e.Compare != "" && e.Compare != CompareFixedLEPrefix {
+			return fmt.Errorf("%s: expected[%d].compare: unknown comparison %q (known: %s)", inc.File, i, e.Compare, CompareFixedLEPrefix)
+		}
 	}
 	return nil
 }
@@ -95,6 +98,19 @@ type ReproduceOptions struct {
 	// Params default to IncidentParams; Schedule to IncidentSchedule(Seed).
 	Params   *record.Params
 	Schedule []record.FaultSpec
+	// NoFaults drops the incident's seeded and scheduled faults (fiomig
+	// reproduce --faults none): the run shows what the sourced model does
+	// with no fault at all (incident.md §6.1). plan.json's params.extra
+	// "fault_schedule" says so.
+	NoFaults bool
+	// ReleaseSources, ListenerRace, SwapReaddFail and NSIDDivergence
+	// override the incident file's switches (operators.release_sources,
+	// model.listener_race, model.swap_readd_fail, model.nsid_divergence;
+	// nil takes the file's, absent there = off).
+	ReleaseSources *bool
+	ListenerRace   *bool
+	SwapReaddFail  *float64
+	NSIDDivergence *bool
 	// Command is the command line recorded in plan.json.
 	Command   string
 	OutDir    string
@@ -142,6 +158,19 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 	if o.Params != nil {
 		p = *o.Params
 	}
+	sw := IncidentSwitches(inc)
+	if o.ReleaseSources != nil {
+		sw.ReleaseSources = *o.ReleaseSources
+	}
+	if o.ListenerRace != nil {
+		sw.ListenerRace = *o.ListenerRace
+	}
+	if o.SwapReaddFail != nil {
+		sw.SwapReaddFail = *o.SwapReaddFail
+	}
+	if o.NSIDDivergence != nil {
+		sw.NSIDDivergence = *o.NSIDDivergence
+	}
 	podToleranceS := inc.Topology.PodToleranceS
 	if podToleranceS == 0 {
 		podToleranceS = 5
@@ -158,6 +187,14 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 		"namespaces_per_volume": strconv.Itoa(max(1, inc.Topology.NamespacesPerVolume)),
 		"lvol_monitor":          orDefault(inc.Model.LvolMonitor.Value, "off"),
 		"csi_restore":           orDefault(csiRestore(inc, o.Operator), "off"),
+		"fault_schedule":        "incident",
+		"release_sources":       strconv.FormatBool(sw.ReleaseSources),
+		"listener_race":         strconv.FormatBool(sw.ListenerRace),
+		"swap_readd_fail":       strconv.FormatFloat(sw.SwapReaddFail, 'g', -1, 64),
+		"nsid_divergence":       strconv.FormatBool(sw.NSIDDivergence),
+	}
+	if o.NoFaults {
+		p.Extra["fault_schedule"] = "none (the incident's seeded and scheduled faults dropped)"
 	}
 	cluster, err := simbackend.New(simbackend.Config{
 		Seed: o.Seed, Nodes: inc.Topology.Nodes, Hosts: p.Hosts, Volumes: p.Volumes, ConsumersPerVolume: p.ConsumersPerVolume,
@@ -167,11 +204,16 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 		ControlPlane: inc.Model.ControlPlane.Value,
 		LvolMonitor:  inc.Model.LvolMonitor.Value == "on", CSIRestore: csiRestore(inc, o.Operator),
 		Pods: inc.Topology.Pods, PodToleranceS: podToleranceS,
+		ReleaseSources: sw.ReleaseSources, ListenerRace: sw.ListenerRace, SwapReaddFail: sw.SwapReaddFail,
+		NSIDDivergence: sw.NSIDDivergence,
 	})
 	if err != nil {
 		return ReproduceResult{}, fmt.Errorf("reproduce %s: simulator: %w", inc.File, err)
 	}
 	sched := o.Schedule
+	if o.NoFaults {
+		sched = []record.FaultSpec{}
+	}
 	if sched == nil {
 		var nodes []string
 		for _, n := range cluster.Topology().Nodes {
@@ -220,10 +262,45 @@ func WriteReproduceReport(r ReproduceResult, all []ReproduceResult) error {
 	}
 	b := IncidentMarkdown(r.Figures, r.Shape, figs, shapes)
 	b = append(b, BandsMarkdown(r.Bands)...)
+	var prefix, fixed *IncidentFigures
+	for i := range all {
+		switch all[i].Figures.Operator {
+		case "prefix":
+			prefix = &all[i].Figures
+		case "fixed":
+			fixed = &all[i].Figures
+		}
+	}
+	if prefix != nil && fixed != nil {
+		b = append(b, ComparisonMarkdown(CompareOperators(*prefix, *fixed))...)
+	}
+	if len(figs) == 0 {
+		figs = []IncidentFigures{r.Figures}
+	}
+	b = append(b, SwitchesMarkdown(figs)...)
+	fmt.Fprintf(bytesWriter{&b}, "\nThis is one seed. The table over seeds 1-10, by cause, for both operators: "+
+		"`fiomig reproduce %s --operator both --seeds 1-10`.\n", orDefault(r.Figures.Incident, IncidentID))
 	if err := os.WriteFile(filepath.Join(r.Dir, ReproduceReportFile), b, 0o644); err != nil {
 		return fmt.Errorf("write reproduce report: %w", err)
 	}
 	return nil
+}
+
+// Switches are the optional model switches of an incident run (each off
+// unless the incident file or a flag turns it on).
+type Switches struct {
+	ReleaseSources bool
+	ListenerRace   bool
+	SwapReaddFail  float64
+	NSIDDivergence bool
+}
+
+// IncidentSwitches are inc's switches as its file sets them (validated by
+// incidents.Parse).
+func IncidentSwitches(inc incidents.Incident) Switches {
+	p, _ := strconv.ParseFloat(orDefault(inc.Model.SwapReaddFail.Value, "0"), 64)
+	return Switches{ReleaseSources: inc.Operators.ReleaseSources.Value == "true", ListenerRace: inc.Model.ListenerRace.Value == "on",
+		SwapReaddFail: p, NSIDDivergence: inc.Model.NSIDDivergence.Value == "on"}
 }
 
 // csiRestore is the sim's CSI restore variant for inc and operator: the
@@ -242,3 +319,8 @@ func csiRestore(inc incidents.Incident, operator string) string {
 		return v
 	}
 }
+
+// bytesWriter appends to a byte slice.
+type bytesWriter struct{ b *[]byte }
+
+func (w bytesWriter) Write(p []byte) (int, error) { *w.b = append(*w.b, p...); return len(p), nil }

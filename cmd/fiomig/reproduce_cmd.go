@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,15 @@ type reproduceFlags struct {
 	reconnectReset string
 	kernelDNR      string
 	targetDNR      bool
+	seeds          string
+	faults         string
+	releaseSources bool
+	listenerRace   bool
+	swapReaddFail  float64
+	nsidDivergence bool
+	// given are the flags set on the command line (switches override the
+	// incident file only then).
+	given map[string]bool
 }
 
 func (f *reproduceFlags) register(fs *flag.FlagSet) {
@@ -38,6 +48,12 @@ func (f *reproduceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.reconnectReset, "reconnect-reset", "", "kernel reconnect counter reset: `full` (upstream: after a successful reconnect) or partial (also after a rejected CONNECT, as field reports say some kernels do); default: the incident file's")
 	fs.StringVar(&f.kernelDNR, "kernel-dnr", "", "kernel handling of a CONNECT rejected with DNR: `honor` (stop reconnecting) or ignore; default: the incident file's")
 	fs.BoolVar(&f.targetDNR, "target-dnr", false, "targets set DNR on rejected CONNECTs (SPDK's reply does not); default: the incident file's")
+	fs.StringVar(&f.seeds, "seeds", "", "run every seed of this list (as fiomig sweep: e.g. 1-10 or 1,5,9-12), one per core, each into OUT/reproduce-NAME-<unix>/seed-N, and write the table seed × operator × validation failures by cause there (reproduce.md); replaces --seed")
+	fs.BoolVar(&f.releaseSources, "release-sources", false, "the fixed operator also runs a release Job for the source paths after the cutover — fiomig's extra, not the fix (OP 5aa711cc releases only in cancelAndFail and reconcileAbort); default: the incident file's operators.release_sources (absent: off)")
+	fs.BoolVar(&f.listenerRace, "listener-race", false, "simulated control plane: listener before namespace on a target node without the subsystem, the add_ns failing (sbcli create_migration :1180→:1197→:1204); default: the incident file's model.listener_race (absent: off)")
+	fs.Float64Var(&f.swapReaddFail, "swap-readd-fail", 0, "simulated control plane: `probability` a namespace re-add of the batch cutover's two-pass swap fails (sbcli tasks_runner_batch_migration.py :509); default: the incident file's model.swap_readd_fail (absent: 0)")
+	fs.BoolVar(&f.nsidDivergence, "nsid-divergence", false, "simulated control plane: the swap re-adds members in another order on one overlap node, NSIDs diverge there and the kernel refuses them (lvol_controller.py:1264-1276); default: the incident file's model.nsid_divergence (absent: off)")
+	fs.StringVar(&f.faults, "faults", "", "`none` drops the incident's seeded and scheduled faults (plan.json says so): what the sourced model does with no fault at all; default: the incident file's faults")
 }
 
 func (f *reproduceFlags) validate() error {
@@ -50,6 +66,10 @@ func (f *reproduceFlags) validate() error {
 		return usagef("--kernel-dnr must be honor or ignore, got %q", f.kernelDNR)
 	case f.out == "":
 		return usagef("--out must name a directory")
+	case f.faults != "" && f.faults != "none":
+		return usagef("--faults must be none (or absent: the incident's faults), got %q", f.faults)
+	case !(f.swapReaddFail >= 0 && f.swapReaddFail <= 1):
+		return usagef("--swap-readd-fail must be a probability 0 to 1, got %g", f.swapReaddFail)
 	}
 	return nil
 }
@@ -101,7 +121,16 @@ evidence (that run proves nothing); 2 bad usage or a bad incident file;
 (math/rand.NewSource) and the fault schedule (math/rand/v2 PCG) are seeded
 with it, and the same seed gives a byte-identical run record.
 
-Example: fiomig reproduce %[1]s --seed 3
+With --operator both, the two runs of a seed are also compared (research/
+incident.md §6.2, expectation "compare: fixed-le-prefix-confined"): fixed's
+validation failures ≤ prefix's, every migration failing in prefix only
+failing on a leak kind the fix removes. A difference caused by an injected
+fault that landed in one run only (or downstream of one) makes the
+comparison inconclusive (exit 3), anything else unexplained fails it.
+
+Examples: fiomig reproduce %[1]s --seed 3
+          fiomig reproduce %[1]s --operator both --seeds 1-10
+          fiomig reproduce %[1]s --operator both --faults none
 
 Flags:
 `, scenario.IncidentID)
@@ -185,11 +214,25 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	var targetDNR *bool
+	f.given = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) {
+		f.given[fl.Name] = true
 		if fl.Name == "target-dnr" {
 			targetDNR = &f.targetDNR
 		}
 	})
+	if f.seeds != "" {
+		if f.given["seed"] {
+			fmt.Fprintf(stderr, "fiomig reproduce: --seed is one run's; --seeds runs a list (give one of them)\n")
+			return exitUsage
+		}
+		seeds, err := parseSeeds(f.seeds)
+		if err != nil {
+			fmt.Fprintf(stderr, "fiomig reproduce: %v\n", err)
+			return exitUsage
+		}
+		return reproduceSeeds(inc, pos[0], &f, targetDNR, seeds, stdout, stderr)
+	}
 
 	fmt.Fprintf(stdout, "fiomig reproduce %s (%s) — parameters:\n", inc.Name, inc.File)
 	fs.VisitAll(func(fl *flag.Flag) { fmt.Fprintf(stdout, "  --%-16s %s\n", fl.Name, fl.Value.String()) })
@@ -211,18 +254,7 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 	ops := f.operators(inc)
 	cmdlines := make([]string, len(ops))
 	for i, op := range ops {
-		cmdline := fmt.Sprintf("fiomig reproduce %s --operator=%s --seed=%d", pos[0], op, f.seed)
-		if f.catalog != "" {
-			cmdline += " --catalog=" + f.catalog
-		}
-		for _, kv := range [][2]string{{"reconnect-reset", f.reconnectReset}, {"kernel-dnr", f.kernelDNR}} {
-			if kv[1] != "" {
-				cmdline += " --" + kv[0] + "=" + kv[1]
-			}
-		}
-		if targetDNR != nil {
-			cmdline += fmt.Sprintf(" --target-dnr=%t", *targetDNR)
-		}
+		cmdline := f.commandLine(pos[0], op, f.seed, targetDNR)
 		cmdlines[i] = cmdline
 		fmt.Fprintf(stdout, "\n== operator %s: %s\n", op, cmdline)
 	}
@@ -239,9 +271,7 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 		go func() {
 			defer wg.Done()
 			defer progress.start()
-			results[i], errs[i] = scenario.Reproduce(ctx, scenario.ReproduceOptions{Incident: inc, Seed: f.seed, Operator: op,
-				ReconnectReset: f.reconnectReset, KernelDNR: f.kernelDNR, TargetDNR: targetDNR,
-				Command: cmdlines[i], OutDir: f.out, StartUnix: start, Progress: progress})
+			results[i], errs[i] = scenario.Reproduce(ctx, f.options(inc, op, f.seed, targetDNR, cmdlines[i], f.out, start, progress))
 		}()
 		<-progress.started
 	}
@@ -279,12 +309,58 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	return printReproduction(stdout, results)
+	return printReproduction(stdout, inc, results)
+}
+
+// commandLine is the command reproducing one operator's run of seed.
+func (f *reproduceFlags) commandLine(name, op string, seed int64, targetDNR *bool) string {
+	cmdline := fmt.Sprintf("fiomig reproduce %s --operator=%s --seed=%d", name, op, seed)
+	if f.catalog != "" {
+		cmdline += " --catalog=" + f.catalog
+	}
+	for _, kv := range [][2]string{{"reconnect-reset", f.reconnectReset}, {"kernel-dnr", f.kernelDNR}, {"faults", f.faults}} {
+		if kv[1] != "" {
+			cmdline += " --" + kv[0] + "=" + kv[1]
+		}
+	}
+	if targetDNR != nil {
+		cmdline += fmt.Sprintf(" --target-dnr=%t", *targetDNR)
+	}
+	for _, name := range []string{"release-sources", "listener-race", "swap-readd-fail", "nsid-divergence"} {
+		if f.given[name] {
+			cmdline += " --" + name + "=" + map[string]string{"release-sources": strconv.FormatBool(f.releaseSources),
+				"listener-race": strconv.FormatBool(f.listenerRace), "swap-readd-fail": strconv.FormatFloat(f.swapReaddFail, 'g', -1, 64),
+				"nsid-divergence": strconv.FormatBool(f.nsidDivergence)}[name]
+		}
+	}
+	return cmdline
+}
+
+// options are scenario.Reproduce's options for one operator's run of seed.
+func (f *reproduceFlags) options(inc incidents.Incident, op string, seed int64, targetDNR *bool, cmdline, out string,
+	start int64, progress io.Writer) scenario.ReproduceOptions {
+	o := scenario.ReproduceOptions{Incident: inc, Seed: seed, Operator: op,
+		ReconnectReset: f.reconnectReset, KernelDNR: f.kernelDNR, TargetDNR: targetDNR, NoFaults: f.faults == "none",
+		Command: cmdline, OutDir: out, StartUnix: start, Progress: progress}
+	if f.given["release-sources"] {
+		o.ReleaseSources = &f.releaseSources
+	}
+	if f.given["listener-race"] {
+		o.ListenerRace = &f.listenerRace
+	}
+	if f.given["swap-readd-fail"] {
+		o.SwapReaddFail = &f.swapReaddFail
+	}
+	if f.given["nsid-divergence"] {
+		o.NSIDDivergence = &f.nsidDivergence
+	}
+	return o
 }
 
 // printReproduction prints the side-by-side table, each run's validation
-// failures and shape, and maps the shapes to the exit code.
-func printReproduction(w io.Writer, results []scenario.ReproduceResult) int {
+// failures and shape, the comparison of the operators when both ran, and
+// maps the shapes and the comparison to the exit code.
+func printReproduction(w io.Writer, inc incidents.Incident, results []scenario.ReproduceResult) int {
 	var figs []scenario.IncidentFigures
 	var shapes []scenario.Shape
 	for _, r := range results {
@@ -308,13 +384,14 @@ func printReproduction(w io.Writer, results []scenario.ReproduceResult) int {
 			case v.Origin == "":
 				by = "no controller blamed"
 			}
+			by = v.Cause + "; " + by
 			ctrl := "-"
 			if v.Controller != "" {
 				ctrl = fmt.Sprintf("%s %s (%s, %s)", v.Host, v.Controller, v.Endpoint, v.State)
 			} else if v.Host != "" {
 				ctrl = v.Host
 			}
-			fmt.Fprintf(w, "  %s at %7.1f s  %-48s %-26s %s\n", v.Migration, v.AtS, ctrl, by, clip(v.Detail, 90))
+			fmt.Fprintf(w, "  %s at %7.1f s  %-48s %-60s %s\n", v.Migration, v.AtS, ctrl, clip(by, 60), clip(v.Detail, 70))
 		}
 		fmt.Fprintf(w, "  expectations (incident file):\n")
 		for _, b := range r.Bands {
@@ -350,6 +427,29 @@ func printReproduction(w io.Writer, results []scenario.ReproduceResult) int {
 			fmt.Fprintf(w, "  faults: inconclusive: %s\n", r.Figures.FaultsCheck.Detail)
 		}
 		fmt.Fprintf(w, "  report: %s/%s\n", r.Dir, scenario.ReproduceReportFile)
+	}
+	if bands, c := scenario.JudgeCompare(inc, results); c != nil {
+		fmt.Fprintf(w, "\n== fixed against prefix: %s — %s\n", c.Verdict, c.Detail)
+		for _, d := range c.Differences {
+			class := d.Class
+			if d.Of != "" {
+				class += " of " + d.Of
+			}
+			fmt.Fprintf(w, "  %s failed in %-6s prefix: %-40s fixed: %-40s %s\n", d.Migration, d.FailedIn,
+				clip(orDash(d.PrefixCause), 40), clip(orDash(d.FixedCause), 40), class)
+		}
+		for _, b := range bands {
+			mark := "ok "
+			if !b.OK {
+				mark = "NO "
+				if c.Verdict == record.Inconclusive {
+					inconclusive = true
+				} else {
+					failed = true
+				}
+			}
+			fmt.Fprintf(w, "    %s compare %-18s got %-12s want %-12s [%s]\n", mark, b.Expectation.Compare, c.Verdict, b.Expectation.Range(), b.Expectation.Source)
+		}
 	}
 	switch {
 	case failed:

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -32,6 +33,9 @@ func TestReproduceUsage(t *testing.T) {
 		{[]string{"reproduce", "--list"}, exitPass, scenario.IncidentID + " "},
 		{[]string{"reproduce", "--list", "--catalog", "testdata/incidents"}, exitPass, "small-healthy "},
 		{[]string{"reproduce", "testdata/bad-incident.yaml"}, exitUsage, `testdata/bad-incident.yaml: line 8: unknown field "volumez"`},
+		{[]string{"reproduce", scenario.IncidentID, "--faults", "some"}, exitUsage, "--faults must be none"},
+		{[]string{"reproduce", scenario.IncidentID, "--seed", "3", "--seeds", "1-2"}, exitUsage, "--seed is one run's"},
+		{[]string{"reproduce", scenario.IncidentID, "--seeds", "2-1"}, exitUsage, "ends before it starts"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := dispatch(tc.args, &stdout, &stderr)
@@ -128,6 +132,42 @@ func TestReproduceIncidentFromFile(t *testing.T) {
 	}
 }
 
+// TestReproduceSeeds: --seeds runs every seed into its own directory and
+// writes the seeds table (seed × operator, failures by cause, beside the
+// incident's figures); every run's plan names its seed and, with --faults
+// none, says the faults were dropped.
+func TestReproduceSeeds(t *testing.T) {
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := dispatch([]string{"reproduce", "small-healthy", "--catalog", "testdata/incidents", "--seeds", "1-3",
+		"--faults", "none", "--out", out}, &stdout, &stderr)
+	if code != exitPass {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "reproduce-small-healthy-*"))
+	if len(dirs) != 1 {
+		t.Fatalf("seeds directories %v, want one", dirs)
+	}
+	md, err := os.ReadFile(filepath.Join(dirs[0], scenario.ReproduceReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"| incident | (run) |", "| 1 | fixed | 0 of 3 |", "| 3 | fixed | 0 of 3 |", "switches needed"} {
+		if !strings.Contains(string(md), w) {
+			t.Errorf("reproduce.md lacks %q:\n%s", w, md)
+		}
+	}
+	for _, seed := range []int64{1, 2, 3} {
+		plan, err := record.ReadPlan(filepath.Join(runDirOf(t, filepath.Join(dirs[0], fmt.Sprintf("seed-%d", seed))), record.PlanFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan.Seed != seed || !strings.HasPrefix(plan.Params.Extra["fault_schedule"], "none") || !strings.Contains(plan.Command, "--faults=none") {
+			t.Errorf("seed %d: plan seed %d, fault_schedule %q, command %q", seed, plan.Seed, plan.Params.Extra["fault_schedule"], plan.Command)
+		}
+	}
+}
+
 // TestReproduceRetriedCutoverIncident: fiomig reproduce fiomig-1787171993
 // exits 0, and the freezes and data-integrity checks fail on exactly the
 // four sourced migrations, each with its sourced freezes and lost blocks.
@@ -168,8 +208,18 @@ func TestReproduceRetriedCutoverIncident(t *testing.T) {
 }
 
 // TestReproduceExitCodes: a real failure outranks an inconclusive run of
-// the other operator; inconclusive alone gives 3; all shapes shown, 0.
+// the other operator; inconclusive alone gives 3; all shapes shown, 0; the
+// operators' comparison counts too.
 func TestReproduceExitCodes(t *testing.T) {
+	inc, err := scenario.LoadIncident(scenario.IncidentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failing := func(r scenario.ReproduceResult, cause string) scenario.ReproduceResult {
+		r.Figures.Failures = []scenario.ValidationFailure{{Migration: "mig-0002", Cause: cause}}
+		r.Figures.ValidationFailed = 1
+		return r
+	}
 	run := func(op string, ok bool, faults string) scenario.ReproduceResult {
 		r := scenario.ReproduceResult{Shape: scenario.Shape{OK: ok}}
 		r.Figures.Operator = op
@@ -188,9 +238,16 @@ func TestReproduceExitCodes(t *testing.T) {
 		{"prefix NO, fixed inconclusive", []scenario.ReproduceResult{run("prefix", false, record.Pass), run("fixed", false, record.Inconclusive)}, exitCheckFailed},
 		{"prefix inconclusive NO, fixed yes", []scenario.ReproduceResult{run("prefix", false, record.Inconclusive), run("fixed", true, record.Pass)}, exitInconclusive},
 		{"shape yes on a fault without evidence", []scenario.ReproduceResult{run("prefix", true, record.Pass), run("fixed", true, record.Inconclusive)}, exitInconclusive},
+		// The comparison of the operators (compare: fixed-le-prefix-confined).
+		{"fixed fails a migration on a fault prefix's run did not meet", []scenario.ReproduceResult{run("prefix", true, record.Pass),
+			failing(run("fixed", true, record.Pass), "injected fault (target-restart)")}, exitInconclusive},
+		{"fixed fails a migration on a leak kind it removes", []scenario.ReproduceResult{run("prefix", true, record.Pass),
+			failing(run("fixed", true, record.Pass), scenario.CauseZeroLegLeak)}, exitCheckFailed},
+		{"prefix fails a migration on a leak kind the fix removes", []scenario.ReproduceResult{
+			failing(run("prefix", true, record.Pass), scenario.CauseParkedLeak), run("fixed", true, record.Pass)}, exitPass},
 	} {
 		var b bytes.Buffer
-		if got := printReproduction(&b, tc.rs); got != tc.want {
+		if got := printReproduction(&b, inc, tc.rs); got != tc.want {
 			t.Errorf("%s: exit %d, want %d\n%s", tc.name, got, tc.want, b.String())
 		}
 	}

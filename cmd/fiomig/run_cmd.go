@@ -220,9 +220,9 @@ func (f *runFlags) params() record.Params {
 		Extra: map[string]string{"gap_s": strconv.FormatFloat(f.gap, 'g', -1, 64), "faults": f.faultSelection(), "control_plane": f.controlPlane,
 			"namespaces_per_volume": strconv.Itoa(f.namespaces), "namespaced_volumes": strconv.Itoa(f.namespacedVolumes),
 			"lvol_monitor": strconv.FormatBool(f.lvolMonitor), "csi_restore": f.csiRestore,
-			"listener_race": strconv.FormatBool(f.listenerRace), "swap_readd_fail": strconv.FormatFloat(f.swapReaddFail, 'g', -1, 64),
-			"nsid_divergence": strconv.FormatBool(f.nsidDivergence),
-			"release_sources": strconv.FormatBool(f.releaseSources)},
+			"release_sources": strconv.FormatBool(f.releaseSources),
+			"listener_race":   strconv.FormatBool(f.listenerRace), "swap_readd_fail": strconv.FormatFloat(f.swapReaddFail, 'g', -1, 64),
+			"nsid_divergence": strconv.FormatBool(f.nsidDivergence)},
 	}
 }
 

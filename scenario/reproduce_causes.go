@@ -1,0 +1,206 @@
+package scenario
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/fiomig/fiomig/record"
+)
+
+// Causes of a failed path validation, named as research/incident.md §6.2
+// names them. ValidationFailure.Cause is one of these; "injected fault"
+// and "unexplained" carry a qualifier in parentheses (the fault kind, the
+// failure's signal).
+const (
+	// CauseSubsystemLoss: the endpoint's node did not hold the volume's
+	// subsystem (the target answered "Could not find subsystem") after an
+	// earlier migration of the same volume was cancelled before continue —
+	// sbcli's _cleanup_created deletes the subsystem on the source's
+	// tertiary (SB migration_controller.py:247-311, incident.md §4) until
+	// the lvol monitor repairs it. A connecting leak failing at its own
+	// target address in that window is its symptom (§3: only then can a
+	// connecting leak fail a validation); the fixed operator fails the same
+	// migration because its connect does not take effect.
+	CauseSubsystemLoss = "sbcli subsystem-loss window"
+	// CauseZeroLegLeak: a live controller an earlier failed migration's
+	// validation left, with no leg or fewer legs than the subsystem has
+	// namespaces (incident.md §2 mechanisms 1 and 3).
+	CauseZeroLegLeak = "live zero/partial-leg leak"
+	// CauseParkedLeak: a live leak whose every leg is inaccessible — the
+	// target tertiary's listener a pre-continue cancel leaves (§4).
+	CauseParkedLeak = "parked leak at tgt.ter"
+	// CauseConnectingLeak: a connecting leak while the node held the
+	// subsystem (§3 says this cannot fail a validation in the sourced
+	// topology; named when it does).
+	CauseConnectingLeak = "connecting leak, subsystem present"
+	// CauseServingLeak: a live leak with an accessible leg.
+	CauseServingLeak = "live serving leak"
+	// CauseCompletedPathLeak: a controller left by a migration that
+	// completed (its source or target path), which no operator releases
+	// (OP 5aa711cc releases only in cancelAndFail and reconcileAbort).
+	CauseCompletedPathLeak = "leak of a completed migration's path"
+	// CauseFault prefixes "injected fault (<kind>)": an injected fault was
+	// active on the failing endpoint's node or port (or the failing host,
+	// or the operator) when the validation failed, or ended less than
+	// FaultGraceS before.
+	CauseFault = "injected fault"
+	// CauseUnexplained prefixes "unexplained (<signal>)": none of the
+	// above; the signal is how it failed (ValidationFailure.Signal).
+	CauseUnexplained = "unexplained"
+)
+
+// FaultGraceS is how long after a fault's recovery a validation failure is
+// still put down to it: a CONNECT sent while CONNECTs were dropped fails
+// only after nvme_core's admin_timeout (60 s, sim/config.go), and the
+// validation Job retries 2 s later.
+const FaultGraceS = 62.0
+
+// subsystemLossWindowS is how far back before a failure a controller's
+// "Connect Invalid Data Parameter, subsysnqn" rejection still shows that
+// its node lacked the subsystem: two reconnect_delay (2 s) periods and a
+// margin.
+const subsystemLossWindowS = 5.0
+
+// FixRemovedCauses are the causes the fixed operator removes: leaks a
+// failed validation left (OP 5aa711cc releases a failed validation's paths
+// in cancelAndFail and reconcileAbort). The subsystem-loss window is a
+// control-plane defect the fix does not touch.
+var FixRemovedCauses = []string{CauseZeroLegLeak, CauseParkedLeak, CauseConnectingLeak, CauseServingLeak}
+
+// CauseOrder is the order of the causes in tables and notes.
+var CauseOrder = []string{CauseSubsystemLoss, CauseZeroLegLeak, CauseParkedLeak, CauseConnectingLeak, CauseServingLeak,
+	CauseCompletedPathLeak, CauseFault, CauseUnexplained}
+
+// CauseClass is the cause without its qualifier ("injected fault
+// (target-restart)" → "injected fault").
+func CauseClass(cause string) string {
+	c, _, _ := strings.Cut(cause, " (")
+	return c
+}
+
+// sortedCauses are the keys of counts in CauseOrder, qualified ones by name.
+func sortedCauses(counts map[string]int) []string {
+	var out []string
+	for k := range counts {
+		out = append(out, k)
+	}
+	rank := func(c string) int {
+		if i := slices.Index(CauseOrder, CauseClass(c)); i >= 0 {
+			return i
+		}
+		return len(CauseOrder)
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		if d := rank(a) - rank(b); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	return out
+}
+
+// faultWindow is one injected fault: kind, target, [from, to] seconds.
+type faultWindow struct {
+	kind, target string
+	from, to     float64
+}
+
+// faultWindows are the injected faults of lines, each from its inject line
+// to its recover line (the end of the run if none; an instant fault with
+// no recover line ends where it began).
+func faultWindows(lines []record.Line, lastT float64) []faultWindow {
+	var out []faultWindow
+	open := map[string]int{}
+	for _, l := range lines {
+		if l.Kind != record.KindFault {
+			continue
+		}
+		key := l.Fault + " " + l.Target
+		switch l.Action {
+		case "inject":
+			open[key] = len(out)
+			out = append(out, faultWindow{kind: l.Fault, target: l.Target, from: l.T, to: lastT})
+		case "recover":
+			if i, ok := open[key]; ok {
+				out[i].to = l.T
+				delete(open, key)
+			}
+		}
+	}
+	return out
+}
+
+// faultOn is the kind of a fault active at v (see CauseFault), "" if none.
+// nodeName maps an endpoint's ip to its node's name.
+func faultOn(v ValidationFailure, ws []faultWindow, nodeName map[string]string) string {
+	node := nodeName[endpointNode(v.Endpoint)]
+	for _, w := range ws {
+		if v.AtS < w.from || v.AtS > w.to+FaultGraceS {
+			continue
+		}
+		// Hosts may be storage nodes too (hosts_are_nodes): a fault on the
+		// failing host's name hits it as a host only when it is a host
+		// fault (reset-controller).
+		hit := w.target == "operator" || (v.Host != "" && w.target == v.Host && w.kind == "reset-controller")
+		if node != "" {
+			hit = hit || w.target == node || w.target == v.Endpoint || w.target == v.Host+"/"+node
+		} else if v.Host != "" {
+			hit = hit || strings.HasPrefix(w.target, v.Host+"/")
+		}
+		if hit {
+			return w.kind
+		}
+	}
+	return ""
+}
+
+// legsKind reads controller ctrl of a host sample: "zero/partial" (no leg,
+// or fewer legs than the subsystem has namespaces), "parked" (every leg
+// inaccessible), "serving", or "" when the sample does not hold it.
+func legsKind(sample record.Line, ctrl string) string {
+	for _, c := range sample.Controllers {
+		if c.Name != ctrl {
+			continue
+		}
+		nsids := 0
+		for _, s := range sample.Subsystems {
+			if s.NQN == c.NQN {
+				nsids = max(nsids, len(s.NSIDs))
+			}
+		}
+		if len(c.Legs) == 0 || len(c.Legs) < nsids {
+			return "zero/partial"
+		}
+		for _, l := range c.Legs {
+			if l.ANA != "inaccessible" {
+				return "serving"
+			}
+		}
+		return "parked"
+	}
+	return ""
+}
+
+// leakCause is the cause of a failure on a leak: by the origin's outcome,
+// the controller's state and its legs in the host's sample at the failure
+// (or the Inspect defect the detail names when no sample holds it).
+func leakCause(v ValidationFailure, originCompleted bool, sample record.Line) string {
+	switch {
+	case originCompleted:
+		return CauseCompletedPathLeak
+	case v.State != "" && v.State != "live", v.State == "" && strings.Contains(v.Detail, " is connecting"):
+		return CauseConnectingLeak
+	}
+	switch legsKind(sample, v.Controller) {
+	case "zero/partial":
+		return CauseZeroLegLeak
+	case "parked":
+		return CauseParkedLeak
+	case "serving":
+		return CauseServingLeak
+	}
+	if strings.Contains(v.Detail, "not-contributing") || strings.Contains(v.Detail, "no-namespace") {
+		return CauseZeroLegLeak
+	}
+	return CauseServingLeak
+}
