@@ -33,8 +33,8 @@ help: ## print this help
 build: ## build bin/fiomig
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/fiomig
 
-run: build ## run 23 migrations on the embedded simulator and write a report under out/ (OUT)
-	./$(BIN) run --out $(OUT) $(RUN_FLAGS)
+run: build ## the main job: 23 migrations on the embedded simulator (with fiomig's source release), report under out/ (OUT)
+	./$(BIN) run --release-sources --out $(OUT) $(RUN_FLAGS)
 
 reproduce: build ## reproduce incident fio-mig-1787159565 with both operators side by side
 	./$(BIN) reproduce fio-mig-1787159565 --out $(OUT) $(RUN_FLAGS)

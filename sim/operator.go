@@ -351,8 +351,13 @@ func (w *World) jobFail(j *job, f *ValidationFailure) {
 }
 
 // cancelAndEnd stops the migration's running Jobs, cancels it at the
-// control plane and ends it in phase; fixed: release Jobs run on every
-// other host that validated (and, on abort, on every host with a Job).
+// control plane and ends it in phase; fixed: a release Job runs on every
+// other host that had a validation Job, whether it passed, was still
+// running or had not finished (simplyblock-operator 5aa711cc
+// releaseMigrationPaths: "one release Job per recorded node (every node,
+// not only passed ones)", called from cancelAndFail and reconcileAbort;
+// research/upstream.md §2.2). The failed Job's own host released its paths
+// before failing (jobFail).
 func (w *World) cancelAndEnd(m *Migration, phase, reason string, failed *job) {
 	if m.Terminal() {
 		return
@@ -362,9 +367,7 @@ func (w *World) cancelAndEnd(m *Migration, phase, reason string, failed *job) {
 		if j == failed {
 			continue
 		}
-		if j.state == jobSucceeded || (phase == PhaseAborted && j.state == jobRunning) {
-			release = append(release, j)
-		}
+		release = append(release, j)
 		if j.state == jobRunning {
 			j.state = jobKilled
 		}
