@@ -208,9 +208,16 @@ func (n *Netns) Close() error {
 	if _, err := os.Stat(filepath.Join(netnsDir, n.Name)); err == nil {
 		errs = append(errs, n.run("netns", "del", n.Name))
 	}
-	// The root side of the pair goes with its peer; remove it if it stayed.
+	// The root side of the pair goes with its peer, asynchronously: remove
+	// it if it stayed, and count it removed when it vanished meanwhile (the
+	// kernel finished tearing the pair down between the look and the
+	// delete: "Cannot find device").
 	if _, err := net.InterfaceByName(n.hostIf); err == nil {
-		errs = append(errs, n.run("link", "del", n.hostIf))
+		if err := n.run("link", "del", n.hostIf); err != nil {
+			if _, still := net.InterfaceByName(n.hostIf); still == nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
