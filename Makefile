@@ -75,7 +75,7 @@ lint: ## gofmt and go vet
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
-fuzz: ## run every fuzz target for FUZZTIME each, one after another (CI: 3s; the long run: FUZZTIME=10m)
+fuzz: ## run every fuzz target for FUZZTIME each (a duration, or a count like 3000x: CI uses 3000x, see .ci/run), one after another; the long run: FUZZTIME=10m
 	@set -e; for d in $$(grep -l '^func Fuzz' $$(git ls-files '*_test.go') | xargs -n1 dirname | sort -u); do \
 		for f in $$(grep -h -o '^func Fuzz[A-Za-z0-9_]*' $$d/*_test.go | cut -d' ' -f2); do \
 			echo "fuzz ./$$d $$f for $(FUZZTIME)"; \
