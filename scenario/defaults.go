@@ -11,12 +11,17 @@ import (
 // DefaultParams are the main job's parameters (DESIGN.md; fiomig run's flag
 // defaults): 23 migrations of 10 volumes on 3 hosts, one consumer per
 // volume, sampled every 0.1 s, a ~2 s cutover, CUTOVER_PAUSE_CRIT_S 5.0,
-// CUTOVER_FREEZES_ALLOWED 1, 60 s of settle and a 30 s attribution margin.
+// CUTOVER_FREEZES_ALLOWED 1, a 30 s attribution margin and 400 s of settle
+// sampled every 1 s: longer than the sourced repairs take to bring back what
+// a cancel removed (sbcli's lvol monitor: 300 s sweep + 30 s cycle; the CSI
+// restore's backoff: up to 60 s), so path completeness and leaks are judged
+// after them (research/incident.md §4, upstream.md §2.7). With 60 s a
+// tertiary path lost to sbcli's cancel was still missing at the end.
 func DefaultParams() record.Params {
 	return record.Params{
 		Migrations: 23, Volumes: 10, Hosts: 3, ConsumersPerVolume: 1,
-		SampleIntervalS: 0.1, SettleSampleIntervalS: 0.1, CutoverPauseS: 2.0,
-		PauseCritS: 5.0, FreezesAllowed: 1, SettleS: 60, AttributionMarginS: 30,
+		SampleIntervalS: 0.1, SettleSampleIntervalS: 1, CutoverPauseS: 2.0,
+		PauseCritS: 5.0, FreezesAllowed: 1, SettleS: 400, AttributionMarginS: 30,
 		Seed: record.SeedThresholds{}.WithDefaults(),
 	}
 }

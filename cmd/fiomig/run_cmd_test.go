@@ -56,7 +56,7 @@ func TestRunUsageErrorsExitTwo(t *testing.T) {
 		{"run", "--attribution-margin", "-1"},
 		{"run", "--sample-interval", "1e-7"},
 		{"run", "--settle-sample-interval", "NaN"},
-		{"run", "--settle", "86400", "--sample-interval", "0.01"},
+		{"run", "--settle", "86400", "--sample-interval", "0.01", "--settle-sample-interval", "0"},
 		{"run", "--migrations", "100000000"},
 		{"run", "--migrations", "100000"},                            // ~15M samples per host
 		{"run", "--migrations", "100", "--sample-interval", "0.001"}, // ~1.5M samples per host
