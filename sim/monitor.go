@@ -85,9 +85,6 @@ func (w *World) repairLvol(v *Volume) int {
 			ts.addListener(ep.port, haANA(k))
 			n++
 		}
-		if ts.nsDetached {
-			continue
-		}
 		for _, id := range v.NSIDs {
 			if _, has := ts.nsidOf(id); !has {
 				if _, added := ts.addNS(id, id, w.rng); added {

@@ -71,16 +71,13 @@ type TargetSubsystem struct {
 	// differ only after a re-add without an explicit NSID took another
 	// free NSID (addNS).
 	member map[int]int
-	// nsDetached hides the namespaces (a restarted target re-creates the
-	// subsystem and its listeners before it re-attaches the namespaces).
-	nsDetached bool
 	// ctrls are the host controllers currently connected (admin queue up).
 	ctrls []*Ctrl
 }
 
 // exposedNSIDs are the namespaces the subsystem exposes to hostNQN now.
 func (ts *TargetSubsystem) exposedNSIDs(hostNQN string) []int {
-	if ts.nsDetached || !ts.allows(hostNQN) {
+	if !ts.allows(hostNQN) {
 		return nil
 	}
 	return ts.NSIDs
