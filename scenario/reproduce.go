@@ -262,17 +262,8 @@ func WriteReproduceReport(r ReproduceResult, all []ReproduceResult) error {
 	}
 	b := IncidentMarkdown(r.Figures, r.Shape, figs, shapes)
 	b = append(b, BandsMarkdown(r.Bands)...)
-	var prefix, fixed *IncidentFigures
-	for i := range all {
-		switch all[i].Figures.Operator {
-		case "prefix":
-			prefix = &all[i].Figures
-		case "fixed":
-			fixed = &all[i].Figures
-		}
-	}
-	if prefix != nil && fixed != nil {
-		b = append(b, ComparisonMarkdown(CompareOperators(*prefix, *fixed))...)
+	if c := compareRuns(all); c != nil {
+		b = append(b, ComparisonMarkdown(*c)...)
 	}
 	if len(figs) == 0 {
 		figs = []IncidentFigures{r.Figures}

@@ -195,10 +195,9 @@ func CompareOperators(prefix, fixed IncidentFigures) Comparison {
 	return c
 }
 
-// JudgeCompare judges inc's compare expectations on the runs of one seed
-// (one ReproduceResult per operator): judged only when both prefix and
-// fixed ran. OK is the comparison's verdict being the expectation's.
-func JudgeCompare(inc incidents.Incident, runs []ReproduceResult) ([]BandResult, *Comparison) {
+// compareRuns is CompareOperators over the prefix and fixed runs among
+// runs (one seed), nil unless both ran.
+func compareRuns(runs []ReproduceResult) *Comparison {
 	var prefix, fixed *IncidentFigures
 	for i := range runs {
 		switch runs[i].Figures.Operator {
@@ -208,12 +207,19 @@ func JudgeCompare(inc incidents.Incident, runs []ReproduceResult) ([]BandResult,
 			fixed = &runs[i].Figures
 		}
 	}
-	var out []BandResult
-	var cmp *Comparison
-	if prefix != nil && fixed != nil {
-		c := CompareOperators(*prefix, *fixed)
-		cmp = &c
+	if prefix == nil || fixed == nil {
+		return nil
 	}
+	c := CompareOperators(*prefix, *fixed)
+	return &c
+}
+
+// JudgeCompare judges inc's compare expectations on the runs of one seed
+// (one ReproduceResult per operator): judged only when both prefix and
+// fixed ran. OK is the comparison's verdict being the expectation's.
+func JudgeCompare(inc incidents.Incident, runs []ReproduceResult) ([]BandResult, *Comparison) {
+	var out []BandResult
+	cmp := compareRuns(runs)
 	for _, e := range inc.Expected {
 		if e.Compare == "" {
 			continue
