@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -241,7 +242,7 @@ func TestChainFixedCancelAndRepair(t *testing.T) {
 				t.Fatalf("no lvol monitor repair of %s within %g s of the cancel", s2.Name, LvolMonitorSweepS+LvolMonitorCycleS)
 			}
 			ts, _ := s2.Subsystem(c.v.NQN)
-			if _, ok := ts.listener(c.src[2].port); !ok || !equalInts(ts.NSIDs, c.v.NSIDs) {
+			if _, ok := ts.listener(c.src[2].port); !ok || !slices.Equal(ts.NSIDs, c.v.NSIDs) {
 				t.Errorf("repaired subsystem on %s: listener at %s %v, namespaces %v; want the listener and %v", s2.Name, pS, ok, ts.NSIDs, c.v.NSIDs)
 			}
 			// The CSI monitor backed off while the path could not connect
@@ -503,7 +504,7 @@ func TestChainLvolMonitorRepair(t *testing.T) {
 				t.Fatalf("%s: non-leader %s not repaired", v.Name, ep.node.Name)
 			}
 			// The listener is up: the namespaces are already behind it.
-			if got := ts.exposedNSIDs(w.hosts[v.Consumers[0]].NQN); !equalInts(got, v.NSIDs) {
+			if got := ts.exposedNSIDs(w.hosts[v.Consumers[0]].NQN); !slices.Equal(got, v.NSIDs) {
 				t.Errorf("%s on %s right after the repair: namespaces exposed %v, want the explicit %v", v.Name, ep.node.Name, got, v.NSIDs)
 			}
 			if len(ts.Listeners) != 1 || ts.Listeners[0].Port != ep.port || ts.Listeners[0].ANA != nvmeof.ANANonOptimized {

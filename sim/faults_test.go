@@ -2,6 +2,7 @@ package sim
 
 import (
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -94,7 +95,7 @@ func TestTargetRestart(t *testing.T) {
 			t.Fatalf("%s not re-created on %s", x.Name, n.Name)
 		}
 		consumer := w.hosts[x.Consumers[0]].NQN
-		if _, has := ts.listener(w.lvstores[x.LVS].Port); !has || !equalInts(ts.exposedNSIDs(consumer), x.NSIDs) {
+		if _, has := ts.listener(w.lvstores[x.LVS].Port); !has || !slices.Equal(ts.exposedNSIDs(consumer), x.NSIDs) {
 			t.Errorf("%s on %s right after the start: listener %v, namespaces exposed %v; want the listener in front of %v", x.Name, n.Name, has, ts.exposedNSIDs(consumer), x.NSIDs)
 		}
 	}
@@ -234,18 +235,6 @@ func TestLeftoverController(t *testing.T) {
 	if _, err := w.LeaveLeftoverController(h.Name, v.NQN, canonicalAddr(w.nodes[0].IP, 9), ControlPlaneConnectOptions); err == nil {
 		t.Error("leftover at an unserved port accepted")
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestTargetRestartMigrationListenersBackAtCutover: a restart of a target

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"fmt"
 	"math/rand"
+	"slices"
 	"sort"
 )
 
@@ -200,24 +201,12 @@ func (w *World) publish(v *Volume) {
 		}
 	}
 	sort.Strings(eps)
-	if equalStrings(eps, v.published) && v.publishedOnce {
+	if slices.Equal(eps, v.published) && v.publishedOnce {
 		return
 	}
 	v.published = eps
 	v.publishedOnce = true
 	w.emit(Event{Kind: EventEndpoints, NQN: v.NQN, Endpoints: append([]string(nil), eps...)})
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 type scheduled struct {
