@@ -56,7 +56,7 @@ func isUsage(err error) bool {
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, `fiomig — a test-and-chaos harness for live migrations of NVMe-oF volumes.
 
-Usage: fiomig <command> [flags]
+Usage: fiomig [--cpuprofile FILE] [--memprofile FILE] <command> [flags]
 
 Commands:`)
 	for _, n := range slices.Sorted(maps.Keys(commands)) {
@@ -64,7 +64,8 @@ Commands:`)
 	}
 	fmt.Fprintln(w, `
 Run "fiomig <command> --help" or "fiomig help <command>" for a command's flags,
-"fiomig --version" for the build.
+"fiomig --version" for the build. --cpuprofile and --memprofile, given
+before the command, write its CPU and heap profiles (go tool pprof FILE).
 Exit codes: 0 pass, 1 a check failed, 2 bad usage or input, 3 inconclusive, 130 interrupted.`)
 }
 
@@ -100,7 +101,19 @@ func versionString() string {
 }
 
 func main() {
-	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+	args, stopProfiles, err := startProfiles(os.Args[1:])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fiomig: %v\n", err)
+		os.Exit(exitUsage)
+	}
+	code := dispatch(args, os.Stdout, os.Stderr)
+	if err := stopProfiles(); err != nil {
+		fmt.Fprintf(os.Stderr, "fiomig: %v\n", err)
+		if code == exitPass {
+			code = exitUsage
+		}
+	}
+	os.Exit(code)
 }
 
 func dispatch(args []string, stdout, stderr io.Writer) int {
