@@ -144,7 +144,7 @@ func (r *sysReader) attr(p string) (value string, ok bool, err error) {
 // required reads an attribute that must exist while its directory dir does;
 // errGone when dir itself is gone.
 func (r *sysReader) required(dir, file string) (string, error) {
-	p := path.Join(dir, file)
+	p := sub(dir, file)
 	v, ok, err := r.attr(p)
 	if err != nil || ok {
 		return v, err
@@ -192,7 +192,7 @@ func (r *sysReader) isDir(dir string, e fs.DirEntry) bool {
 	if e.Type()&fs.ModeSymlink == 0 {
 		return false
 	}
-	fi, err := fs.Stat(r.fsys, path.Join(dir, e.Name()))
+	fi, err := fs.Stat(r.fsys, sub(dir, e.Name()))
 	return err == nil && fi.IsDir()
 }
 
@@ -395,7 +395,7 @@ func (r *sysReader) readSubsystems() ([]rawSubsystem, error) {
 		if !ok || !r.isDir(classNvmeSubsystem, e) {
 			continue
 		}
-		s, err := r.readSubsystem(path.Join(classNvmeSubsystem, e.Name()), inst)
+		s, err := r.readSubsystem(sub(classNvmeSubsystem, e.Name()), inst)
 		if errors.Is(err, errGone) {
 			continue
 		}
@@ -438,7 +438,7 @@ func (r *sysReader) readSubsystem(dir string, inst int) (rawSubsystem, error) {
 		if _, _, ok := parseHeadName(name); !ok || !r.isDir(dir, e) {
 			continue
 		}
-		ns, err := r.readNamespace(path.Join(dir, name), "")
+		ns, err := r.readNamespace(sub(dir, name), "")
 		if errors.Is(err, errGone) {
 			continue
 		}
@@ -457,7 +457,7 @@ func (r *sysReader) readNamespace(dir, ctrl string) (Namespace, error) {
 	}
 	nsid, err := strconv.Atoi(v)
 	if err != nil {
-		return Namespace{}, r.errorf(path.Join(dir, "nsid"), "not an integer: %q", clip(v))
+		return Namespace{}, r.errorf(sub(dir, "nsid"), "not an integer: %q", clip(v))
 	}
 	return Namespace{Head: path.Base(dir), NSID: nsid, Controller: ctrl}, nil
 }
@@ -483,7 +483,7 @@ func (r *sysReader) readControllers() ([]readCtrl, error) {
 		if !ok || !r.isDir(classNvme, e) {
 			continue
 		}
-		c, err := r.readController(path.Join(classNvme, e.Name()), e.Name(), inst)
+		c, err := r.readController(sub(classNvme, e.Name()), e.Name(), inst)
 		if errors.Is(err, errGone) {
 			continue
 		}
@@ -504,7 +504,7 @@ func (r *sysReader) readController(dir, name string, inst int) (readCtrl, error)
 		return rc, err
 	}
 	if c.State, err = ParseControllerState(state); err != nil {
-		return rc, fmt.Errorf("nvmeof: %s: %w", r.where(path.Join(dir, "state")), err)
+		return rc, fmt.Errorf("nvmeof: %s: %w", r.where(sub(dir, "state")), err)
 	}
 	if c.Transport, err = r.required(dir, "transport"); err != nil {
 		return rc, err
@@ -521,7 +521,7 @@ func (r *sysReader) readController(dir, name string, inst int) (readCtrl, error)
 		// (kernel drivers/nvme/host/pci.c nvme_pci_get_address).
 		c.Address = Address{Traddr: addr}
 	} else if c.Address, err = ParseAddress(addr); err != nil {
-		return rc, r.errorf(path.Join(dir, "address"), "%v", err)
+		return rc, r.errorf(sub(dir, "address"), "%v", err)
 	}
 	for _, f := range [...]struct {
 		file     string
@@ -533,7 +533,7 @@ func (r *sysReader) readController(dir, name string, inst int) (readCtrl, error)
 		{"reconnect_delay", &c.ReconnectDelay, true},
 		{"fast_io_fail_tmo", &c.FastIOFailTmo, true},
 	} {
-		if *f.dst, err = r.optionalInt(path.Join(dir, f.file), 0, f.allowOff); err != nil {
+		if *f.dst, err = r.optionalInt(sub(dir, f.file), 0, f.allowOff); err != nil {
 			return rc, err
 		}
 	}
@@ -541,7 +541,7 @@ func (r *sysReader) readController(dir, name string, inst int) (readCtrl, error)
 		file string
 		dst  *string
 	}{{"hostnqn", &c.HostNQN}, {"hostid", &c.HostID}} {
-		if *f.dst, _, err = r.attr(path.Join(dir, f.file)); err != nil {
+		if *f.dst, _, err = r.attr(sub(dir, f.file)); err != nil {
 			return rc, err
 		}
 	}
@@ -553,7 +553,7 @@ func (r *sysReader) readController(dir, name string, inst int) (readCtrl, error)
 	for _, e := range es {
 		en := e.Name()
 		if s, _, _, ok := parseLegName(en); ok && r.isDir(dir, e) {
-			l, err := r.readLeg(path.Join(dir, en))
+			l, err := r.readLeg(sub(dir, en))
 			if errors.Is(err, errGone) {
 				continue
 			}
@@ -567,7 +567,7 @@ func (r *sysReader) readController(dir, name string, inst int) (readCtrl, error)
 			continue
 		}
 		if _, _, ok := parseHeadName(en); ok && r.isDir(dir, e) {
-			ns, err := r.readNamespace(path.Join(dir, en), name)
+			ns, err := r.readNamespace(sub(dir, en), name)
 			if errors.Is(err, errGone) {
 				continue
 			}
@@ -597,19 +597,24 @@ func (r *sysReader) readLeg(dir string) (Leg, error) {
 		return l, err
 	}
 	if l.NSID, err = strconv.Atoi(v); err != nil {
-		return l, r.errorf(path.Join(dir, "nsid"), "not an integer: %q", clip(v))
+		return l, r.errorf(sub(dir, "nsid"), "not an integer: %q", clip(v))
 	}
-	a, ok, err := r.attr(path.Join(dir, "ana_state"))
+	a, ok, err := r.attr(sub(dir, "ana_state"))
 	if err != nil {
 		return l, err
 	}
 	if ok {
 		if l.ANA, err = ParseANA(a); err != nil {
-			return l, fmt.Errorf("nvmeof: %s: %w", r.where(path.Join(dir, "ana_state")), err)
+			return l, fmt.Errorf("nvmeof: %s: %w", r.where(sub(dir, "ana_state")), err)
 		}
 	}
-	if l.ANAGroup, err = r.optionalInt(path.Join(dir, "ana_grpid"), 0, false); err != nil {
+	if l.ANAGroup, err = r.optionalInt(sub(dir, "ana_grpid"), 0, false); err != nil {
 		return l, err
 	}
 	return l, nil
 }
+
+// sub is the path of entry name in directory dir. Every caller passes a
+// clean dir and a name already parsed as an NVMe entry or attribute
+// ("nvme3", "state"), so this is path.Join without its Clean.
+func sub(dir, name string) string { return dir + "/" + name }

@@ -217,3 +217,55 @@ func BenchmarkIncidentBothOperators(b *testing.B) {
 		b.ReportMetric(float64(f.leaks), "fixed-leaks")
 	}
 }
+
+// benchHost is host 0 of the incident's topology (3 hosts that are the
+// storage nodes, 2 volumes × 5 namespaces, 3 consumers each) once its
+// volumes are connected: 6 controllers, 30 path legs, 10 heads.
+func benchHost(b *testing.B) *Host {
+	w, err := New(Config{Seed: 1, Hosts: 3, HostsAreNodes: true, Volumes: 2, NamespacesPerVolume: 5, ConsumersPerVolume: 3, Pods: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := w.AdvanceTo(1); err != nil {
+		b.Fatal(err)
+	}
+	return w.Hosts()[0]
+}
+
+// BenchmarkRenderHost: one rebuild of a host's sysfs tree (what a change
+// of the host's kernel state costs before a sample).
+func BenchmarkRenderHost(b *testing.B) {
+	h := benchHost(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		h.render(true)
+	}
+}
+
+// BenchmarkParseHost: nvmeof.ReadHost over that tree (the collector's
+// parse of a changed host).
+func BenchmarkParseHost(b *testing.B) {
+	h := benchHost(b)
+	fsys := h.Sysfs()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := nvmeof.ReadHost(fsys, h.NQN); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseHostFresh: the parse of a freshly rendered tree (no
+// lookups memoised from an earlier read), as a sample sees it.
+func BenchmarkParseHostFresh(b *testing.B) {
+	h := benchHost(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		fsys := h.render(true)
+		b.StartTimer()
+		if _, err := nvmeof.ReadHost(fsys, h.NQN); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -136,6 +136,14 @@ type Host struct {
 	blockMinor  int
 	diskseq     int
 	sysfsBuilds int
+	// nsAttrs caches namespace attribute files shared between renders
+	// (sysfs.go nsAttrNodes).
+	nsAttrs map[nsAttrKey][]*tnode
+	// scratch are render's buffers, kept between renders.
+	scratch struct {
+		text    []byte
+		pending []textSpan
+	}
 }
 
 // Ctrl is one kernel controller nvmeN of a host.

@@ -108,6 +108,12 @@ func addressString(c *Ctrl) string {
 // with fs.ErrPermission as on a real /sys (kernfs has no show operation).
 func (h *Host) render(writeOnly bool) *treeFS {
 	b := newTreeBuilder()
+	// The last render's scratch buffers (build copies the text out).
+	b.text, b.pending = h.scratch.text[:0], h.scratch.pending[:0]
+	defer func() {
+		clear(b.pending)
+		h.scratch.text, h.scratch.pending = b.text[:0], b.pending[:0]
+	}()
 	b.dir("class/nvme")
 	b.dir("class/nvme-subsystem")
 	b.dir("class/block")
@@ -157,7 +163,7 @@ func (h *Host) render(writeOnly bool) *treeFS {
 			lw("ana_grpid", strconv.Itoa(l.grp))
 			lw("hidden", "1")
 			lw("uevent", "DEVTYPE=disk")
-			writeNSAttrs(lw, c.Spec.NQN, l.nsid, l.head.ident, h.sizeOf(c.Spec.NQN), l.head.diskseq)
+			b.shared(ldir, h.nsAttrNodes(c.Spec.NQN, l.nsid, l.head.ident, h.sizeOf(c.Spec.NQN), l.head.diskseq))
 		}
 	}
 	for _, s := range h.subsystems {
@@ -183,10 +189,41 @@ func (h *Host) render(writeOnly bool) *treeFS {
 			hw("dev", fmt.Sprintf("%d:%d", majorBlock, hd.minor))
 			hw("hidden", "0")
 			hw("uevent", fmt.Sprintf("MAJOR=%d\nMINOR=%d\nDEVNAME=%s\nDEVTYPE=disk\nDISKSEQ=%d", majorBlock, hd.minor, hname, hd.diskseq))
-			writeNSAttrs(hw, s.NQN, hd.nsid, hd.ident, h.sizeOf(s.NQN), hd.diskseq)
+			b.shared(hdir, h.nsAttrNodes(s.NQN, hd.nsid, hd.ident, h.sizeOf(s.NQN), hd.diskseq))
 		}
 	}
 	return b.build()
+}
+
+// nsAttrKey is what a namespace's attribute files show (writeNSAttrs).
+type nsAttrKey struct {
+	nqn                  string
+	nsid, ident, diskseq int
+	size                 int64
+}
+
+// nsAttrCacheMax bounds a host's cache of namespace attribute files (one
+// entry per namespace and disk sequence number seen; emptied when full).
+const nsAttrCacheMax = 4096
+
+// nsAttrNodes are the attribute files (and the queue/ directory) of
+// writeNSAttrs for one namespace, sorted by name, built once per host and
+// shared by every tree that shows that namespace — the legs of its paths
+// and its head, in this render and the next ones: a tree's nodes are never
+// modified once built, so sharing them changes no byte a reader sees.
+func (h *Host) nsAttrNodes(nqn string, nsid, ident int, size int64, diskseq int) []*tnode {
+	k := nsAttrKey{nqn: nqn, nsid: nsid, ident: ident, diskseq: diskseq, size: size}
+	if ns, ok := h.nsAttrs[k]; ok {
+		return ns
+	}
+	if h.nsAttrs == nil || len(h.nsAttrs) >= nsAttrCacheMax {
+		h.nsAttrs = map[nsAttrKey][]*tnode{}
+	}
+	sb := newTreeBuilder()
+	writeNSAttrs(sb.attrs("ns"), nqn, nsid, ident, size, diskseq)
+	ns := sb.build().dirs["ns"].children
+	h.nsAttrs[k] = ns
+	return ns
 }
 
 // writeNSAttrs writes the attributes a namespace block device (head or

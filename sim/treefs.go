@@ -28,9 +28,13 @@ type treeFS struct {
 	// dirs maps every physical directory path (no symlink on the way) to
 	// its node; the other nodes are found in their directory (node).
 	dirs map[string]*tnode
-	// links memoises the targets of the symlinks followed.
-	mu    sync.Mutex
-	links map[string]string
+	// links memoises the targets of the symlinks followed; resolved the
+	// directories reached through symlinks (logical path -> node, nil for
+	// a path that is no directory), so that reading the files of
+	// class/nvme/nvmeN walks the link once, not once a file.
+	mu       sync.Mutex
+	links    map[string]string
+	resolved map[string]*tnode
 }
 
 // tnode is one entry of a treeFS.
@@ -47,6 +51,27 @@ type tnode struct {
 type treeBuilder struct {
 	root *tnode
 	dirs map[string]*tnode
+	slab []tnode // nodes are carved from here, a chunk at a time
+	// text holds the attribute files' contents, made one string by build
+	// (pending: each node's span of it).
+	text    []byte
+	pending []textSpan
+}
+
+type textSpan struct {
+	n        *tnode
+	from, to int
+}
+
+// node returns a new node (from the builder's current chunk).
+func (b *treeBuilder) node(n tnode) *tnode {
+	if len(b.slab) == 0 {
+		b.slab = make([]tnode, 256)
+	}
+	p := &b.slab[0]
+	*p = n
+	b.slab = b.slab[1:]
+	return p
 }
 
 func newTreeBuilder() *treeBuilder {
@@ -60,7 +85,7 @@ func (b *treeBuilder) dir(p string) *tnode {
 		return d
 	}
 	parent := b.dir(path.Dir(p))
-	d := &tnode{name: path.Base(p), mode: fs.ModeDir | 0o755}
+	d := b.node(tnode{name: path.Base(p), mode: fs.ModeDir | 0o755})
 	parent.children = append(parent.children, d)
 	b.dirs[p] = d
 	return d
@@ -73,7 +98,7 @@ func (b *treeBuilder) file(p, content string) {
 
 func (b *treeBuilder) fileMode(p, content string, perm fs.FileMode) {
 	d := b.dir(path.Dir(p))
-	d.children = append(d.children, &tnode{name: path.Base(p), mode: perm, data: content})
+	d.children = append(d.children, b.node(tnode{name: path.Base(p), mode: perm, data: content}))
 }
 
 // attrs returns a function adding sysfs attribute files to directory p
@@ -86,7 +111,11 @@ func (b *treeBuilder) attrs(p string) func(f, v string) {
 			b.file(p+"/"+f, v+"\n")
 			return
 		}
-		d.children = append(d.children, &tnode{name: f, mode: 0o444, data: v + "\n"})
+		n := b.node(tnode{name: f, mode: 0o444})
+		from := len(b.text)
+		b.text = append(append(b.text, v...), '\n')
+		b.pending = append(b.pending, textSpan{n, from, len(b.text)})
+		d.children = append(d.children, n)
 	}
 }
 
@@ -94,12 +123,44 @@ func (b *treeBuilder) attrs(p string) func(f, v string) {
 // directory, as sysfs links are).
 func (b *treeBuilder) symlink(p, target string) {
 	d := b.dir(path.Dir(p))
-	d.children = append(d.children, &tnode{name: path.Base(p), mode: fs.ModeSymlink | 0o777, link: target})
+	d.children = append(d.children, b.node(tnode{name: path.Base(p), mode: fs.ModeSymlink | 0o777, link: target}))
+}
+
+// shared adds nodes of an earlier build to directory p (created with its
+// parents): the nodes and their subdirectories are shared, never copied,
+// so they must never be modified (build sorts no directory that is
+// already sorted).
+func (b *treeBuilder) shared(p string, nodes []*tnode) {
+	d := b.dir(p)
+	d.children = append(d.children, nodes...)
+	for _, n := range nodes {
+		b.sharedDir(p, n)
+	}
+}
+
+// sharedDir registers the shared directory n (an entry of p) and its
+// subdirectories in b.dirs.
+func (b *treeBuilder) sharedDir(p string, n *tnode) {
+	if n.mode&fs.ModeDir == 0 {
+		return
+	}
+	np := p + "/" + n.name
+	b.dirs[np] = n
+	for _, c := range n.children {
+		b.sharedDir(np, c)
+	}
 }
 
 func (b *treeBuilder) build() *treeFS {
+	text := string(b.text)
+	for _, p := range b.pending {
+		p.n.data = text[p.from:p.to]
+	}
+	byName := func(x, y *tnode) int { return strings.Compare(x.name, y.name) }
 	for _, d := range b.dirs {
-		slices.SortFunc(d.children, func(x, y *tnode) int { return strings.Compare(x.name, y.name) })
+		if !slices.IsSortedFunc(d.children, byName) {
+			slices.SortFunc(d.children, byName)
+		}
 	}
 	return &treeFS{root: b.root, dirs: b.dirs}
 }
@@ -144,6 +205,72 @@ func (t *treeFS) lookup(op, name string, follow bool) (*tnode, error) {
 	if n, ok := t.node(name); ok && (n.mode&fs.ModeSymlink == 0 || !follow) {
 		return n, nil
 	}
+	// An entry of a directory resolved before: what walk would find there.
+	dir, base := ".", name
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		dir, base = name[:i], name[i+1:]
+	}
+	if d := t.dirNode(dir); d != nil {
+		n := d.child(base)
+		if n == nil {
+			return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+		}
+		if n.mode&fs.ModeSymlink == 0 || !follow {
+			return n, nil
+		}
+	}
+	return t.resolve(op, name, follow)
+}
+
+// dirNode is the directory at p, symlinks followed (nil when p is no
+// directory): its parent's entry, a symlink among them resolved once and
+// memoised in resolved.
+func (t *treeFS) dirNode(p string) *tnode {
+	if d, ok := t.dirs[p]; ok {
+		return d
+	}
+	if p == "." {
+		return nil
+	}
+	t.mu.Lock()
+	d, ok := t.resolved[p]
+	t.mu.Unlock()
+	if ok {
+		return d
+	}
+	parent, base := ".", p
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		parent, base = p[:i], p[i+1:]
+	}
+	pd := t.dirNode(parent)
+	if pd == nil {
+		return nil
+	}
+	n := pd.child(base)
+	switch {
+	case n == nil:
+		return nil
+	case n.mode&fs.ModeDir != 0:
+		return n
+	case n.mode&fs.ModeSymlink == 0:
+		return nil
+	}
+	d = nil
+	if n, err := t.resolve("stat", p, true); err == nil && n.mode&fs.ModeDir != 0 {
+		d = n
+	}
+	t.mu.Lock()
+	if t.resolved == nil {
+		t.resolved = map[string]*tnode{}
+	}
+	t.resolved[p] = d
+	t.mu.Unlock()
+	return d
+}
+
+// resolve is lookup by walking p element by element, restarting at each
+// symlink's target.
+func (t *treeFS) resolve(op, name string, follow bool) (*tnode, error) {
 	p := name
 	for hops := 0; ; {
 		n, restart, err := t.walk(p, follow)
