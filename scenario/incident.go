@@ -191,12 +191,10 @@ var (
 	reCtrl = regexp.MustCompile(`\b(nvme\d+)\b`)
 )
 
-// IncidentLines reads from a timeline.jsonl only the lines the incident's
-// figures need — phase, endpoints, fault and target lines, kernel lines of
-// controllers created, reconnected or removed, io lines of killed pods, each host's last
-// sample, and the last line — skipping the rest by a look at their bytes
-// (the writer's field order is fixed), so that a run of hundreds of
-// megabytes reads in a fraction of a second. Errors name the file and line.
+// IncidentLines reads a timeline.jsonl and returns the lines the
+// incident's figures need (IncidentKeeper's selection). A run keeps them
+// while it writes them (ReproduceOptions through Config.OnLine), so this
+// is for a timeline read back from disk. Errors name the file and line.
 func IncidentLines(path string) ([]record.Line, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -204,21 +202,7 @@ func IncidentLines(path string) ([]record.Line, error) {
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 1<<20)
-	var (
-		out      []record.Line
-		lastLine []byte
-		samples  = map[string][]byte{}
-		emitted  = map[string]bool{} // samples[h] is already in out
-		hosts    []string
-	)
-	decode := func(b []byte, n int) error {
-		var l record.Line
-		if err := json.Unmarshal(b, &l); err != nil {
-			return fmt.Errorf("%s:%d: %w", path, n, err)
-		}
-		out = append(out, l)
-		return nil
-	}
+	var k IncidentKeeper
 	for n := 1; ; n++ {
 		b, err := br.ReadSlice('\n')
 		for err == bufio.ErrBufferFull {
@@ -231,45 +215,11 @@ func IncidentLines(path string) ([]record.Line, error) {
 			b = long
 		}
 		if len(bytes.TrimSpace(b)) > 0 {
-			lastLine = append(lastLine[:0], b...)
-			switch kindOf(b) {
-			case record.KindSample:
-				h := fieldValue(b, `"host":"`)
-				if _, ok := samples[h]; !ok {
-					hosts = append(hosts, h)
-				}
-				samples[h] = append(samples[h][:0], b...)
-				emitted[h] = false
-			case record.KindKernel:
-				if bytes.Contains(b, []byte(`"message":"new ctrl`)) || bytes.Contains(b, []byte(`"message":"Removing controller`)) ||
-					bytes.Contains(b, []byte(`"message":"Successfully reconnected`)) || bytes.Contains(b, []byte(`"message":"`+subsysRejectMsg)) {
-					if derr := decode(b, n); derr != nil {
-						return nil, derr
-					}
-				}
-			case record.KindIO:
-				if bytes.Contains(b, []byte(`"pod_state":"killed"`)) {
-					if derr := decode(b, n); derr != nil {
-						return nil, derr
-					}
-				}
-			default:
-				// A failed validation: each host's sample before it (the
-				// legs of the controller that failed it).
-				if kindOf(b) == record.KindPhase && bytes.Contains(b, []byte(`"phase":"Failed"`)) {
-					for _, h := range hosts {
-						if !emitted[h] {
-							emitted[h] = true
-							if derr := decode(samples[h], 0); derr != nil {
-								return nil, derr
-							}
-						}
-					}
-				}
-				if derr := decode(b, n); derr != nil {
-					return nil, derr
-				}
+			var l record.Line
+			if derr := json.Unmarshal(b, &l); derr != nil {
+				return nil, fmt.Errorf("%s:%d: %w", path, n, derr)
 			}
+			k.Add(l)
 		}
 		if err == io.EOF {
 			break
@@ -278,37 +228,76 @@ func IncidentLines(path string) ([]record.Line, error) {
 			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
 		}
 	}
-	for _, h := range hosts {
-		if emitted[h] {
-			continue
-		}
-		if err := decode(samples[h], 0); err != nil {
-			return nil, err
-		}
-	}
-	if len(lastLine) > 0 {
-		if err := decode(lastLine, 0); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return k.Lines(), nil
 }
 
-// kindOf is the value of a timeline line's "kind" field.
-func kindOf(b []byte) string { return fieldValue(b, `"kind":"`) }
+// IncidentKeeper keeps, from a run's timeline lines given in order, only
+// those the incident's figures need: phase, endpoints, fault, target,
+// format and heartbeat lines, kernel lines of controllers created,
+// reconnected, removed or rejected by subsystem NQN, io lines of killed
+// pods, each host's sample before a failed migration (the legs of the
+// controller that failed it) and each host's last sample, and the last
+// line. The zero value is ready; memory: the kept lines and one sample
+// per host.
+type IncidentKeeper struct {
+	out     []record.Line
+	samples map[string]record.Line
+	emitted map[string]bool // samples[h] is already in out
+	hosts   []string
+	last    record.Line
+	any     bool
+}
 
-// fieldValue is the string value following key (`"name":"`) in b, "" if none.
-func fieldValue(b []byte, key string) string {
-	i := bytes.Index(b, []byte(key))
-	if i < 0 {
-		return ""
+// Add takes the next timeline line.
+func (k *IncidentKeeper) Add(l record.Line) {
+	k.last, k.any = l, true
+	switch l.Kind {
+	case record.KindSample:
+		if k.samples == nil {
+			k.samples, k.emitted = map[string]record.Line{}, map[string]bool{}
+		}
+		if _, ok := k.samples[l.Host]; !ok {
+			k.hosts = append(k.hosts, l.Host)
+		}
+		k.samples[l.Host] = l
+		k.emitted[l.Host] = false
+	case record.KindKernel:
+		for _, p := range [...]string{"new ctrl", "Removing controller", "Successfully reconnected", subsysRejectMsg} {
+			if strings.HasPrefix(l.Message, p) {
+				k.out = append(k.out, l)
+				break
+			}
+		}
+	case record.KindIO:
+		if l.PodState == "killed" {
+			k.out = append(k.out, l)
+		}
+	default:
+		if l.Kind == record.KindPhase && l.Phase == record.PhaseFailed {
+			for _, h := range k.hosts {
+				if !k.emitted[h] {
+					k.emitted[h] = true
+					k.out = append(k.out, k.samples[h])
+				}
+			}
+		}
+		k.out = append(k.out, l)
 	}
-	rest := b[i+len(key):]
-	j := bytes.IndexByte(rest, '"')
-	if j < 0 {
-		return ""
+}
+
+// Lines are the kept lines: in timeline order, then each host's last
+// sample not yet kept, then the last line.
+func (k *IncidentKeeper) Lines() []record.Line {
+	out := slices.Clip(k.out)
+	for _, h := range k.hosts {
+		if !k.emitted[h] {
+			out = append(out, k.samples[h])
+		}
 	}
-	return string(rest[:j])
+	if k.any {
+		out = append(out, k.last)
+	}
+	return out
 }
 
 // ComputeIncidentFigures computes the figures from a run record: plan.json,

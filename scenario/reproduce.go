@@ -232,19 +232,15 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 		Params: p, Faults: sched}
 	// Run recovers what is still injected (recording its lines) and writes
 	// the schedule as executed into plan.json.
-	res, err := Run(ctx, inj, Config{Plan: plan, OutDir: o.OutDir, StartUnix: o.StartUnix, GapS: gapS, Progress: o.Progress})
+	var kept IncidentKeeper // the lines the figures need, kept as written
+	res, err := Run(ctx, inj, Config{Plan: plan, OutDir: o.OutDir, StartUnix: o.StartUnix, GapS: gapS, Progress: o.Progress, OnLine: kept.Add})
 	out := ReproduceResult{Dir: res.Dir, Interrupted: res.Interrupted, Summary: res.Summary, Plan: res.Plan}
 	out.FaultErrors = inj.Errors()
 	if err != nil || res.Interrupted {
 		return out, err
 	}
 	plan = res.Plan
-	tlPath := filepath.Join(res.Dir, record.TimelineFile)
-	lines, err := IncidentLines(tlPath)
-	if err != nil {
-		return out, err
-	}
-	out.Figures = ComputeIncidentFigures(plan, lines, out.Summary)
+	out.Figures = ComputeIncidentFigures(plan, kept.Lines(), out.Summary)
 	out.Bands = JudgeBands(inc, out.Figures, out.Summary)
 	out.Shape = ShapeOf(out.Bands, out.Figures)
 	return out, WriteReproduceReport(out, nil)

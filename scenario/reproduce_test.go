@@ -46,8 +46,9 @@ func reproduce(t *testing.T, seed int64, op string, p *record.Params) ReproduceR
 
 // TestReproduceSameSeedSameRecord: the same seed gives a byte-identical run
 // record (plan.json with the executed fault schedule, timeline.jsonl,
-// summary.json, reproduce.md); another seed does not. The figures read
-// through IncidentLines equal those computed from the whole timeline.
+// summary.json, reproduce.md); another seed does not. The figures from the
+// lines IncidentKeeper kept while the run wrote them equal those computed
+// from the whole timeline read back from the file.
 func TestReproduceSameSeedSameRecord(t *testing.T) {
 	a, b := reproduce(t, 4, "prefix", shortIncident()), reproduce(t, 4, "prefix", shortIncident())
 	files := []string{record.PlanFile, record.TimelineFile, record.SummaryFile, ReproduceReportFile}
@@ -76,7 +77,7 @@ func TestReproduceSameSeedSameRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(ComputeIncidentFigures(a.Plan, lines, a.Summary), a.Figures); d != "" {
-		t.Errorf("figures from IncidentLines differ from figures from the whole timeline (-whole +filtered):\n%s", d)
+		t.Errorf("figures from the kept lines differ from figures from the whole timeline (-whole +kept):\n%s", d)
 	}
 }
 
@@ -244,6 +245,14 @@ func TestIncidentLinesKeepsWhatTheFiguresNeed(t *testing.T) {
 	want := []record.Line{all[0], all[2], all[5], all[8], all[6], all[9], all[10], all[10]}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("IncidentLines (-want +got):\n%s", d)
+	}
+	// The same lines kept as a run appends them.
+	var k IncidentKeeper
+	for _, l := range all {
+		k.Add(l)
+	}
+	if d := cmp.Diff(want, k.Lines()); d != "" {
+		t.Errorf("IncidentKeeper (-want +got):\n%s", d)
 	}
 	if err := os.WriteFile(path, []byte(`{"t":0,"kind":"phase",`+"\n"), 0o644); err != nil {
 		t.Fatal(err)

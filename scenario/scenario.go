@@ -39,6 +39,11 @@ type Config struct {
 	// Progress receives one line per migration and per stage, the first
 	// naming the run directory once created; nil = silent.
 	Progress io.Writer
+	// OnLine, when set, is given every line appended to the timeline, as
+	// written (times rounded), in order: a caller that needs some of them
+	// afterwards (IncidentKeeper) keeps them instead of reading the file
+	// back.
+	OnLine func(record.Line)
 }
 
 // Result is what a finished (or interrupted) run left behind.
@@ -120,6 +125,9 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	report := NewReportLines(cfg.Plan) // the per-tick states the report's swimlanes need, bounded
 	report.Dropped = cfg.SummaryOnly
 	tl.OnAppend = func(l record.Line) error {
+		if cfg.OnLine != nil {
+			cfg.OnLine(l)
+		}
 		return states.Push(l, func(x record.Line) error {
 			report.Add(x)
 			return judge.Add(x)

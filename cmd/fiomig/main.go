@@ -101,6 +101,7 @@ func versionString() string {
 }
 
 func main() {
+	tuneGC()
 	args, stopProfiles, err := startProfiles(os.Args[1:])
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fiomig: %v\n", err)

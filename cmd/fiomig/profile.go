@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 )
@@ -72,4 +73,25 @@ func startProfiles(args []string) (rest []string, stop func() error, err error) 
 		return errors.Join(errs...)
 	}
 	return args, stop, nil
+}
+
+// gcPercent and gcMemoryLimit tune the garbage collector of the fiomig
+// process when the environment does not (GOGC, GOMEMLIMIT): a run
+// allocates far more than it keeps (timeline lines encoded and dropped,
+// sysfs trees rebuilt), so collecting at 4× the live heap instead of 2×
+// saves about a quarter of reproduce's CPU for about twice its peak memory
+// (~250 MB a run); the soft limit makes the collector work harder before
+// the heap passes 2 GiB.
+const (
+	gcPercent     = 400
+	gcMemoryLimit = 2 << 30
+)
+
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(gcMemoryLimit)
+	}
 }
