@@ -138,6 +138,7 @@ func (c *Cluster) AdvanceTo(t float64) ([]record.Line, error) {
 	for _, e := range evs {
 		out = append(out, Line(e))
 	}
+	c.w.Recycle(evs)
 	return out, nil
 }
 
