@@ -143,7 +143,10 @@ type Host struct {
 	scratch struct {
 		text    []byte
 		pending []textSpan
+		key     []byte
 	}
+	// ctrlDirs are the controllers' directories of the last render.
+	ctrlDirs map[*Ctrl]ctrlDir
 }
 
 // Ctrl is one kernel controller nvmeN of a host.

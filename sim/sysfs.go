@@ -120,37 +120,27 @@ func (h *Host) render(writeOnly bool) *treeFS {
 	b.dir(ctlDir)
 	b.dir(subsysDir)
 	b.symlink("class/nvme-fabrics/ctl", "../../"+ctlDir)
+	// A controller whose directory would show exactly what it showed in
+	// the last render (same key: every attribute and leg as written) gets
+	// that render's directory node, shared (a tree is immutable once
+	// built); the others are built anew and cached after build.
+	ctrls := make(map[*Ctrl]ctrlDir, len(h.ctrls))
+	var built []*Ctrl
+	key := h.scratch.key[:0]
 	for _, c := range h.ctrls {
 		name := c.Name()
 		dir := ctlDir + "/" + name
 		b.symlink("class/nvme/"+name, "../../"+dir)
+		key = h.ctrlKey(key[:0], c, name, writeOnly)
+		if old, ok := h.ctrlDirs[c]; ok && old.key == string(key) {
+			b.sharedEntry(ctlDir, old.node)
+			ctrls[c] = old
+			continue
+		}
+		ctrls[c] = ctrlDir{key: string(key)}
+		built = append(built, c)
 		w := b.attrs(dir)
-		w("state", string(c.State))
-		w("address", addressString(c))
-		w("transport", c.Spec.Transport)
-		w("subsysnqn", c.Spec.NQN)
-		w("cntlid", strconv.Itoa(c.Cntlid))
-		w("hostnqn", h.NQN)
-		w("hostid", h.ID)
-		w("ctrl_loss_tmo", onOff(c.sysfsCtrlLossTmo()))
-		w("reconnect_delay", onOff(c.Spec.Options.ReconnectDelay))
-		w("fast_io_fail_tmo", onOff(c.Spec.Options.FastIOFailTmo))
-		w("kato", strconv.Itoa(c.Spec.Options.KeepAliveTmo))
-		w("model", pad(modelOf(c.Spec.NQN), 40))
-		w("serial", pad(serialNumber, 20))
-		w("firmware_rev", pad(firmwareRev, 8))
-		w("cntrltype", "io")
-		w("dctype", "none")
-		w("dev", fmt.Sprintf("%d:%d", majorCtrl, c.Instance))
-		w("dhchap_secret", "none")
-		w("dhchap_ctrl_secret", "none")
-		w("numa_node", "-1")
-		w("passthru_err_log_enabled", "off")
-		w("queue_count", "4")
-		w("sqsize", "127")
-		w("tls_key", "")
-		w("uevent", fmt.Sprintf("MAJOR=%d\nMINOR=%d\nDEVNAME=%s\nNVME_TRTYPE=%s\nNVME_TRADDR=%s\nNVME_TRSVCID=%s\nNVME_HOST_TRADDR=%s\nNVME_HOST_IFACE=%s",
-			majorCtrl, c.Instance, name, c.Spec.Transport, c.Spec.Traddr, c.Spec.Trsvcid, noneIfEmpty(c.Spec.HostTraddr), noneIfEmpty(c.Spec.HostIface)))
+		h.ctrlAttrs(c, name, w)
 		if writeOnly {
 			for _, f := range []string{"delete_controller", "reset_controller", "rescan_controller"} {
 				b.fileMode(dir+"/"+f, "", 0o200)
@@ -158,14 +148,11 @@ func (h *Host) render(writeOnly bool) *treeFS {
 		}
 		for _, l := range c.legs {
 			ldir := dir + "/" + l.name(c)
-			lw := b.attrs(ldir)
-			lw("ana_state", string(l.ana))
-			lw("ana_grpid", strconv.Itoa(l.grp))
-			lw("hidden", "1")
-			lw("uevent", "DEVTYPE=disk")
+			legAttrs(l, b.attrs(ldir))
 			b.shared(ldir, h.nsAttrNodes(c.Spec.NQN, l.nsid, l.head.ident, h.sizeOf(c.Spec.NQN), l.head.diskseq))
 		}
 	}
+	h.scratch.key = key
 	for _, s := range h.subsystems {
 		sname := fmt.Sprintf("nvme-subsys%d", s.Instance)
 		dir := subsysDir + "/" + sname
@@ -192,7 +179,80 @@ func (h *Host) render(writeOnly bool) *treeFS {
 			b.shared(hdir, h.nsAttrNodes(s.NQN, hd.nsid, hd.ident, h.sizeOf(s.NQN), hd.diskseq))
 		}
 	}
-	return b.build()
+	t := b.build()
+	for _, c := range built {
+		e := ctrls[c]
+		e.node = t.dirs[ctlDir+"/"+c.Name()]
+		ctrls[c] = e
+	}
+	h.ctrlDirs = ctrls
+	return t
+}
+
+// ctrlDir is a controller's directory node as last rendered, and the key
+// (ctrlKey) of what it shows.
+type ctrlDir struct {
+	key  string
+	node *tnode
+}
+
+// ctrlKey appends to key everything controller c's directory shows: its
+// attributes as ctrlAttrs writes them, whether the write-only triggers
+// are there, and each leg's name, attributes (legAttrs) and namespace
+// (nsAttrNodes' arguments).
+func (h *Host) ctrlKey(key []byte, c *Ctrl, name string, writeOnly bool) []byte {
+	w := func(f, v string) {
+		key = append(append(append(append(key, f...), 0), v...), 0)
+	}
+	h.ctrlAttrs(c, name, w)
+	if writeOnly {
+		key = append(key, 1)
+	}
+	for _, l := range c.legs {
+		key = append(append(key, 2), l.name(c)...)
+		legAttrs(l, w)
+		key = fmt.Appendf(key, "%s\x00%d\x00%d\x00%d\x00%d\x00", c.Spec.NQN, l.nsid, l.head.ident, h.sizeOf(c.Spec.NQN), l.head.diskseq)
+	}
+	return key
+}
+
+// ctrlAttrs writes controller c's attribute files (name is c.Name()).
+func (h *Host) ctrlAttrs(c *Ctrl, name string, w func(f, v string)) {
+	w("state", string(c.State))
+	w("address", addressString(c))
+	w("transport", c.Spec.Transport)
+	w("subsysnqn", c.Spec.NQN)
+	w("cntlid", strconv.Itoa(c.Cntlid))
+	w("hostnqn", h.NQN)
+	w("hostid", h.ID)
+	w("ctrl_loss_tmo", onOff(c.sysfsCtrlLossTmo()))
+	w("reconnect_delay", onOff(c.Spec.Options.ReconnectDelay))
+	w("fast_io_fail_tmo", onOff(c.Spec.Options.FastIOFailTmo))
+	w("kato", strconv.Itoa(c.Spec.Options.KeepAliveTmo))
+	w("model", pad(modelOf(c.Spec.NQN), 40))
+	w("serial", pad(serialNumber, 20))
+	w("firmware_rev", pad(firmwareRev, 8))
+	w("cntrltype", "io")
+	w("dctype", "none")
+	w("dev", fmt.Sprintf("%d:%d", majorCtrl, c.Instance))
+	w("dhchap_secret", "none")
+	w("dhchap_ctrl_secret", "none")
+	w("numa_node", "-1")
+	w("passthru_err_log_enabled", "off")
+	w("queue_count", "4")
+	w("sqsize", "127")
+	w("tls_key", "")
+	w("uevent", fmt.Sprintf("MAJOR=%d\nMINOR=%d\nDEVNAME=%s\nNVME_TRTYPE=%s\nNVME_TRADDR=%s\nNVME_TRSVCID=%s\nNVME_HOST_TRADDR=%s\nNVME_HOST_IFACE=%s",
+		majorCtrl, c.Instance, name, c.Spec.Transport, c.Spec.Traddr, c.Spec.Trsvcid, noneIfEmpty(c.Spec.HostTraddr), noneIfEmpty(c.Spec.HostIface)))
+}
+
+// legAttrs writes a path leg's own attribute files (the namespace's are
+// nsAttrNodes').
+func legAttrs(l *leg, w func(f, v string)) {
+	w("ana_state", string(l.ana))
+	w("ana_grpid", strconv.Itoa(l.grp))
+	w("hidden", "1")
+	w("uevent", "DEVTYPE=disk")
 }
 
 // nsAttrKey is what a namespace's attribute files show (writeNSAttrs).

@@ -138,6 +138,14 @@ func (b *treeBuilder) shared(p string, nodes []*tnode) {
 	}
 }
 
+// sharedEntry adds n, a node of an earlier build, as an entry of
+// directory p (created with its parents), shared as in shared.
+func (b *treeBuilder) sharedEntry(p string, n *tnode) {
+	d := b.dir(p)
+	d.children = append(d.children, n)
+	b.sharedDir(p, n)
+}
+
 // sharedDir registers the shared directory n (an entry of p) and its
 // subdirectories in b.dirs.
 func (b *treeBuilder) sharedDir(p string, n *tnode) {
