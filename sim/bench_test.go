@@ -232,12 +232,18 @@ func benchHost(b *testing.B) *Host {
 	return w.Hosts()[0]
 }
 
-// BenchmarkRenderHost: one rebuild of a host's sysfs tree (what a change
-// of the host's kernel state costs before a sample).
+// BenchmarkRenderHost: one rebuild of a host's sysfs tree after one
+// controller's state changed (what a change of the host's kernel state
+// costs before a sample).
 func BenchmarkRenderHost(b *testing.B) {
 	h := benchHost(b)
+	c := h.ctrls[0]
+	states := [2]nvmeof.ControllerState{nvmeof.StateConnecting, c.State}
 	b.ReportAllocs()
+	i := 0
 	for b.Loop() {
+		c.State = states[i%2]
+		i++
 		h.render(true)
 	}
 }
