@@ -193,7 +193,8 @@ var (
 
 // IncidentLines reads from a timeline.jsonl only the lines the incident's
 // figures need — phase, endpoints, fault and target lines, kernel lines of
-// controllers created, reconnected or removed, io lines of killed pods, each host's last
+// controllers created, reconnected or removed and of CONNECTs answered
+// "Could not find subsystem" or "not allowed", io lines of killed pods, each host's last
 // sample, and the last line — skipping the rest by a look at their bytes
 // (the writer's field order is fixed), so that a run of hundreds of
 // megabytes reads in a fraction of a second. Errors name the file and line.
@@ -242,7 +243,8 @@ func IncidentLines(path string) ([]record.Line, error) {
 				emitted[h] = false
 			case record.KindKernel:
 				if bytes.Contains(b, []byte(`"message":"new ctrl`)) || bytes.Contains(b, []byte(`"message":"Removing controller`)) ||
-					bytes.Contains(b, []byte(`"message":"Successfully reconnected`)) || bytes.Contains(b, []byte(`"message":"`+subsysRejectMsg)) {
+					bytes.Contains(b, []byte(`"message":"Successfully reconnected`)) || bytes.Contains(b, []byte(`"message":"`+subsysRejectMsg)) ||
+					bytes.Contains(b, []byte(`"message":"`+notAllowedMsg)) {
 					if derr := decode(b, n); derr != nil {
 						return nil, derr
 					}
@@ -331,6 +333,8 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 		outcome  string
 		running  bool     // entered Running (the control plane's continue)
 		src      []string // source endpoints (Pending line)
+		dst      []string // target endpoints (Pending line)
+		created  float64  // CreateMigration: the Validating line
 	}
 	var spans []*span
 	byID := map[string]*span{}
@@ -366,6 +370,10 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 		nqn string
 	}
 	hostSubsysRejects := map[string][]subsysReject{}
+	// hostNotAllowed: host -> its "Connect for subsystem ... is not
+	// allowed" answers (SPDK's INVALID_HOST: no listener for the subsystem
+	// at that address, or a host the subsystem does not allow).
+	hostNotAllowed := map[string][]subsysReject{}
 	for _, l := range lines {
 		lastT = max(lastT, l.T)
 		switch l.Kind {
@@ -382,6 +390,12 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 			}
 			if len(l.SourceEndpoints) > 0 {
 				s.src = l.SourceEndpoints
+			}
+			if len(l.TargetEndpoints) > 0 {
+				s.dst = l.TargetEndpoints
+			}
+			if l.Phase == record.PhaseValidating {
+				s.created = l.T
 			}
 			if l.Phase == record.PhasePending {
 				f.Plans[l.Migration] = l.NQN + " " + strings.Join(l.SourceEndpoints, ",") + " -> " + strings.Join(l.TargetEndpoints, ",")
@@ -420,6 +434,9 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 			if strings.HasPrefix(l.Message, subsysRejectMsg) {
 				subsysRejects[l.Host+"/"+l.Controller] = append(subsysRejects[l.Host+"/"+l.Controller], l.T)
 				hostSubsysRejects[l.Host] = append(hostSubsysRejects[l.Host], subsysReject{l.T, strings.Trim(strings.TrimPrefix(l.Message, subsysRejectMsg), ` "`)})
+			}
+			if nqn, ok := notAllowedNQN(l.Message); ok {
+				hostNotAllowed[l.Host] = append(hostNotAllowed[l.Host], subsysReject{l.T, nqn})
 			}
 			if strings.HasPrefix(l.Message, "Successfully reconnected") {
 				reconnected[l.Host+"/"+l.Controller] = append(reconnected[l.Host+"/"+l.Controller], l.T)
@@ -542,6 +559,18 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 			f.LeakCaused++
 		}
 		v.Signal = failureSignal(*v)
+		restart := ""
+		if s, ok := byID[v.Migration]; ok {
+			heard := func(from float64) bool {
+				for _, r := range hostNotAllowed[v.Host] {
+					if r.nqn == v.NQN && r.t >= from && r.t <= v.AtS {
+						return true
+					}
+				}
+				return false
+			}
+			restart = restartLostListener(*v, s.dst, s.created, faults, nodeName, heard)
+		}
 		switch {
 		case faultOn(*v, faults, nodeName) != "":
 			v.Cause = CauseFault + " (" + faultOn(*v, faults, nodeName) + ")"
@@ -550,6 +579,8 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 			if c := latestCancelBefore(v.NQN, v.AtS, func(s *span) bool { return slices.Contains(endpointNodes(s.src), endpointNode(v.Endpoint)) }); c != nil {
 				v.CancelledBy, v.Cause = c.id, CauseSubsystemLoss
 			}
+		case restart != "":
+			v.Cause = CauseFault + " (" + restart + RestartListenerQualifier + ")"
 		case v.LeakCaused:
 			o, ok := byID[v.Origin]
 			v.Cause = leakCause(*v, ok && o.outcome == record.PhaseCompleted, sampleAt(v.Host, v.AtS))
@@ -897,6 +928,11 @@ var causeText = map[string]string{
 	CauseUnexplained:       "none of the above (the signal says how it failed)",
 }
 
+// restartListenerText explains a cause restartLostListener names.
+const restartListenerText = "a restart of the endpoint's node spanned the migration's create and lost its target " +
+	"listener, which sbcli restores only right before the cutover (tasks_runner_lvol_migration.py:723-800), so SPDK " +
+	"answered \"does not allow host ... to connect at this address\" there for the rest of the validation"
+
 // faultsOutlasted names each fault (first line with evidence) that landed
 // while some migration was Validating (from its Validating phase line to
 // its next phase line) when that migration is not among the validation
@@ -961,7 +997,11 @@ func causesNote(f IncidentFigures) string {
 	}
 	var parts []string
 	for _, c := range sortedCauses(f.FailureCauses) {
-		p := fmt.Sprintf("%d %s — %s", f.FailureCauses[c], c, causeText[CauseClass(c)])
+		text := causeText[CauseClass(c)]
+		if strings.HasSuffix(c, RestartListenerQualifier+")") {
+			text = restartListenerText
+		}
+		p := fmt.Sprintf("%d %s — %s", f.FailureCauses[c], c, text)
 		if c == CauseSubsystemLoss {
 			var by []string
 			for _, v := range f.Failures {

@@ -204,3 +204,68 @@ func leakCause(v ValidationFailure, originCompleted bool, sample record.Line) st
 	}
 	return CauseServingLeak
 }
+
+// RestartListenerQualifier follows the restart's fault kind in the cause of
+// a failure restartLostListener explains: "injected fault (target-restart,
+// migration listener lost until cutover)".
+const RestartListenerQualifier = ", migration listener lost until cutover"
+
+// restartKinds are the injected faults that end a node's SPDK process, so
+// that its whole NVMe-oF configuration is lost and sbcli re-creates what
+// its lvol records name (sim StopTarget/StartTarget, CrashNode/BootNode).
+var restartKinds = []string{"target-restart", "node-crash"}
+
+// notAllowedMsg begins the kernel's line for a CONNECT the target answered
+// INVALID_HOST (drivers/nvme/host/fabrics.c nvmf_log_connect_error: "Connect
+// for subsystem %s is not allowed, hostnqn: %s").
+const notAllowedMsg = "Connect for subsystem "
+
+// notAllowedNQN is the subsystem NQN of a kernel "Connect for subsystem
+// <nqn> is not allowed" line, false for any other message.
+func notAllowedNQN(msg string) (string, bool) {
+	rest, ok := strings.CutPrefix(msg, notAllowedMsg)
+	if !ok {
+		return "", false
+	}
+	nqn, _, ok := strings.Cut(rest, " is not allowed")
+	return nqn, ok
+}
+
+// restartLostListener is the kind of the node restart that explains
+// failure v at one of its migration's own target addresses (targets, the
+// Pending line's), "" if none does. The failure's endpoint is on a node
+// whose restart window began before the failure and ended after the
+// migration's CreateMigration (createdAt): the node was down at the create,
+// whose listener add on it then fails and is only logged (SB
+// migration_controller.py:1154-1174, research/incident.md §4), or went down
+// after it and lost the listener with the rest of SPDK's in-memory
+// configuration. Either way the listener stays missing until the cutover:
+// sbcli's restart re-creates the lvols at their record's lvstore port only
+// (storage_node_ops.py recreate_lvstore :8921-8938, add_lvol_thread
+// :9790-9897), and the migration task re-creates its own target listener
+// once, right before its cutover (tasks_runner_lvol_migration.py:723-800
+// _ensure_nvmf_state_on_node), which a failed validation never reaches.
+// SPDK answers a CONNECT for a present subsystem with no listener at that
+// address "Subsystem '%s' does not allow host '%s' to connect at this
+// address." (lib/nvmf/ctrlr.c, SCT command-specific / INVALID_HOST;
+// research/incident.md §2), so the failure must show that answer: in its
+// detail, or — the fixed operator's "no controller", a connecting leak's
+// state — by the host having been answered "not allowed" for the NQN since
+// the node came back (heard(from)). A restart still active, or ended
+// within FaultGraceS, is faultOn's.
+func restartLostListener(v ValidationFailure, targets []string, createdAt float64, ws []faultWindow,
+	nodeName map[string]string, heard func(from float64) bool) string {
+	if !slices.Contains(targets, v.Endpoint) {
+		return ""
+	}
+	node := nodeName[endpointNode(v.Endpoint)]
+	for _, w := range ws {
+		if w.target != node || !slices.Contains(restartKinds, w.kind) || w.from > v.AtS || w.to < createdAt || w.to > v.AtS {
+			continue
+		}
+		if strings.Contains(v.Detail, "to connect at this address") || heard(max(createdAt, w.to)) {
+			return w.kind
+		}
+	}
+	return ""
+}
