@@ -113,6 +113,9 @@ type IncidentFigures struct {
 	// PodsKilled are the fio pods that died (io lines with pod_state killed).
 	PodsKilled     int      `json:"pods_killed"`
 	PodsKilledList []string `json:"pods_killed_list,omitempty"`
+	// PodKills say why each killed pod's volume stopped serving it
+	// (podKillCause), in kill order.
+	PodKills []PodKill `json:"pod_kills,omitempty"`
 	// LongestPauseS is the longest pause window of the run, attributed or not.
 	LongestPauseS float64 `json:"longest_pause_s"`
 	// FaultsInjected counts faults that left evidence (inject lines with
@@ -374,6 +377,7 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 	// allowed" answers (SPDK's INVALID_HOST: no listener for the subsystem
 	// at that address, or a host the subsystem does not allow).
 	hostNotAllowed := map[string][]subsysReject{}
+	firstPublished := map[string][]string{}
 	for _, l := range lines {
 		lastT = max(lastT, l.T)
 		switch l.Kind {
@@ -411,6 +415,9 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 			samples[l.Host] = append(samples[l.Host], l)
 		case record.KindEndpoints:
 			published[l.NQN] = l.Endpoints
+			if _, ok := firstPublished[l.NQN]; !ok {
+				firstPublished[l.NQN] = l.Endpoints
+			}
 		case record.KindKernel:
 			if strings.HasPrefix(l.Message, "new ctrl") {
 				nqn := ""
@@ -447,6 +454,7 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 			if l.PodState == "killed" && !killed[l.Pod] {
 				killed[l.Pod] = true
 				f.PodsKilledList = append(f.PodsKilledList, l.Pod)
+				f.PodKills = append(f.PodKills, PodKill{Pod: l.Pod, Host: l.Host, NQN: l.NQN, AtS: l.T})
 			}
 		case record.KindFault:
 			if (l.Action == "inject" || l.Action == "landed") && len(l.Evidence) > 0 {
@@ -626,6 +634,49 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 		}
 	}
 	f.ValidationFailed = len(f.Failures)
+	// Why each killed pod's volume stopped serving it.
+	for i := range f.PodKills {
+		k := &f.PodKills[i]
+		serving, cutover := firstPublished[k.NQN], ""
+		for _, s := range spans {
+			if s.nqn != k.NQN || s.from > k.AtS {
+				continue
+			}
+			serving = s.src
+			if s.ended && s.to <= k.AtS && s.outcome == record.PhaseCompleted {
+				serving = s.dst
+			}
+			if s.running && (!s.ended || s.to >= k.AtS-podOutageLookbackS) {
+				cutover = s.id
+			}
+		}
+		// missing: the host's controller at ep was answered "Could not
+		// find subsystem" shortly before the kill.
+		missing := func(ep string) bool {
+			for key, bs := range births {
+				host, _, _ := strings.Cut(key, "/")
+				if host != k.Host {
+					continue
+				}
+				addr := ""
+				for _, b := range bs {
+					if b.t <= k.AtS && b.nqn == k.NQN {
+						addr = b.addr
+					}
+				}
+				if addr != ep {
+					continue
+				}
+				for _, t := range subsysRejects[key] {
+					if t <= k.AtS && t >= k.AtS-podOutageLookbackS {
+						return true
+					}
+				}
+			}
+			return false
+		}
+		k.Cause = podKillCause(*k, serving, cutover, faults, nodeName, missing)
+	}
 
 	// Controllers per host at the end, against expected.
 	runNQN := map[string]bool{}
@@ -909,6 +960,8 @@ func IncidentNotes(f IncidentFigures) []string {
 	if f.PodsKilled == 0 {
 		note("no fio pod died: no pause exceeded the pods' tolerance (the incident's 6 s and 8 s pauses that " +
 			"killed 8 of 10 pods have no sourced cause in the model, incident.md §6.2)")
+	} else {
+		note("%s", podKillsNote(f.PodKills))
 	}
 	return notes
 }

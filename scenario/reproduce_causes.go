@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -268,4 +269,84 @@ func restartLostListener(v ValidationFailure, targets []string, createdAt float6
 		}
 	}
 	return ""
+}
+
+// PodKill is one fio pod that died (its io line with pod_state killed): on
+// which host, for which subsystem, when, and why its volume stopped serving
+// it (podKillCause).
+type PodKill struct {
+	Pod   string  `json:"pod"`
+	Host  string  `json:"host"`
+	NQN   string  `json:"nqn"`
+	AtS   float64 `json:"at_s"`
+	Cause string  `json:"cause"`
+}
+
+// podOutageLookbackS is how far before a pod's kill its outage is looked
+// for: the pods' tolerance (5 s, fio_migration_test.py) and a margin.
+const podOutageLookbackS = 10.0
+
+// podKillCause says why pod kill k's volume served no I/O. serving are the
+// volume's published paths then (the source's while a migration has not
+// completed, the target's after); cutover is the migration of the volume in
+// its data sync or cutover then ("" if none); missing(ep) reports that the
+// host's controller at ep was answered "Could not find subsystem" then.
+// When every serving path is accounted for — an injected fault active on
+// its node (or on the host's link to it), or the subsystem missing there —
+// it is an outage, named path by path: not a cutover pause. Otherwise,
+// with a migration in its cutover, "cutover of mig-N"; else unexplained.
+func podKillCause(k PodKill, serving []string, cutover string, ws []faultWindow, nodeName map[string]string,
+	missing func(ep string) bool) string {
+	var down []string
+	for _, ep := range serving {
+		node := nodeName[endpointNode(ep)]
+		why := ""
+		for _, w := range ws {
+			if (w.target == node || w.target == ep || w.target == k.Host+"/"+node) && w.from <= k.AtS && w.to >= k.AtS {
+				why = w.kind
+				break
+			}
+		}
+		if why == "" && missing(ep) {
+			why = "subsystem missing"
+		}
+		if why == "" {
+			break
+		}
+		down = append(down, node+" "+why)
+	}
+	switch {
+	case len(serving) > 0 && len(down) == len(serving):
+		return "outage: every path down (" + strings.Join(down, ", ") + ")"
+	case cutover != "":
+		return "cutover of " + cutover
+	}
+	return CauseUnexplained
+}
+
+// podKillsNote groups the killed pods by cause: "5 fio pod(s) killed:
+// fio-a, fio-b at 105.9 s — outage: every path down (...)".
+func podKillsNote(ks []PodKill) string {
+	var order []string
+	pods := map[string][]string{}
+	at := map[string]float64{}
+	for _, k := range ks {
+		if _, ok := pods[k.Cause]; !ok {
+			order = append(order, k.Cause)
+			at[k.Cause] = k.AtS
+		}
+		pods[k.Cause] = append(pods[k.Cause], k.Pod)
+	}
+	var parts []string
+	for _, c := range order {
+		parts = append(parts, fmt.Sprintf("%s from %.1f s — %s", strings.Join(pods[c], ", "), at[c], c))
+	}
+	out := fmt.Sprintf("%d fio pod(s) killed (no I/O for longer than their tolerance): %s", len(ks), strings.Join(parts, "; "))
+	for _, c := range order {
+		if strings.HasPrefix(c, "outage") {
+			return out + "; an outage is injected faults and sbcli's subsystem loss stacking up, not the incident's " +
+				"6 s and 8 s cutover pauses (no sourced cause in the model, incident.md §6.2)"
+		}
+	}
+	return out
 }

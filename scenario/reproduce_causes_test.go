@@ -324,3 +324,67 @@ func TestFailureCauseRestartListener(t *testing.T) {
 		t.Errorf("the causes note does not explain the restart's lost listener: %s", n)
 	}
 }
+
+// TestPodKillCause: a pod killed while every published path of its volume
+// was down is an outage named path by path (an injected fault on the node,
+// or the subsystem missing there); one killed with a path up during its
+// volume's cutover is that cutover's; anything else is unexplained.
+func TestPodKillCause(t *testing.T) {
+	const nqn = "nqn.a"
+	plan := record.Plan{Params: record.Params{Extra: map[string]string{"operator": "prefix"}},
+		Topology: record.Topology{Nodes: []record.Node{{Name: "storage-1", IP: "10.0.0.1"}, {Name: "storage-2", IP: "10.0.0.2"},
+			{Name: "storage-3", IP: "10.0.0.3"}}, Hosts: []record.HostInfo{{Name: "h1"}},
+			Volumes: []record.VolumeInfo{{Name: "a", NQN: nqn, NSIDs: []int{1}, Consumers: []string{"h1"}}}}}
+	src := []string{"10.0.0.1:4426", "10.0.0.2:4426", "10.0.0.3:4426"}
+	dst := []string{"10.0.0.1:4430", "10.0.0.2:4430", "10.0.0.3:4430"}
+	phase := func(tm float64, mig, ph string) record.Line {
+		l := record.Line{T: tm, Kind: record.KindPhase, Migration: mig, NQN: nqn, Phase: ph}
+		if ph == record.PhasePending {
+			l.SourceEndpoints, l.TargetEndpoints = src, dst
+		}
+		return l
+	}
+	kill := func(tm float64, pod string) record.Line {
+		return record.Line{T: tm, Kind: record.KindIO, Host: "h1", NQN: nqn, Pod: pod, PodState: "killed"}
+	}
+	subsysGone := func(tm float64) record.Line {
+		return record.Line{T: tm, Kind: record.KindKernel, Host: "h1", Controller: "nvme3", Message: `Connect Invalid Data Parameter, subsysnqn "nqn.a"`}
+	}
+	lines := []record.Line{
+		{T: 0, Kind: record.KindEndpoints, NQN: nqn, Endpoints: src},
+		{T: 0, Kind: record.KindKernel, Host: "h1", Controller: "nvme3", Message: `new ctrl: NQN "nqn.a", addr 10.0.0.3:4426, hostnqn: x`},
+		phase(1, "mig-0001", record.PhasePending), phase(1.5, "mig-0001", record.PhaseValidating),
+		phase(10, "mig-0001", record.PhaseFailed),
+		{T: 20, Kind: record.KindFault, Fault: "target-restart", Action: "inject", Target: "storage-1", Evidence: map[string]string{"n": "1"}},
+		{T: 50, Kind: record.KindFault, Fault: "target-restart", Action: "inject", Target: "storage-2", Evidence: map[string]string{"n": "1"}},
+		subsysGone(52), subsysGone(54),
+		// Every source path down: storage-1 and -2 restarting, storage-3
+		// answering "Could not find subsystem".
+		kill(55.1, "fio-a"),
+		{T: 300, Kind: record.KindFault, Fault: "target-restart", Action: "recover", Target: "storage-1"},
+		{T: 300, Kind: record.KindFault, Fault: "target-restart", Action: "recover", Target: "storage-2"},
+		// Paths up, the volume in its cutover.
+		phase(400, "mig-0002", record.PhasePending), phase(400.5, "mig-0002", record.PhaseValidating),
+		phase(402, "mig-0002", record.PhaseRunning),
+		kill(405, "fio-b"),
+		phase(410, "mig-0002", record.PhaseCompleted),
+		// Nothing to blame (storage-3's answer is long past).
+		kill(600, "fio-c"),
+	}
+	f := ComputeIncidentFigures(plan, lines, record.Summary{})
+	got := map[string]string{}
+	for _, k := range f.PodKills {
+		got[k.Pod] = k.Cause
+	}
+	want := map[string]string{
+		"fio-a": "outage: every path down (storage-1 target-restart, storage-2 target-restart, storage-3 subsystem missing)",
+		"fio-b": "cutover of mig-0002",
+		"fio-c": CauseUnexplained,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("pod kill causes (-want +got):\n%s", d)
+	}
+	if n := podKillsNote(f.PodKills); !strings.Contains(n, "fio-a from 55.1 s — outage") || !strings.Contains(n, "not the incident's") {
+		t.Errorf("pod kills note: %s", n)
+	}
+}
