@@ -338,15 +338,3 @@ func (c *Ctrl) silentLoss() {
 		c.transportLost("keep-alive timeout")
 	})
 }
-
-// namespaceChangeNotice: the target's namespaces changed (asynchronous
-// event); the host rescans after the AEN latency.
-func (c *Ctrl) namespaceChangeNotice() {
-	gen := c.gen
-	c.host.w.after(c.host.w.aenLatency(), func() {
-		if c.gen != gen || c.State != nvmeof.StateLive || c.ts == nil {
-			return
-		}
-		c.syncNamespaces()
-	})
-}
