@@ -196,8 +196,7 @@ var (
 
 // IncidentLines reads from a timeline.jsonl only the lines the incident's
 // figures need — phase, endpoints, fault and target lines, kernel lines of
-// controllers created, reconnected or removed and of CONNECTs answered
-// "Could not find subsystem" or "not allowed", io lines of killed pods, each host's last
+// controllers created, reconnected or removed, io lines of killed pods, each host's last
 // sample, and the last line — skipping the rest by a look at their bytes
 // (the writer's field order is fixed), so that a run of hundreds of
 // megabytes reads in a fraction of a second. Errors name the file and line.
@@ -246,8 +245,7 @@ func IncidentLines(path string) ([]record.Line, error) {
 				emitted[h] = false
 			case record.KindKernel:
 				if bytes.Contains(b, []byte(`"message":"new ctrl`)) || bytes.Contains(b, []byte(`"message":"Removing controller`)) ||
-					bytes.Contains(b, []byte(`"message":"Successfully reconnected`)) || bytes.Contains(b, []byte(`"message":"`+subsysRejectMsg)) ||
-					bytes.Contains(b, []byte(`"message":"`+notAllowedMsg)) {
+					bytes.Contains(b, []byte(`"message":"Successfully reconnected`)) || bytes.Contains(b, []byte(`"message":"`+subsysRejectMsg)) {
 					if derr := decode(b, n); derr != nil {
 						return nil, derr
 					}
@@ -373,10 +371,6 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 		nqn string
 	}
 	hostSubsysRejects := map[string][]subsysReject{}
-	// hostNotAllowed: host -> its "Connect for subsystem ... is not
-	// allowed" answers (SPDK's INVALID_HOST: no listener for the subsystem
-	// at that address, or a host the subsystem does not allow).
-	hostNotAllowed := map[string][]subsysReject{}
 	firstPublished := map[string][]string{}
 	for _, l := range lines {
 		lastT = max(lastT, l.T)
@@ -441,9 +435,6 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 			if strings.HasPrefix(l.Message, subsysRejectMsg) {
 				subsysRejects[l.Host+"/"+l.Controller] = append(subsysRejects[l.Host+"/"+l.Controller], l.T)
 				hostSubsysRejects[l.Host] = append(hostSubsysRejects[l.Host], subsysReject{l.T, strings.Trim(strings.TrimPrefix(l.Message, subsysRejectMsg), ` "`)})
-			}
-			if nqn, ok := notAllowedNQN(l.Message); ok {
-				hostNotAllowed[l.Host] = append(hostNotAllowed[l.Host], subsysReject{l.T, nqn})
 			}
 			if strings.HasPrefix(l.Message, "Successfully reconnected") {
 				reconnected[l.Host+"/"+l.Controller] = append(reconnected[l.Host+"/"+l.Controller], l.T)
@@ -569,15 +560,10 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 		v.Signal = failureSignal(*v)
 		restart := ""
 		if s, ok := byID[v.Migration]; ok {
-			heard := func(from float64) bool {
-				for _, r := range hostNotAllowed[v.Host] {
-					if r.nqn == v.NQN && r.t >= from && r.t <= v.AtS {
-						return true
-					}
-				}
-				return false
+			counted := func(from float64) bool {
+				return notAllowedRose(rejected[nodeName[endpointNode(v.Endpoint)]], from, v.AtS)
 			}
-			restart = restartLostListener(*v, s.dst, s.created, faults, nodeName, heard)
+			restart = restartLostListener(*v, s.dst, s.created, faults, nodeName, counted)
 		}
 		switch {
 		case faultOn(*v, faults, nodeName) != "":

@@ -216,22 +216,6 @@ const RestartListenerQualifier = ", migration listener lost until cutover"
 // its lvol records name (sim StopTarget/StartTarget, CrashNode/BootNode).
 var restartKinds = []string{"target-restart", "node-crash"}
 
-// notAllowedMsg begins the kernel's line for a CONNECT the target answered
-// INVALID_HOST (drivers/nvme/host/fabrics.c nvmf_log_connect_error: "Connect
-// for subsystem %s is not allowed, hostnqn: %s").
-const notAllowedMsg = "Connect for subsystem "
-
-// notAllowedNQN is the subsystem NQN of a kernel "Connect for subsystem
-// <nqn> is not allowed" line, false for any other message.
-func notAllowedNQN(msg string) (string, bool) {
-	rest, ok := strings.CutPrefix(msg, notAllowedMsg)
-	if !ok {
-		return "", false
-	}
-	nqn, _, ok := strings.Cut(rest, " is not allowed")
-	return nqn, ok
-}
-
 // restartLostListener is the kind of the node restart that explains
 // failure v at one of its migration's own target addresses (targets, the
 // Pending line's), "" if none does. The failure's endpoint is on a node
@@ -251,11 +235,12 @@ func notAllowedNQN(msg string) (string, bool) {
 // address." (lib/nvmf/ctrlr.c, SCT command-specific / INVALID_HOST;
 // research/incident.md §2), so the failure must show that answer: in its
 // detail, or — the fixed operator's "no controller", a connecting leak's
-// state — by the host having been answered "not allowed" for the NQN since
-// the node came back (heard(from)). A restart still active, or ended
-// within FaultGraceS, is faultOn's.
+// state — by the node having counted "not allowed" answers since it came
+// back (counted(from): its target lines; a host's kernel line carries no
+// address, and reading every one would cost reproduce its speed). A
+// restart still active, or ended within FaultGraceS, is faultOn's.
 func restartLostListener(v ValidationFailure, targets []string, createdAt float64, ws []faultWindow,
-	nodeName map[string]string, heard func(from float64) bool) string {
+	nodeName map[string]string, counted func(from float64) bool) string {
 	if !slices.Contains(targets, v.Endpoint) {
 		return ""
 	}
@@ -264,7 +249,7 @@ func restartLostListener(v ValidationFailure, targets []string, createdAt float6
 		if w.target != node || !slices.Contains(restartKinds, w.kind) || w.from > v.AtS || w.to < createdAt || w.to > v.AtS {
 			continue
 		}
-		if strings.Contains(v.Detail, "to connect at this address") || heard(max(createdAt, w.to)) {
+		if strings.Contains(v.Detail, "to connect at this address") || counted(max(createdAt, w.to)) {
 			return w.kind
 		}
 	}
@@ -349,4 +334,27 @@ func podKillsNote(ks []PodKill) string {
 		}
 	}
 	return out
+}
+
+// notAllowedRose: a node's target lines (see notFoundRose) show a CONNECT
+// answered "does not allow host" between from and the first report at or
+// after to.
+func notAllowedRose(ls []record.Line, from, to float64) bool {
+	var before, after int64
+	seenAfter := false
+	for _, l := range ls {
+		if l.NotAllowedConnects == nil {
+			continue
+		}
+		n := *l.NotAllowedConnects
+		if l.T < from {
+			before = n
+			continue
+		}
+		after, seenAfter = n, true
+		if l.T >= to {
+			break
+		}
+	}
+	return seenAfter && after > before
 }

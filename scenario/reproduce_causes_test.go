@@ -232,8 +232,8 @@ func TestReproduceNoFaultNoCascade(t *testing.T) {
 // CreateMigration leaves its target listener missing until the cutover, so
 // a validation failing at that target address long after the restart's
 // grace is put down to the restart — shown by SPDK's "does not allow host
-// ... to connect at this address" in the failure, or by the host's "not
-// allowed" answers for the NQN since the node came back — and only then.
+// ... to connect at this address" in the failure, or by the node's count of
+// such answers rising since it came back — and only then.
 func TestFailureCauseRestartListener(t *testing.T) {
 	const nqn = "nqn.a"
 	plan := record.Plan{Params: record.Params{Extra: map[string]string{"operator": "fixed"}},
@@ -258,9 +258,8 @@ func TestFailureCauseRestartListener(t *testing.T) {
 			{T: to, Kind: record.KindFault, Fault: "target-restart", Action: "recover", Target: node},
 		}
 	}
-	notAllowed := func(tm float64) record.Line {
-		return record.Line{T: tm, Kind: record.KindKernel, Host: "h1", Controller: "nvme9",
-			Message: "Connect for subsystem nqn.a is not allowed, hostnqn: x"}
+	notAllowed := func(tm float64, node string, n int64) record.Line {
+		return record.Line{T: tm, Kind: record.KindTarget, Node: node, RejectedConnects: record.Int64(n), NotAllowedConnects: record.Int64(n)}
 	}
 	rejected := func(ep string) string {
 		return "connect " + ep + ": rejected: Connect for subsystem nqn.a is not allowed, hostnqn: x " +
@@ -281,16 +280,18 @@ func TestFailureCauseRestartListener(t *testing.T) {
 	add(start(210, "mig-0002")...)
 	add(fail(220, "mig-0002", "10.0.0.1:4430", rejected("10.0.0.1:4430")))
 	// storage-2 goes down after mig-0003's create; the fixed view: no
-	// controller, the host answered "not allowed" since the node is back.
+	// controller, and storage-2 counted "not allowed" answers since it is
+	// back.
 	add(start(300, "mig-0003")...)
 	add(restart(305, 310, "storage-2")...)
-	add(notAllowed(390))
-	add(fail(400, "mig-0003", "10.0.0.2:4430", missing("10.0.0.2:4430")))
-	// The same with no "not allowed" answer since the node came back.
+	add(notAllowed(320, "storage-2", 5), notAllowed(400, "storage-2", 9))
+	add(fail(399, "mig-0003", "10.0.0.2:4430", missing("10.0.0.2:4430")))
+	// The same with no "not allowed" answer counted since the node came
+	// back (only while it was down).
 	add(start(500, "mig-0004")...)
 	add(restart(505, 510, "storage-2")...)
-	add(notAllowed(506))
-	add(fail(600, "mig-0004", "10.0.0.2:4430", missing("10.0.0.2:4430")))
+	add(notAllowed(508, "storage-2", 12), notAllowed(600, "storage-2", 12))
+	add(fail(599, "mig-0004", "10.0.0.2:4430", missing("10.0.0.2:4430")))
 	// A source address of the restarted node is no migration listener.
 	add(start(700, "mig-0005")...)
 	add(restart(705, 710, "storage-3")...)
