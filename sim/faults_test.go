@@ -390,3 +390,64 @@ func TestChainSourceRestartAcrossCutover(t *testing.T) {
 		})
 	}
 }
+
+// TestChainBatchSourceRestartAfterFlipSplitBrain pins an sbcli hazard the
+// model keeps [inference from sourced parts]: a batch member's lvol record
+// names the source until its cleanup_source (tasks_runner_lvol_migration.py
+// :2594; tasks_runner_batch_migration.py:197-201), so a restart of the
+// source primary that ends after the batch cutover's flip re-creates the
+// source-port listener optimized (storage_node_ops.py:8921-8938) beside the
+// optimized target primary, until Completed removes the source listeners.
+func TestChainBatchSourceRestartAfterFlipSplitBrain(t *testing.T) {
+	w := newWorld(t, Config{Seed: 3, Volumes: 1, NamespacesPerVolume: 3})
+	advance(t, w, 1)
+	v := w.Volumes()[0]
+	if !v.batch() {
+		t.Fatal("want a namespaced (batch) volume")
+	}
+	src := w.listenerEndpoints(v.NQN, v.LVS)[0]
+	dst := (v.LVS + 1) % len(w.lvstores)
+	tgt := w.listenerEndpoints(v.NQN, dst)[0]
+	id, err := w.StartMigrationTo(v.NQN, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := w.Migration(id)
+	for m.cp != cpSyncing && w.Now() < 60 {
+		advance(t, w, w.Now()+0.05)
+	}
+	if _, err := w.StopTarget(src.node.Name, false); err != nil {
+		t.Fatal(err)
+	}
+	for m.cp < cpCutDone && w.Now() < 120 {
+		advance(t, w, w.Now()+0.01)
+	}
+	if m.cp != cpCutDone {
+		t.Fatalf("migration at cp state %d, want after its flip", m.cp)
+	}
+	if _, err := w.StartTarget(src.node.Name); err != nil {
+		t.Fatal(err)
+	}
+	split := false
+	for !m.Terminal() && w.Now() < 180 {
+		tts, tok := tgt.node.Subsystem(v.NQN)
+		sts, sok := src.node.Subsystem(v.NQN)
+		if tok && sok && tts.anaOf(tgt.port) == nvmeof.ANAOptimized {
+			if i, has := sts.listener(src.port); has && sts.Listeners[i].ANA == nvmeof.ANAOptimized {
+				split = true
+			}
+		}
+		advance(t, w, w.Now()+0.01)
+	}
+	if !split {
+		t.Errorf("no source listener %s optimized beside the target %s after a batch flip and a source restart", src.addr(), tgt.addr())
+	}
+	if m.Phase != PhaseCompleted {
+		t.Fatalf("%s ended %s (%s), want Completed", id, m.Phase, m.Reason)
+	}
+	if ts, ok := src.node.Subsystem(v.NQN); ok {
+		if _, has := ts.listener(src.port); has {
+			t.Errorf("source listener %s still there after Completed", src.addr())
+		}
+	}
+}
