@@ -91,7 +91,9 @@ func SeedsMarkdown(inc incidents.Incident, command string, seeds []SeedRuns, ban
 		}
 	}
 	for i, c := range cmps {
-		b.Write(SeedsComparisonMarkdown(c, bands[i].Expectation))
+		if c.Seeds > 0 { // both operators ran on some seed
+			b.Write(SeedsComparisonMarkdown(c, bands[i].Expectation))
+		}
 	}
 	b.WriteString("\n## Validation failures by cause, summed over the seeds\n\n| cause |")
 	ops := slices.Sorted(maps.Keys(total))
