@@ -73,6 +73,14 @@ func start(t *testing.T) *fixture {
 	return f
 }
 
+// on is f for subtest t: its helpers report to and stop t, not the parent
+// (FailNow from a subtest on its parent's T is a Go test error).
+func (f *fixture) on(t *testing.T) *fixture {
+	c := *f
+	c.t = t
+	return &c
+}
+
 // eventually polls cond every 100 ms for up to 60 s (a wait for the
 // stand-in's loops, not a timing assertion).
 func (f *fixture) eventually(what string, cond func() (bool, error)) {
@@ -250,6 +258,7 @@ func TestStandIn(t *testing.T) {
 	}
 
 	t.Run("pod-proxy-reaches-control-plane", func(t *testing.T) {
+		f := f.on(t)
 		_, pv := f.volumePod("fio-0", nodes[0].Hostname)
 		nqn := pv.Spec.CSI.VolumeAttributes["nqn"]
 		parts := strings.Split(pv.Spec.CSI.VolumeHandle, ":")
@@ -286,6 +295,7 @@ func TestStandIn(t *testing.T) {
 	})
 
 	t.Run("agent-daemonset-through-pod-proxy", func(t *testing.T) {
+		f := f.on(t)
 		labels := map[string]string{"app.kubernetes.io/name": "fiomig-agent"}
 		ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "fiomig-agent", Namespace: ns},
 			Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
@@ -370,6 +380,7 @@ func TestStandIn(t *testing.T) {
 	}
 
 	t.Run("volumemigration-completes", func(t *testing.T) {
+		f := f.on(t)
 		pv := pvs[0]
 		nqn := pv.Spec.CSI.VolumeAttributes["nqn"]
 		src := f.sourceOf(pv)
@@ -410,6 +421,7 @@ func TestStandIn(t *testing.T) {
 	})
 
 	t.Run("validation-job-deleted-fails-migration", func(t *testing.T) {
+		f := f.on(t)
 		pv := pvs[1]
 		src := f.sourceOf(pv)
 		target := nodes[0]
@@ -441,6 +453,7 @@ func TestStandIn(t *testing.T) {
 	})
 
 	t.Run("deleted-migration-takes-its-jobs", func(t *testing.T) {
+		f := f.on(t)
 		pv := pvs[1]
 		target := nodes[0]
 		if src := f.sourceOf(pv); target.UUID == src.UUID {
@@ -477,6 +490,7 @@ func TestStandIn(t *testing.T) {
 	})
 
 	t.Run("spec-abort", func(t *testing.T) {
+		f := f.on(t)
 		pv := pvs[0]
 		rc := f.dyn.Resource(standin.VolumeMigrationGVR).Namespace(ns)
 		phases, _ := f.migrate("mig-3", pv.Name, nodes[2].UUID, func(ph string, u *unstructured.Unstructured) {
@@ -493,6 +507,7 @@ func TestStandIn(t *testing.T) {
 	})
 
 	t.Run("spdk-pod-delete-restarts-target", func(t *testing.T) {
+		f := f.on(t)
 		sns := f.si.StorageNamespace()
 		l, err := f.cs.CoreV1().Pods(sns).List(f.ctx, metav1.ListOptions{LabelSelector: "role=simplyblock-storage-node", FieldSelector: "spec.nodeName=" + nodes[1].Hostname})
 		if err != nil || len(l.Items) != 1 {
@@ -515,7 +530,15 @@ func TestStandIn(t *testing.T) {
 		}
 		f.eventually("a new SPDK pod Running", func() (bool, error) {
 			p, err := f.cs.CoreV1().Pods(sns).Get(f.ctx, old.Name, metav1.GetOptions{})
-			return err == nil && p.UID != old.UID && p.Status.Phase == corev1.PodRunning, nil
+			switch {
+			case err != nil:
+				return false, err
+			case p.UID == old.UID:
+				return false, fmt.Errorf("pod %s is still the deleted one (uid %s, deletionTimestamp %v)", p.Name, p.UID, p.DeletionTimestamp)
+			case p.Status.Phase != corev1.PodRunning:
+				return false, fmt.Errorf("replacement pod %s (uid %s) is %q", p.Name, p.UID, p.Status.Phase)
+			}
+			return true, nil
 		})
 		var c agent.Counter
 		f.eventually("the helper's counter > 0", func() (bool, error) {
@@ -543,6 +566,7 @@ func TestStandIn(t *testing.T) {
 	})
 
 	t.Run("cleanup-by-label-leaves-nothing", func(t *testing.T) {
+		f := f.on(t)
 		sel := metav1.ListOptions{LabelSelector: "fiomig.io/run=t"}
 		if err := f.cs.CoreV1().Pods(ns).DeleteCollection(f.ctx, metav1.DeleteOptions{}, sel); err != nil {
 			t.Fatal(err)
