@@ -40,7 +40,10 @@ func TestParseRejects(t *testing.T) {
 		{"band without bounds", "fio-mig-1787159565.yaml", "    min: 23\n    max: 23\n", "", `expected[0]: figure "migrations" without min or max`},
 		{"bad control plane", "fio-mig-1787159565.yaml", "    value: sbcli", "    value: sbclu", `model.control_plane.value: "sbclu"`},
 		{"compare with a band", "fio-mig-1787159565.yaml", "  - compare: fixed-le-prefix-confined\n", "  - compare: fixed-le-prefix-confined\n    max: 3\n", "compare takes a verdict only"},
-		{"compare without a verdict", "fio-mig-1787159565.yaml", "    verdict: pass\n    source: inference\n    note: >-\n      both operators", "    source: inference\n    note: >-\n      both operators", `verdict ""`},
+		{"compare without a verdict", "fio-mig-1787159565.yaml", "  - compare: fixed-le-prefix-confined\n    verdict: pass\n", "  - compare: fixed-le-prefix-confined\n", `verdict ""`},
+		{"compare without a margin", "fio-mig-1787159565.yaml", "    margin:\n      value: 2\n      source: assumption\n", "    margin:\n      value: 0\n      source: assumption\n", "compare needs margin.value > 0"},
+		{"margin without a source", "fio-mig-1787159565.yaml", "    margin:\n      value: 2\n      source: assumption\n", "    margin:\n      value: 2\n", `margin: source ""`},
+		{"margin on a figure", "fio-mig-1787159565.yaml", "    min: 23\n    max: 23\n", "    min: 23\n    max: 23\n    margin:\n      value: 1\n      source: assumption\n", "margin belongs to a compare"},
 		{"figure and compare", "fio-mig-1787159565.yaml", "  - compare: fixed-le-prefix-confined\n", "  - compare: fixed-le-prefix-confined\n    figure: leaked\n", "give exactly one of figure, check or compare"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
