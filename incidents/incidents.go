@@ -284,10 +284,12 @@ type Expectation struct {
 	Check   string   `json:"check,omitempty"`
 	Verdict string   `json:"verdict,omitempty"`
 	Failing []string `json:"failing,omitempty"`
-	// Compare names a judgement across the operators of one seed (judged
-	// only when both ran), e.g. "fixed-le-prefix-confined" (scenario's
-	// CompareOperators); Verdict is its expected verdict.
-	Compare string `json:"compare,omitempty"`
+	// Compare names a judgement across the operators over seeds (judged
+	// only when both ran on at least 2 seeds), e.g.
+	// "fixed-le-prefix-confined" (scenario's JudgeOverSeeds); Verdict is
+	// its expected verdict and Margin its equivalence margin (required).
+	Compare string  `json:"compare,omitempty"`
+	Margin  *Margin `json:"margin,omitempty"`
 	// Operator limits the expectation to one operator ("" = every one).
 	Operator string `json:"operator,omitempty"`
 	// Incident is the incident's own figure, shown beside (not judged).
@@ -296,9 +298,20 @@ type Expectation struct {
 	Note     string `json:"note,omitempty"`
 }
 
+// Margin is a comparison's equivalence margin δ, failures per run: a mean
+// paired difference whose 95 % interval lies within [−δ, +δ] counts as no
+// difference. Source and Note say why this δ.
+type Margin struct {
+	Value  float64 `json:"value"`
+	Source Source  `json:"source"`
+	Note   string  `json:"note,omitempty"`
+}
+
 // Range renders the band, e.g. "0–3", "≥ 1", "≤ 0".
 func (e Expectation) Range() string {
 	switch {
+	case e.Compare != "" && e.Margin != nil:
+		return fmt.Sprintf("%s (δ = %g per run)", e.Verdict, e.Margin.Value)
 	case e.Compare != "":
 		return e.Verdict
 	case e.Check != "":
@@ -460,6 +473,10 @@ func (inc Incident) validate() error {
 			bad("%s: compare takes a verdict only (it judges both operators)", f)
 		case e.Compare != "" && e.Verdict != record.Pass && e.Verdict != record.Fail && e.Verdict != record.Inconclusive:
 			bad("%s: verdict %q: want pass, fail or inconclusive", f, e.Verdict)
+		case e.Compare != "" && (e.Margin == nil || !(e.Margin.Value > 0)):
+			bad("%s: compare needs margin.value > 0 (the equivalence margin, failures per run)", f)
+		case e.Compare == "" && e.Margin != nil:
+			bad("%s: margin belongs to a compare", f)
 		case e.Figure != "" && e.Min == nil && e.Max == nil:
 			bad("%s: figure %q without min or max", f, e.Figure)
 		case e.Figure != "" && (e.Verdict != "" || len(e.Failing) > 0):
@@ -468,6 +485,9 @@ func (inc Incident) validate() error {
 			bad("%s: verdict %q: want pass, fail or inconclusive", f, e.Verdict)
 		case e.Check != "" && (e.Min != nil || e.Max != nil):
 			bad("%s: min and max belong to a figure", f)
+		}
+		if e.Margin != nil {
+			src(f+".margin", e.Margin.Source)
 		}
 		if e.Min != nil && e.Max != nil && *e.Min > *e.Max {
 			bad("%s: min %g > max %g", f, *e.Min, *e.Max)

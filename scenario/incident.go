@@ -78,8 +78,8 @@ type IncidentFigures struct {
 	LeakCheck         record.CheckResult `json:"leak_check"`
 	CompletenessCheck record.CheckResult `json:"completeness_check"`
 	// Plans are each migration's plan from its Pending line: "NQN
-	// source endpoints -> target endpoints" (CompareOperators matches the
-	// two operators' migrations only while their plans agree).
+	// source endpoints -> target endpoints" (DescribePair finds where the
+	// two operators' plans diverge).
 	Plans map[string]string `json:"plans"`
 	// FailureCauses counts the validation failures by ValidationFailure.Cause.
 	FailureCauses map[string]int `json:"failure_causes"`

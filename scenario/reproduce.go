@@ -276,8 +276,8 @@ func WriteReproduceReport(r ReproduceResult, all []ReproduceResult) error {
 	}
 	b := IncidentMarkdown(r.Figures, r.Shape, figs, shapes)
 	b = append(b, BandsMarkdown(r.Bands)...)
-	if c := compareRuns(all); c != nil {
-		b = append(b, ComparisonMarkdown(*c)...)
+	if d := DescribePair(all); d != nil {
+		b = append(b, PairMarkdown(*d, r.Figures.Incident)...)
 	}
 	if len(figs) == 0 {
 		figs = []IncidentFigures{r.Figures}

@@ -2,8 +2,12 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
+
+	"github.com/montanaflynn/stats"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/fiomig/fiomig/incidents"
 	"github.com/fiomig/fiomig/record"
@@ -11,194 +15,305 @@ import (
 
 // CompareFixedLEPrefix is the cross-operator expectation of
 // research/incident.md §6.2: fixed's validation failures are at most
-// prefix's, and every migration whose outcome differs differs because the
-// fix removed a leak (FixRemovedCauses).
+// prefix's, and the difference is confined to the leak kinds the fix
+// removes (FixRemovedCauses). It is judged over seeds (JudgeOverSeeds),
+// never on one seed: the prefix and fixed runs of one seed are two chaotic
+// runs (targets drawn from the world's one random stream, sources
+// following earlier outcomes, faults landing at other moments, the lvol
+// monitor repairing on its own 300 s sweep), so no single migration's
+// difference can be credited to the fix.
 const CompareFixedLEPrefix = "fixed-le-prefix-confined"
 
-// Classes of a Difference.
+// IntervalMethodPaired names how JudgeOverSeeds puts an interval on a mean
+// paired difference.
+const IntervalMethodPaired = "paired t-interval, two-sided 95 %: mean D ± t(0.975, n−1) · s/√n over the n seeds, " +
+	"D = fixed − prefix per seed, s the sample standard deviation (n−1; montanaflynn/stats v0.14.0 Mean, " +
+	"StandardDeviationSample), t the Student's t quantile (gonum v0.17.0 stat/distuv StudentsT.Quantile)"
+
+// Cause classes of the comparison (research/incident.md §6.2). A failure's
+// class follows from its Cause (reproduce_causes.go).
 const (
-	// DiffRemovedByFix: failed in prefix only, on a leak kind the fix removes.
-	DiffRemovedByFix = "removed by the fix"
-	// DiffFaultTiming: failed in one run only, on an injected fault. The
-	// seeded faults fire a fixed time into a migration's phase; the two
-	// runs reach that phase at different times and in different host
-	// states (the fixed operator's release Jobs take time, its CSI
-	// restores paths prefix's does not), so the same fault lands on one
-	// run's validation and not on the other's. Not the fix's doing, and
-	// not attributable to it either way.
-	DiffFaultTiming = "fault timing"
-	// DiffDownstream: failed in one run only, in the subsystem-loss window
-	// of a cancel that only that run had (a migration that is itself a
-	// difference); named "downstream of mig-N".
-	DiffDownstream = "downstream"
-	// DiffRepairTiming: failed in one run only, in the subsystem-loss
-	// window of a cancel both runs had: the lvol monitor repairs on its
-	// own 300 s sweep while the two runs reach the next validation at
-	// different times, so one run's validation came before the repair and
-	// the other's after it.
-	DiffRepairTiming = "repair timing"
-	// DiffCauseOnly: failed in both runs, on different causes (not judged).
-	DiffCauseOnly = "cause differs"
-	// DiffUnexplained: anything else — the fix changed an outcome it has
-	// no sourced way to change.
-	DiffUnexplained = "unexplained"
-	// DiffDiverged: at or after the first migration whose plan (volume,
-	// source, target) differs between the runs: the simulated world draws
-	// each target from the stream its durations come from (sim
-	// StartMigration), and a volume's source is where its last completed
-	// migration took it, so once the operators' differing work consumed
-	// other draws, or an outcome differed, the two runs migrate different
-	// things and no per-migration difference is attributable.
-	DiffDiverged = "after the plans diverged"
+	// ClassLoss: the sbcli subsystem-loss window (CauseSubsystemLoss).
+	ClassLoss = CauseSubsystemLoss
+	// ClassFault: an injected fault, every kind; ClassFault + " (kind)"
+	// is one kind (described, not judged on its own).
+	ClassFault = CauseFault
+	// ClassRemovable: a leak kind the fix removes (FixRemovedCauses).
+	ClassRemovable = "leak kinds the fix removes"
+	// ClassOther: every other cause — a completed migration's path leak
+	// (neither operator releases it) or an unexplained failure.
+	ClassOther = "every other cause"
+	// ClassTotal: every validation failure.
+	ClassTotal = "total"
 )
 
-// Difference is one migration whose validation outcome or cause differs
-// between the prefix and the fixed run of one seed.
-type Difference struct {
-	Migration string `json:"migration"`
-	// FailedIn is "prefix", "fixed" or "both".
-	FailedIn    string `json:"failed_in"`
-	PrefixCause string `json:"prefix_cause,omitempty"`
-	FixedCause  string `json:"fixed_cause,omitempty"`
-	// Class is one of the Diff* classes; Of names the migration a
-	// downstream difference follows from.
-	Class string `json:"class"`
-	Of    string `json:"of,omitempty"`
+// RunCauses are one run's validation failures by class. Other includes
+// Unexplained (CauseUnexplained); FaultKinds split Fault by kind.
+type RunCauses struct {
+	Total       int            `json:"total"`
+	Loss        int            `json:"loss"`
+	Fault       int            `json:"fault"`
+	Removable   int            `json:"removable"`
+	Other       int            `json:"other"`
+	Unexplained int            `json:"unexplained"`
+	FaultKinds  map[string]int `json:"fault_kinds,omitempty"`
 }
 
-// Comparison is the judgement of CompareFixedLEPrefix on one seed.
-type Comparison struct {
-	Seed         int64 `json:"seed"`
-	PrefixFailed int   `json:"prefix_failed"`
-	FixedFailed  int   `json:"fixed_failed"`
-	// FixedLE: fixed's validation failures ≤ prefix's.
-	FixedLE bool `json:"fixed_le"`
-	// PlansDivergeAt is the first migration whose plan differs between
-	// the runs ("" when every plan agrees).
-	PlansDivergeAt string       `json:"plans_diverge_at,omitempty"`
-	Differences    []Difference `json:"differences"`
-	// Verdict: pass (FixedLE and every outcome difference removed by the
-	// fix); fail (an unexplained difference, or fixed > prefix with no
-	// chaotic difference to blame); inconclusive (otherwise: the runs
-	// diverged through fault timing, so neither "fixed ≤ prefix" nor its
-	// confinement can be put down to the fix).
-	Verdict string `json:"verdict"`
-	Detail  string `json:"detail"`
-}
-
-// CompareOperators judges CompareFixedLEPrefix on the prefix and fixed
-// figures of one seed. Differences are classified in migration order, so
-// that a downstream one can name the difference it follows from.
-func CompareOperators(prefix, fixed IncidentFigures) Comparison {
-	c := Comparison{Seed: prefix.Seed, PrefixFailed: prefix.ValidationFailed, FixedFailed: fixed.ValidationFailed,
-		FixedLE: fixed.ValidationFailed <= prefix.ValidationFailed, Differences: []Difference{}}
-	byMig := func(f IncidentFigures) map[string]ValidationFailure {
-		m := map[string]ValidationFailure{}
-		for _, v := range f.Failures {
-			m[v.Migration] = v
-		}
-		return m
-	}
-	pf, ff := byMig(prefix), byMig(fixed)
-	var migs []string
-	for m := range pf {
-		migs = append(migs, m)
-	}
-	for m := range ff {
-		if _, ok := pf[m]; !ok {
-			migs = append(migs, m)
-		}
-	}
-	slices.Sort(migs)
-	var planned []string
-	for m := range prefix.Plans {
-		planned = append(planned, m)
-	}
-	slices.Sort(planned)
-	for _, m := range planned {
-		if prefix.Plans[m] != fixed.Plans[m] {
-			c.PlansDivergeAt = m
-			break
-		}
-	}
-	oneSided := map[string]string{} // migration -> the run it failed in only
-	counts := map[string]int{}
-	for _, m := range migs {
-		p, inP := pf[m]
-		x, inF := ff[m]
-		d := Difference{Migration: m, PrefixCause: p.Cause, FixedCause: x.Cause}
-		var v ValidationFailure
+// CausesOf are f's validation failures by class.
+func CausesOf(f IncidentFigures) RunCauses {
+	c := RunCauses{FaultKinds: map[string]int{}}
+	for _, v := range f.Failures {
+		c.Total++
 		switch {
-		case inP && inF:
-			if p.Cause == x.Cause {
-				continue
-			}
-			d.FailedIn, d.Class = "both", DiffCauseOnly
-		case inP:
-			d.FailedIn, v = "prefix", p
+		case v.Cause == CauseSubsystemLoss:
+			c.Loss++
+		case slices.Contains(FixRemovedCauses, v.Cause):
+			c.Removable++
+		case CauseClass(v.Cause) == CauseFault:
+			c.Fault++
+			c.FaultKinds[v.Cause]++
 		default:
-			d.FailedIn, v = "fixed", x
-		}
-		if d.FailedIn != "both" {
-			oneSided[m] = d.FailedIn
-			switch {
-			case c.PlansDivergeAt != "" && m >= c.PlansDivergeAt:
-				d.Class = DiffDiverged
-			case d.FailedIn == "prefix" && slices.Contains(FixRemovedCauses, v.Cause):
-				d.Class = DiffRemovedByFix
-			case CauseClass(v.Cause) == CauseFault:
-				d.Class = DiffFaultTiming
-			case v.Cause == CauseSubsystemLoss && oneSided[v.CancelledBy] == d.FailedIn:
-				d.Class, d.Of = DiffDownstream, v.CancelledBy
-			case v.Cause == CauseSubsystemLoss && pf[v.CancelledBy].Migration != "" && ff[v.CancelledBy].Migration != "":
-				d.Class, d.Of = DiffRepairTiming, v.CancelledBy
-			default:
-				d.Class = DiffUnexplained
+			c.Other++
+			if CauseClass(v.Cause) == CauseUnexplained {
+				c.Unexplained++
 			}
 		}
-		counts[d.Class]++
-		c.Differences = append(c.Differences, d)
-	}
-	chaotic := counts[DiffFaultTiming] + counts[DiffDownstream] + counts[DiffRepairTiming] + counts[DiffDiverged]
-	switch {
-	case counts[DiffUnexplained] > 0:
-		c.Verdict = record.Fail
-	case !c.FixedLE && chaotic == 0:
-		c.Verdict = record.Fail
-	case chaotic > 0:
-		c.Verdict = record.Inconclusive
-	default:
-		c.Verdict = record.Pass
-	}
-	var parts []string
-	for _, k := range []string{DiffRemovedByFix, DiffFaultTiming, DiffDownstream, DiffRepairTiming, DiffDiverged, DiffUnexplained, DiffCauseOnly} {
-		if counts[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
-		}
-	}
-	rel := "≤"
-	if !c.FixedLE {
-		rel = ">"
-	}
-	c.Detail = fmt.Sprintf("fixed %d %s prefix %d", c.FixedFailed, rel, c.PrefixFailed)
-	if len(parts) > 0 {
-		c.Detail += "; differing migrations: " + strings.Join(parts, ", ")
-	} else {
-		c.Detail += "; no migration's outcome differs"
-	}
-	if c.PlansDivergeAt != "" {
-		c.Detail += "; the runs' migration plans diverge at " + c.PlansDivergeAt
-	}
-	if c.Verdict == record.Inconclusive {
-		c.Detail += " (the runs diverged — a fault landed in one run only, or the plans differ — so the differences are not attributable to the fix)"
 	}
 	return c
 }
 
-// compareRuns is CompareOperators over the prefix and fixed runs among
-// runs (one seed), nil unless both ran.
-func compareRuns(runs []ReproduceResult) *Comparison {
-	var prefix, fixed *IncidentFigures
+// class is the count of class k ("injected fault (kind)" for one kind).
+func (c RunCauses) class(k string) int {
+	switch k {
+	case ClassTotal:
+		return c.Total
+	case ClassLoss:
+		return c.Loss
+	case ClassFault:
+		return c.Fault
+	case ClassRemovable:
+		return c.Removable
+	case ClassOther:
+		return c.Other
+	}
+	return c.FaultKinds[k]
+}
+
+// SeedPair are the prefix and fixed runs' failures by class on one seed.
+type SeedPair struct {
+	Seed   int64     `json:"seed"`
+	Prefix RunCauses `json:"prefix"`
+	Fixed  RunCauses `json:"fixed"`
+}
+
+// Roles of a row of the comparison.
+const (
+	// RoleHeld: a cause the fix has no sourced way to change (loss
+	// window, injected fault, every other cause): its interval must lie
+	// within [−δ, +δ]; excluding 0 fails.
+	RoleHeld = "held"
+	// RoleTotal: the total must not rise: upper bound ≤ δ; wholly above 0
+	// fails.
+	RoleTotal = "total"
+	// RoleFree: the leak kinds the fix removes — where the difference may
+	// be; described.
+	RoleFree = "free"
+	// RoleDescribed: one fault kind, described only (judging every kind
+	// would multiply the chances of a false fail).
+	RoleDescribed = "described"
+)
+
+// CauseInterval is one row of the comparison: the paired differences
+// D = fixed − prefix of one class over the seeds, their mean, sample
+// standard deviation and 95 % paired t-interval [Lo, Hi] (failures per
+// run), and the row's verdict ("fail", "pass", "too wide" or "described").
+type CauseInterval struct {
+	Class   string  `json:"class"`
+	Role    string  `json:"role"`
+	D       []int   `json:"d"`
+	Mean    float64 `json:"mean"`
+	SD      float64 `json:"sd"`
+	Lo      float64 `json:"lo"`
+	Hi      float64 `json:"hi"`
+	Verdict string  `json:"verdict"`
+}
+
+// SeedsComparison is the judgement of CompareFixedLEPrefix over seeds.
+type SeedsComparison struct {
+	Seeds  int     `json:"seeds"`
+	Margin float64 `json:"margin"`
+	// Rows: total, loss window, injected fault (then each kind), leak kinds
+	// the fix removes, every other cause.
+	Rows []CauseInterval `json:"rows"`
+	// Verdict is pass, fail, inconclusive, or "not judged" (fewer than 2
+	// seeds); Detail says why.
+	Verdict string `json:"verdict"`
+	Detail  string `json:"detail"`
+	// SeedsNeeded, when inconclusive, is how many seeds a paired
+	// t-interval would need at the observed means and SDs for every held
+	// row to fit ±δ and the total to stay ≤ δ; 0 when no number would
+	// (an observed mean already at or beyond δ).
+	SeedsNeeded int `json:"seeds_needed,omitempty"`
+}
+
+// NotJudged is SeedsComparison.Verdict below 2 seeds.
+const NotJudged = "not judged"
+
+// tQuantile is Student's t quantile p with nu degrees of freedom.
+func tQuantile(p float64, nu int) float64 {
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(nu)}.Quantile(p)
+}
+
+// halfWidth is the 95 % paired t-interval's half width for n seeds at
+// sample SD sd.
+func halfWidth(sd float64, n int) float64 {
+	return tQuantile(0.975, n-1) * sd / math.Sqrt(float64(n))
+}
+
+// JudgeOverSeeds judges CompareFixedLEPrefix on pairs (one per seed) with
+// equivalence margin delta (failures per run, > 0): for each cause class
+// the paired differences D = fixed − prefix, their mean and 95 % paired
+// t-interval (IntervalMethodPaired). The verdict:
+//   - fail: a failure with an unexplained cause in any run; or a held
+//     cause's interval (loss window, injected fault, every other cause —
+//     none of which the fix has a sourced way to change) excludes 0; or
+//     the total's interval lies wholly above 0 (fixed significantly worse);
+//   - pass: every held cause's interval lies within [−δ, +δ] and the
+//     total's upper bound is ≤ δ;
+//   - inconclusive otherwise (an interval too wide), with SeedsNeeded;
+//   - NotJudged with fewer than 2 seeds.
+//
+// Pure: the same pairs and delta give the same result.
+func JudgeOverSeeds(pairs []SeedPair, delta float64) SeedsComparison {
+	n := len(pairs)
+	c := SeedsComparison{Seeds: n, Margin: delta}
+	if n < 2 {
+		c.Verdict, c.Detail = NotJudged, fmt.Sprintf("%d seed(s): a paired interval needs at least 2", n)
+		return c
+	}
+	kinds := map[string]bool{}
+	unexplained := []string{}
+	for _, p := range pairs {
+		for k := range p.Prefix.FaultKinds {
+			kinds[k] = true
+		}
+		for k := range p.Fixed.FaultKinds {
+			kinds[k] = true
+		}
+		if p.Prefix.Unexplained > 0 {
+			unexplained = append(unexplained, fmt.Sprintf("seed %d prefix %d", p.Seed, p.Prefix.Unexplained))
+		}
+		if p.Fixed.Unexplained > 0 {
+			unexplained = append(unexplained, fmt.Sprintf("seed %d fixed %d", p.Seed, p.Fixed.Unexplained))
+		}
+	}
+	type row struct{ class, role string }
+	rows := []row{{ClassTotal, RoleTotal}, {ClassLoss, RoleHeld}, {ClassFault, RoleHeld}}
+	for _, k := range sortedKeys(kinds) {
+		rows = append(rows, row{k, RoleDescribed})
+	}
+	rows = append(rows, row{ClassRemovable, RoleFree}, row{ClassOther, RoleHeld})
+
+	var fails, wide []string
+	need, unreachable := 0, false
+	for _, r := range rows {
+		ci := CauseInterval{Class: r.class, Role: r.role}
+		ds := make([]float64, n)
+		for i, p := range pairs {
+			d := p.Fixed.class(r.class) - p.Prefix.class(r.class)
+			ci.D = append(ci.D, d)
+			ds[i] = float64(d)
+		}
+		ci.Mean, _ = stats.Mean(ds)
+		ci.SD, _ = stats.StandardDeviationSample(ds)
+		h := halfWidth(ci.SD, n)
+		ci.Lo, ci.Hi = ci.Mean-h, ci.Mean+h
+		// reach is how far the interval must stay from 0 on the worse side.
+		var reach float64
+		switch r.role {
+		case RoleHeld:
+			reach = math.Abs(ci.Mean)
+			switch {
+			case ci.Lo > 0 || ci.Hi < 0:
+				ci.Verdict = record.Fail
+				fails = append(fails, fmt.Sprintf("%s: interval [%.2f, %.2f] excludes 0, a cause the fix has no sourced way to change", r.class, ci.Lo, ci.Hi))
+			case ci.Lo >= -delta && ci.Hi <= delta:
+				ci.Verdict = record.Pass
+			default:
+				ci.Verdict = "too wide"
+			}
+		case RoleTotal:
+			reach = ci.Mean
+			switch {
+			case ci.Lo > 0:
+				ci.Verdict = record.Fail
+				fails = append(fails, fmt.Sprintf("total: interval [%.2f, %.2f] wholly above 0, fixed fails more", ci.Lo, ci.Hi))
+			case ci.Hi <= delta:
+				ci.Verdict = record.Pass
+			default:
+				ci.Verdict = "too wide"
+			}
+		default:
+			ci.Verdict = "described"
+		}
+		if ci.Verdict == "too wide" {
+			wide = append(wide, fmt.Sprintf("%s [%.2f, %.2f]", r.class, ci.Lo, ci.Hi))
+			if m := seedsNeeded(reach, ci.SD, delta); m == 0 {
+				unreachable = true
+			} else {
+				need = max(need, m)
+			}
+		}
+		c.Rows = append(c.Rows, ci)
+	}
+	switch {
+	case len(fails) > 0:
+		c.Verdict, c.Detail = record.Fail, strings.Join(fails, "; ")
+	case len(wide) == 0:
+		c.Verdict = record.Pass
+		c.Detail = fmt.Sprintf("over %d seeds every cause the fix cannot change stays within ±%g failures per run and the total does not rise above %g: the difference is confined to the leak kinds the fix removes", n, delta, delta)
+	default:
+		c.Verdict = record.Inconclusive
+		c.Detail = fmt.Sprintf("over %d seeds the interval of %s is wider than ±%g", n, strings.Join(wide, ", "), delta)
+		if unreachable {
+			c.Detail += "; at an observed mean of δ or more no number of seeds reaches ±δ (more seeds would tell whether that difference is real)"
+		} else {
+			c.SeedsNeeded = need
+			c.Detail += fmt.Sprintf("; at the observed means and SDs a paired t-interval would need about %d seeds", need)
+		}
+	}
+	if len(unexplained) > 0 {
+		c.Detail = fmt.Sprintf("unexplained validation failures (%s); the intervals alone: %s — %s", strings.Join(unexplained, ", "), c.Verdict, c.Detail)
+		c.Verdict, c.SeedsNeeded = record.Fail, 0
+	}
+	return c
+}
+
+// seedsNeeded is the least n ≥ 2 with reach + t(0.975, n−1)·sd/√n ≤ delta,
+// 0 when none (reach ≥ delta), capped at 100000.
+func seedsNeeded(reach, sd, delta float64) int {
+	if reach >= delta {
+		return 0
+	}
+	for n := 2; n <= 100000; n++ {
+		if reach+halfWidth(sd, n) <= delta {
+			return n
+		}
+	}
+	return 0
+}
+
+// PairOf is the SeedPair of one seed's runs, nil unless both prefix and
+// fixed ran.
+func PairOf(runs []ReproduceResult) *SeedPair {
+	prefix, fixed := pairFigures(runs)
+	if prefix == nil || fixed == nil {
+		return nil
+	}
+	return &SeedPair{Seed: prefix.Seed, Prefix: CausesOf(*prefix), Fixed: CausesOf(*fixed)}
+}
+
+func pairFigures(runs []ReproduceResult) (prefix, fixed *IncidentFigures) {
 	for i := range runs {
 		switch runs[i].Figures.Operator {
 		case "prefix":
@@ -207,55 +322,176 @@ func compareRuns(runs []ReproduceResult) *Comparison {
 			fixed = &runs[i].Figures
 		}
 	}
-	if prefix == nil || fixed == nil {
-		return nil
-	}
-	c := CompareOperators(*prefix, *fixed)
-	return &c
+	return prefix, fixed
 }
 
-// JudgeCompare judges inc's compare expectations on the runs of one seed
-// (one ReproduceResult per operator): judged only when both prefix and
-// fixed ran. OK is the comparison's verdict being the expectation's.
-func JudgeCompare(inc incidents.Incident, runs []ReproduceResult) ([]BandResult, *Comparison) {
+// JudgeCompare judges inc's compare expectations over seeds (one SeedPair
+// each; JudgeOverSeeds with the expectation's margin). Below 2 seeds an
+// expectation is not judged. OK is the verdict being the expectation's.
+func JudgeCompare(inc incidents.Incident, pairs []SeedPair) ([]BandResult, []SeedsComparison) {
 	var out []BandResult
-	cmp := compareRuns(runs)
+	var cmps []SeedsComparison
 	for _, e := range inc.Expected {
 		if e.Compare == "" {
 			continue
 		}
-		r := BandResult{Expectation: e, Got: "not judged: needs both operators"}
-		if cmp != nil {
-			r.Judged, r.Got = true, cmp.Verdict+": "+cmp.Detail
-			r.OK = cmp.Verdict == e.Verdict
+		delta := 0.0
+		if e.Margin != nil {
+			delta = e.Margin.Value
+		}
+		c := JudgeOverSeeds(pairs, delta)
+		cmps = append(cmps, c)
+		r := BandResult{Expectation: e, Got: "not judged: needs both operators on ≥ 2 seeds (--seeds)"}
+		if c.Verdict != NotJudged {
+			r.Judged, r.Got, r.OK = true, c.Verdict, c.Verdict == e.Verdict
 		}
 		out = append(out, r)
 	}
-	return out, cmp
+	return out, cmps
 }
 
-// ComparisonMarkdown is reproduce.md's section on the comparison.
-func ComparisonMarkdown(c Comparison) []byte {
+// SeedsComparisonMarkdown is the --seeds reproduce.md section on the
+// comparison: per cause the mean D, the interval and the row's verdict,
+// then the verdict and the method.
+func SeedsComparisonMarkdown(c SeedsComparison, e incidents.Expectation) []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n## Fixed against prefix (seed %d)\n\n**%s** — %s.\n\n", c.Seed, c.Verdict, c.Detail)
-	if len(c.Differences) == 0 {
+	fmt.Fprintf(&b, "\n## Fixed against prefix over %d seeds (%s)\n\n**%s** (want %s) — %s.\n\n", c.Seeds, CompareFixedLEPrefix, c.Verdict, e.Verdict, c.Detail)
+	if c.Verdict == NotJudged {
 		return []byte(b.String())
 	}
-	b.WriteString("| migration | failed in | prefix cause | fixed cause | class |\n|---|---|---|---|---|\n")
-	for _, d := range c.Differences {
-		class := d.Class
-		if d.Of != "" {
-			class += " of " + d.Of
+	b.WriteString("| cause | role | D per seed (fixed − prefix) | mean D | SD | 95 % interval | verdict |\n|---|---|---|---|---|---|---|\n")
+	for _, r := range c.Rows {
+		ds := make([]string, len(r.D))
+		for i, d := range r.D {
+			ds[i] = fmt.Sprintf("%+d", d)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", d.Migration, d.FailedIn, orDefault(d.PrefixCause, "—"), orDefault(d.FixedCause, "—"), class)
+		fmt.Fprintf(&b, "| %s | %s | %s | %+.2f | %.2f | [%+.2f, %+.2f] | %s |\n", r.Class, roleText[r.Role], strings.Join(ds, " "), r.Mean, r.SD, r.Lo, r.Hi, r.Verdict)
 	}
-	b.WriteString("\nClasses: \"removed by the fix\" — failed in prefix only on a leak kind the fix removes; \"fault timing\" — " +
-		"failed in one run only on an injected fault (the seeded fault fires a fixed time into a phase the two runs reach at " +
-		"different times and host states); \"downstream of mig-N\" — failed in one run only in the subsystem-loss window of " +
-		"a cancel only that run had; \"repair timing of mig-N\" — failed in one run only in the window of a cancel both runs " +
-		"had (the lvol monitor repairs on its own 300 s sweep, the runs reach the next validation at different times); " +
-		"\"after the plans diverged\" — at or after the first migration whose volume, source or target differs between the " +
-		"runs (targets come from the random stream the operators' work also draws from, sources from earlier outcomes); " +
-		"\"unexplained\" — anything else (fails the comparison); \"cause differs\" — failed in both (not judged).\n")
+	src := ""
+	if e.Margin != nil {
+		src = fmt.Sprintf(" [%s: %s]", e.Margin.Source, e.Margin.Note)
+	}
+	fmt.Fprintf(&b, "\nMethod: %s. Equivalence margin δ = %g failures per run%s. A cause the fix has no sourced way to change "+
+		"(\"held\") fails the comparison when its interval excludes 0 and passes when it lies within [−δ, +δ]; the total fails "+
+		"when its interval lies wholly above 0 and passes when its upper bound is ≤ δ; the leak kinds the fix removes are where "+
+		"the difference may be; one fault kind is described, not judged. Any unexplained failure in any run fails the comparison; "+
+		"an interval too wide for either is inconclusive.\n", IntervalMethodPaired, c.Margin, src)
+	return []byte(b.String())
+}
+
+var roleText = map[string]string{RoleHeld: "held (±δ)", RoleTotal: "total (≤ δ)", RoleFree: "the fix's", RoleDescribed: "described"}
+
+// Difference is one migration whose validation outcome or cause differs
+// between the prefix and the fixed run of one seed (described, not judged).
+type Difference struct {
+	Migration string `json:"migration"`
+	// FailedIn is "prefix", "fixed" or "both" (on different causes).
+	FailedIn    string `json:"failed_in"`
+	PrefixCause string `json:"prefix_cause,omitempty"`
+	FixedCause  string `json:"fixed_cause,omitempty"`
+}
+
+// PairDescription describes the prefix and fixed runs of one seed: their
+// failures by class, the migrations that differ, and the first migration
+// whose plan (volume, source, target) differs ("" when none).
+type PairDescription struct {
+	Pair           SeedPair
+	Differences    []Difference
+	PlansDivergeAt string
+}
+
+// DescribePair describes one seed's prefix and fixed runs (nil unless
+// both ran).
+func DescribePair(runs []ReproduceResult) *PairDescription {
+	prefix, fixed := pairFigures(runs)
+	if prefix == nil || fixed == nil {
+		return nil
+	}
+	d := &PairDescription{Pair: SeedPair{Seed: prefix.Seed, Prefix: CausesOf(*prefix), Fixed: CausesOf(*fixed)}}
+	byMig := func(f *IncidentFigures) map[string]string {
+		m := map[string]string{}
+		for _, v := range f.Failures {
+			m[v.Migration] = v.Cause
+		}
+		return m
+	}
+	pf, ff := byMig(prefix), byMig(fixed)
+	migs := map[string]bool{}
+	for m := range pf {
+		migs[m] = true
+	}
+	for m := range ff {
+		migs[m] = true
+	}
+	for _, m := range sortedKeys(migs) {
+		p, inP := pf[m]
+		x, inF := ff[m]
+		switch {
+		case inP && inF && p == x:
+			continue
+		case inP && inF:
+			d.Differences = append(d.Differences, Difference{m, "both", p, x})
+		case inP:
+			d.Differences = append(d.Differences, Difference{m, "prefix", p, ""})
+		default:
+			d.Differences = append(d.Differences, Difference{m, "fixed", "", x})
+		}
+	}
+	planned := map[string]bool{}
+	for m := range prefix.Plans {
+		planned[m] = true
+	}
+	for _, m := range sortedKeys(planned) {
+		if prefix.Plans[m] != fixed.Plans[m] {
+			d.PlansDivergeAt = m
+			break
+		}
+	}
+	return d
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// PairMarkdown is reproduce.md's section on one seed's two runs:
+// described, not judged.
+func PairMarkdown(d PairDescription, incident string) []byte {
+	var b strings.Builder
+	p := d.Pair
+	fmt.Fprintf(&b, "\n## Fixed against prefix (seed %d): described, not judged\n\n"+
+		"The claim (%s, research/incident.md §6.2) is judged over seeds: run `fiomig reproduce %s --operator both --seeds 1-10`. "+
+		"The two runs of one seed are chaotic (targets come from the world's one random stream, sources from earlier outcomes; "+
+		"faults land and the lvol monitor repairs at other moments), so no single migration's difference is credited to the fix.\n\n",
+		p.Seed, CompareFixedLEPrefix, orDefault(incident, IncidentID))
+	b.WriteString("| cause | prefix | fixed | D (fixed − prefix) |\n|---|---|---|---|\n")
+	classes := []string{ClassTotal, ClassLoss, ClassFault}
+	kinds := map[string]bool{}
+	for k := range p.Prefix.FaultKinds {
+		kinds[k] = true
+	}
+	for k := range p.Fixed.FaultKinds {
+		kinds[k] = true
+	}
+	classes = append(append(classes, sortedKeys(kinds)...), ClassRemovable, ClassOther)
+	for _, k := range classes {
+		fmt.Fprintf(&b, "| %s | %d | %d | %+d |\n", k, p.Prefix.class(k), p.Fixed.class(k), p.Fixed.class(k)-p.Prefix.class(k))
+	}
+	if d.PlansDivergeAt != "" {
+		fmt.Fprintf(&b, "\nThe runs' migration plans (volume, source, target) diverge at %s.\n", d.PlansDivergeAt)
+	}
+	if len(d.Differences) == 0 {
+		b.WriteString("\nNo migration's outcome differs.\n")
+		return []byte(b.String())
+	}
+	b.WriteString("\n| migration | failed in | prefix cause | fixed cause |\n|---|---|---|---|\n")
+	for _, x := range d.Differences {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", x.Migration, x.FailedIn, orDefault(x.PrefixCause, "—"), orDefault(x.FixedCause, "—"))
+	}
 	return []byte(b.String())
 }

@@ -9,28 +9,31 @@ import (
 	"github.com/fiomig/fiomig/incidents"
 )
 
-// SeedRuns are one seed's runs of an incident (one per operator) and,
-// when both operators ran, their comparison and its judged expectations.
+// SeedRuns are one seed's runs of an incident (one per operator).
 type SeedRuns struct {
-	Seed         int64
-	Runs         []ReproduceResult
-	Comparison   *Comparison
-	CompareBands []BandResult
+	Seed int64
+	Runs []ReproduceResult
 }
 
-// OK: every judged expectation of every run and of the comparison holds.
+// OK: every judged expectation of every run holds.
 func (s SeedRuns) OK() bool {
 	for _, r := range s.Runs {
 		if !r.Shape.OK {
 			return false
 		}
 	}
-	for _, b := range s.CompareBands {
-		if b.Judged && !b.OK {
-			return false
+	return true
+}
+
+// Pairs are the SeedPair of every seed where both operators ran.
+func Pairs(seeds []SeedRuns) []SeedPair {
+	var out []SeedPair
+	for _, s := range seeds {
+		if p := PairOf(s.Runs); p != nil {
+			out = append(out, *p)
 		}
 	}
-	return true
+	return out
 }
 
 // incidentRow is the incident's own figures (research/incident.md §0-§1,
@@ -41,10 +44,11 @@ var incidentRow = []string{"incident", "(run)", "16 of 23", "—", "—", "—",
 // SeedsMarkdown is the top-level reproduce.md of fiomig reproduce
 // --seeds: per seed and operator, the validation failures by cause, the
 // leaks by kind, controllers against expected, rejections/min, pods killed,
-// whether the bands hold and the fixed ≤ prefix comparison, under the
-// incident's own figures; then the failures by cause summed over the seeds
-// and the 2.5 h figures with the switches they need.
-func SeedsMarkdown(inc incidents.Incident, command string, seeds []SeedRuns) []byte {
+// whether the bands hold and the seed's total paired difference, under the
+// incident's own figures; then the comparison over the seeds (cmps, one
+// per compare expectation of bands, JudgeCompare), the failures by cause
+// summed over the seeds and the 2.5 h figures with the switches they need.
+func SeedsMarkdown(inc incidents.Incident, command string, seeds []SeedRuns, bands []BandResult, cmps []SeedsComparison) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s over %d seeds\n\n`%s`\n\n", inc.Name, len(seeds), command)
 	b.WriteString("Validation failures by cause (research/incident.md §6.2): **loss** = sbcli subsystem-loss window " +
@@ -53,19 +57,14 @@ func SeedsMarkdown(inc incidents.Incident, command string, seeds []SeedRuns) []b
 		"**fault** = an injected fault was active on the endpoint's node/port; **other** = every other cause (see each " +
 		"run's reproduce.md). Leaks after the settle: connecting / live no namespace / other (parked).\n\n")
 	head := []string{"seed", "operator", "validation failed", "loss", "fix-removed leak", "fault", "other",
-		"leaked (conn / no-ns / other)", "controllers / expected", "rejections/min", "pods killed", "bands hold", "fixed ≤ prefix, confined"}
+		"leaked (conn / no-ns / other)", "controllers / expected", "rejections/min", "pods killed", "bands hold", "D total (fixed − prefix)"}
 	b.WriteString("| " + strings.Join(head, " | ") + " |\n|" + strings.Repeat("---|", len(head)) + "\n")
 	b.WriteString("| " + strings.Join(incidentRow, " | ") + " |\n")
 	total := map[string]map[string]int{}
-	verdicts := map[string]int{}
 	for _, s := range seeds {
-		cmp := "—"
-		if s.Comparison != nil {
-			cmp = s.Comparison.Verdict
-			verdicts[cmp]++
-			if len(s.Comparison.Differences) > 0 {
-				cmp += " (" + diffSummary(*s.Comparison) + ")"
-			}
+		d := "—"
+		if p := PairOf(s.Runs); p != nil {
+			d = fmt.Sprintf("%+d", p.Fixed.Total-p.Prefix.Total)
 		}
 		for i, r := range s.Runs {
 			f := r.Figures
@@ -82,7 +81,7 @@ func SeedsMarkdown(inc incidents.Incident, command string, seeds []SeedRuns) []b
 			}
 			c := ""
 			if i == 0 {
-				c = cmp
+				c = d
 			}
 			fmt.Fprintf(&b, "| %d | %s | %d of %d | %d | %d | %d | %d | %d (%d / %d / %d) | %d / %d | %.0f | %d | %s | %s |\n",
 				s.Seed, f.Operator, f.ValidationFailed, f.Migrations, f.FailedSubsystemLoss, f.FailedFixRemovedLeak,
@@ -91,13 +90,10 @@ func SeedsMarkdown(inc incidents.Incident, command string, seeds []SeedRuns) []b
 				f.PodsKilled, hold, c)
 		}
 	}
-	if len(verdicts) > 0 {
-		var parts []string
-		for _, v := range slices.Sorted(maps.Keys(verdicts)) {
-			parts = append(parts, fmt.Sprintf("%d %s", verdicts[v], v))
+	for i, c := range cmps {
+		if c.Seeds > 0 { // both operators ran on some seed
+			b.Write(SeedsComparisonMarkdown(c, bands[i].Expectation))
 		}
-		fmt.Fprintf(&b, "\nFixed ≤ prefix with the difference confined to leak kinds the fix removes (%s): %s.\n",
-			CompareFixedLEPrefix, strings.Join(parts, ", "))
 	}
 	b.WriteString("\n## Validation failures by cause, summed over the seeds\n\n| cause |")
 	ops := slices.Sorted(maps.Keys(total))
@@ -128,21 +124,6 @@ func SeedsMarkdown(inc incidents.Incident, command string, seeds []SeedRuns) []b
 	b.Write(SwitchesMarkdown(figs))
 	b.WriteString("\nEach seed's runs are in seed-N/ (plan.json, timeline.jsonl, summary.json, report.md, reproduce.md).\n")
 	return []byte(b.String())
-}
-
-// diffSummary counts a comparison's differences by class.
-func diffSummary(c Comparison) string {
-	n := map[string]int{}
-	for _, d := range c.Differences {
-		n[d.Class]++
-	}
-	var parts []string
-	for _, k := range []string{DiffRemovedByFix, DiffFaultTiming, DiffDownstream, DiffRepairTiming, DiffDiverged, DiffUnexplained, DiffCauseOnly} {
-		if n[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n[k], k))
-		}
-	}
-	return strings.Join(parts, ", ")
 }
 
 // SwitchesMarkdown is reproduce.md's table of the incident's 2.5 h figures

@@ -112,21 +112,28 @@ incident file with its band, its source and what the run gave. Bands come
 from the sources, never from fitting the simulator.
 
 Exit codes: 0 every expectation holds for every operator and every scheduled
-fault left evidence; 1 an expectation does not hold in a run whose faults
-all left evidence; 3 no such failure, but a scheduled fault left no
-evidence (that run proves nothing); 2 bad usage or a bad incident file;
-130 interrupted.
+fault left evidence (and, over seeds, the comparison holds); 1 an
+expectation does not hold in a run whose faults all left evidence, or the
+comparison over seeds fails; 3 no such failure, but a scheduled fault left
+no evidence (that run proves nothing) or the comparison over seeds is
+inconclusive; 2 bad usage or a bad incident file; 130 interrupted.
 
 --seed is any int64, negative and zero included: the simulated world
 (math/rand.NewSource) and the fault schedule (math/rand/v2 PCG) are seeded
 with it, and the same seed gives a byte-identical run record.
 
-With --operator both, the two runs of a seed are also compared (research/
-incident.md §6.2, expectation "compare: fixed-le-prefix-confined"): fixed's
-validation failures ≤ prefix's, every migration failing in prefix only
-failing on a leak kind the fix removes. A difference caused by an injected
-fault that landed in one run only (or downstream of one) makes the
-comparison inconclusive (exit 3), anything else unexplained fails it.
+With --operator both and --seeds, the incident's comparison (research/
+incident.md §6.2, expectation "compare: fixed-le-prefix-confined": fixed ≤
+prefix, the difference confined to the leak kinds the fix removes) is judged
+over the seeds, by cause: per seed D = fixed − prefix of each cause's
+validation failures, its mean and a 95 %% paired t-interval. It fails on an
+unexplained failure, on a cause the fix cannot change (loss window, injected
+fault, every other cause) whose interval excludes 0, or on a total wholly
+above 0; it passes when each such interval lies within ±margin (the
+incident file's, failures per run) and the total's upper bound ≤ margin; else
+it is inconclusive (exit 3) and says how many seeds would do. With one seed
+the two runs are described side by side, not judged (two runs of one seed
+diverge chaotically): the exit code is the bands'.
 
 Examples: fiomig reproduce %[1]s --seed 3
           fiomig reproduce %[1]s --operator both --seeds 1-10
@@ -309,7 +316,7 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	return printReproduction(stdout, inc, results)
+	return printReproduction(stdout, results)
 }
 
 // commandLine is the command reproducing one operator's run of seed.
@@ -358,9 +365,10 @@ func (f *reproduceFlags) options(inc incidents.Incident, op string, seed int64, 
 }
 
 // printReproduction prints the side-by-side table, each run's validation
-// failures and shape, the comparison of the operators when both ran, and
-// maps the shapes and the comparison to the exit code.
-func printReproduction(w io.Writer, inc incidents.Incident, results []scenario.ReproduceResult) int {
+// failures and shape, and the description of the operators' two runs when
+// both ran (described, not judged: the comparison is judged over seeds),
+// and maps the shapes (the bands) to the exit code.
+func printReproduction(w io.Writer, results []scenario.ReproduceResult) int {
 	var figs []scenario.IncidentFigures
 	var shapes []scenario.Shape
 	for _, r := range results {
@@ -428,27 +436,23 @@ func printReproduction(w io.Writer, inc incidents.Incident, results []scenario.R
 		}
 		fmt.Fprintf(w, "  report: %s/%s\n", r.Dir, scenario.ReproduceReportFile)
 	}
-	if bands, c := scenario.JudgeCompare(inc, results); c != nil {
-		fmt.Fprintf(w, "\n== fixed against prefix: %s — %s\n", c.Verdict, c.Detail)
-		for _, d := range c.Differences {
-			class := d.Class
-			if d.Of != "" {
-				class += " of " + d.Of
-			}
-			fmt.Fprintf(w, "  %s failed in %-6s prefix: %-40s fixed: %-40s %s\n", d.Migration, d.FailedIn,
-				clip(orDash(d.PrefixCause), 40), clip(orDash(d.FixedCause), 40), class)
+	if d := scenario.DescribePair(results); d != nil {
+		p := d.Pair
+		fmt.Fprintf(w, "\n== fixed against prefix, seed %d: described, not judged (the claim %s is judged over seeds: add --seeds 1-10)\n",
+			p.Seed, scenario.CompareFixedLEPrefix)
+		fmt.Fprintf(w, "  validation failures      prefix %2d  fixed %2d  D %+d\n", p.Prefix.Total, p.Fixed.Total, p.Fixed.Total-p.Prefix.Total)
+		for _, k := range []struct {
+			name string
+			p, f int
+		}{{"loss window", p.Prefix.Loss, p.Fixed.Loss}, {"injected fault", p.Prefix.Fault, p.Fixed.Fault},
+			{"leak kinds the fix removes", p.Prefix.Removable, p.Fixed.Removable}, {"every other cause", p.Prefix.Other, p.Fixed.Other}} {
+			fmt.Fprintf(w, "    %-26s prefix %2d  fixed %2d  D %+d\n", k.name, k.p, k.f, k.f-k.p)
 		}
-		for _, b := range bands {
-			mark := "ok "
-			if !b.OK {
-				mark = "NO "
-				if c.Verdict == record.Inconclusive {
-					inconclusive = true
-				} else {
-					failed = true
-				}
-			}
-			fmt.Fprintf(w, "    %s compare %-18s got %-12s want %-12s [%s]\n", mark, b.Expectation.Compare, c.Verdict, b.Expectation.Range(), b.Expectation.Source)
+		if d.PlansDivergeAt != "" {
+			fmt.Fprintf(w, "  the runs' migration plans diverge at %s\n", d.PlansDivergeAt)
+		}
+		for _, x := range d.Differences {
+			fmt.Fprintf(w, "  %s failed in %-6s prefix: %-40s fixed: %s\n", x.Migration, x.FailedIn, clip(orDash(x.PrefixCause), 40), orDash(x.FixedCause))
 		}
 	}
 	switch {

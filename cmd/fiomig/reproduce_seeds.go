@@ -18,10 +18,12 @@ import (
 // reproduceSeeds runs every seed of seeds (each with every operator, one
 // seed per core at a time, in this process) into
 // OUT/reproduce-NAME-<unix>/seed-N, then writes the seeds table there
-// (reproduce.md) and prints it. The exit code is the worst over the
-// seeds: 1 an expectation or the comparison failed, 3 inconclusive (a
-// fault left no evidence, or the operators diverged through fault timing),
-// 2 a run could not be made, 130 interrupted.
+// (reproduce.md) and prints it. With both operators the incident's compare
+// expectation is judged once over all the seeds (scenario.JudgeOverSeeds).
+// The exit code is the worst of the seeds' bands and the comparison: 1 a
+// band or the comparison failed, 3 inconclusive (a fault left no evidence,
+// or the comparison's intervals are too wide), 2 a run could not be made,
+// 130 interrupted.
 func reproduceSeeds(inc incidents.Incident, name string, f *reproduceFlags, targetDNR *bool, seeds []int64, stdout, stderr io.Writer) int {
 	start := time.Now().Unix()
 	dir, err := record.CreateUniqueDir(f.out, "reproduce-"+inc.Name+"-"+strconv.FormatInt(start, 10), "reproduce")
@@ -66,7 +68,6 @@ func reproduceSeeds(inc incidents.Incident, name string, f *reproduceFlags, targ
 					o.runs.Runs = append(o.runs.Runs, r)
 				}
 				if o.err == nil && !o.interrupted {
-					o.runs.CompareBands, o.runs.Comparison = scenario.JudgeCompare(inc, o.runs.Runs)
 					for _, r := range o.runs.Runs {
 						if err := scenario.WriteReproduceReport(r, o.runs.Runs); err != nil {
 							o.err = err
@@ -110,7 +111,9 @@ func reproduceSeeds(inc incidents.Incident, name string, f *reproduceFlags, targ
 	if f.faults != "" {
 		cmd += " --faults=" + f.faults
 	}
-	md := scenario.SeedsMarkdown(inc, cmd, all)
+	bands, cmps := scenario.JudgeCompare(inc, scenario.Pairs(all))
+	code = worse(code, compareCode(bands))
+	md := scenario.SeedsMarkdown(inc, cmd, all, bands, cmps)
 	report := filepath.Join(dir, scenario.ReproduceReportFile)
 	if err := os.WriteFile(report, md, 0o644); err != nil {
 		fmt.Fprintf(stderr, "fiomig reproduce: %v\n", err)
@@ -123,9 +126,8 @@ func reproduceSeeds(inc incidents.Incident, name string, f *reproduceFlags, targ
 	return code
 }
 
-// seedCode is one seed's exit code: 1 an expectation or the comparison
-// does not hold, 3 only inconclusive ones (a fault without evidence, or a
-// comparison the runs' divergence leaves inconclusive), else 0.
+// seedCode is one seed's exit code from its bands: 1 an expectation does
+// not hold, 3 only inconclusive ones (a fault without evidence), else 0.
 func seedCode(s scenario.SeedRuns) int {
 	code := exitPass
 	for _, r := range s.Runs {
@@ -137,13 +139,21 @@ func seedCode(s scenario.SeedRuns) int {
 			}
 		}
 	}
-	for _, b := range s.CompareBands {
-		if b.Judged && !b.OK {
-			if s.Comparison != nil && s.Comparison.Verdict == record.Inconclusive {
-				code = worse(code, exitInconclusive)
-			} else {
-				code = worse(code, exitCheckFailed)
-			}
+	return code
+}
+
+// compareCode is the exit code of the compare expectations judged over
+// seeds: 3 when one that does not hold came out inconclusive, 1 when one
+// does not hold otherwise, else 0 (not judged counts as holding).
+func compareCode(bands []scenario.BandResult) int {
+	code := exitPass
+	for _, b := range bands {
+		switch {
+		case !b.Judged || b.OK:
+		case b.Got == record.Inconclusive:
+			code = worse(code, exitInconclusive)
+		default:
+			code = worse(code, exitCheckFailed)
 		}
 	}
 	return code
@@ -179,8 +189,8 @@ func seedStatus(s scenario.SeedRuns, err error, interrupted bool) string {
 	if !s.OK() {
 		st = "an expectation does not hold"
 	}
-	if s.Comparison != nil {
-		st += ", comparison " + s.Comparison.Verdict
+	if p := scenario.PairOf(s.Runs); p != nil {
+		st += fmt.Sprintf(", validation failures prefix %d, fixed %d", p.Prefix.Total, p.Fixed.Total)
 	}
 	return st
 }
