@@ -113,6 +113,9 @@ type IncidentFigures struct {
 	// PodsKilled are the fio pods that died (io lines with pod_state killed).
 	PodsKilled     int      `json:"pods_killed"`
 	PodsKilledList []string `json:"pods_killed_list,omitempty"`
+	// PodKills say why each killed pod's volume stopped serving it
+	// (podKillCause), in kill order.
+	PodKills []PodKill `json:"pod_kills,omitempty"`
 	// LongestPauseS is the longest pause window of the run, attributed or not.
 	LongestPauseS float64 `json:"longest_pause_s"`
 	// FaultsInjected counts faults that left evidence (inject lines with
@@ -331,6 +334,8 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 		outcome  string
 		running  bool     // entered Running (the control plane's continue)
 		src      []string // source endpoints (Pending line)
+		dst      []string // target endpoints (Pending line)
+		created  float64  // CreateMigration: the Validating line
 	}
 	var spans []*span
 	byID := map[string]*span{}
@@ -366,6 +371,7 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 		nqn string
 	}
 	hostSubsysRejects := map[string][]subsysReject{}
+	firstPublished := map[string][]string{}
 	for _, l := range lines {
 		lastT = max(lastT, l.T)
 		switch l.Kind {
@@ -383,6 +389,12 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 			if len(l.SourceEndpoints) > 0 {
 				s.src = l.SourceEndpoints
 			}
+			if len(l.TargetEndpoints) > 0 {
+				s.dst = l.TargetEndpoints
+			}
+			if l.Phase == record.PhaseValidating {
+				s.created = l.T
+			}
 			if l.Phase == record.PhasePending {
 				f.Plans[l.Migration] = l.NQN + " " + strings.Join(l.SourceEndpoints, ",") + " -> " + strings.Join(l.TargetEndpoints, ",")
 			}
@@ -397,6 +409,9 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 			samples[l.Host] = append(samples[l.Host], l)
 		case record.KindEndpoints:
 			published[l.NQN] = l.Endpoints
+			if _, ok := firstPublished[l.NQN]; !ok {
+				firstPublished[l.NQN] = l.Endpoints
+			}
 		case record.KindKernel:
 			if strings.HasPrefix(l.Message, "new ctrl") {
 				nqn := ""
@@ -430,6 +445,7 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 			if l.PodState == "killed" && !killed[l.Pod] {
 				killed[l.Pod] = true
 				f.PodsKilledList = append(f.PodsKilledList, l.Pod)
+				f.PodKills = append(f.PodKills, PodKill{Pod: l.Pod, Host: l.Host, NQN: l.NQN, AtS: l.T})
 			}
 		case record.KindFault:
 			if (l.Action == "inject" || l.Action == "landed") && len(l.Evidence) > 0 {
@@ -542,6 +558,13 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 			f.LeakCaused++
 		}
 		v.Signal = failureSignal(*v)
+		restart := ""
+		if s, ok := byID[v.Migration]; ok {
+			counted := func(from float64) bool {
+				return notAllowedRose(rejected[nodeName[endpointNode(v.Endpoint)]], from, v.AtS)
+			}
+			restart = restartLostListener(*v, s.dst, s.created, faults, nodeName, counted)
+		}
 		switch {
 		case faultOn(*v, faults, nodeName) != "":
 			v.Cause = CauseFault + " (" + faultOn(*v, faults, nodeName) + ")"
@@ -550,6 +573,8 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 			if c := latestCancelBefore(v.NQN, v.AtS, func(s *span) bool { return slices.Contains(endpointNodes(s.src), endpointNode(v.Endpoint)) }); c != nil {
 				v.CancelledBy, v.Cause = c.id, CauseSubsystemLoss
 			}
+		case restart != "":
+			v.Cause = CauseFault + " (" + restart + RestartListenerQualifier + ")"
 		case v.LeakCaused:
 			o, ok := byID[v.Origin]
 			v.Cause = leakCause(*v, ok && o.outcome == record.PhaseCompleted, sampleAt(v.Host, v.AtS))
@@ -595,6 +620,49 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 		}
 	}
 	f.ValidationFailed = len(f.Failures)
+	// Why each killed pod's volume stopped serving it.
+	for i := range f.PodKills {
+		k := &f.PodKills[i]
+		serving, cutover := firstPublished[k.NQN], ""
+		for _, s := range spans {
+			if s.nqn != k.NQN || s.from > k.AtS {
+				continue
+			}
+			serving = s.src
+			if s.ended && s.to <= k.AtS && s.outcome == record.PhaseCompleted {
+				serving = s.dst
+			}
+			if s.running && (!s.ended || s.to >= k.AtS-podOutageLookbackS) {
+				cutover = s.id
+			}
+		}
+		// missing: the host's controller at ep was answered "Could not
+		// find subsystem" shortly before the kill.
+		missing := func(ep string) bool {
+			for key, bs := range births {
+				host, _, _ := strings.Cut(key, "/")
+				if host != k.Host {
+					continue
+				}
+				addr := ""
+				for _, b := range bs {
+					if b.t <= k.AtS && b.nqn == k.NQN {
+						addr = b.addr
+					}
+				}
+				if addr != ep {
+					continue
+				}
+				for _, t := range subsysRejects[key] {
+					if t <= k.AtS && t >= k.AtS-podOutageLookbackS {
+						return true
+					}
+				}
+			}
+			return false
+		}
+		k.Cause = podKillCause(*k, serving, cutover, faults, nodeName, missing)
+	}
 
 	// Controllers per host at the end, against expected.
 	runNQN := map[string]bool{}
@@ -878,6 +946,8 @@ func IncidentNotes(f IncidentFigures) []string {
 	if f.PodsKilled == 0 {
 		note("no fio pod died: no pause exceeded the pods' tolerance (the incident's 6 s and 8 s pauses that " +
 			"killed 8 of 10 pods have no sourced cause in the model, incident.md §6.2)")
+	} else {
+		note("%s", podKillsNote(f.PodKills))
 	}
 	return notes
 }
@@ -896,6 +966,11 @@ var causeText = map[string]string{
 	CauseFault:             "an injected fault was active on the endpoint's node or port",
 	CauseUnexplained:       "none of the above (the signal says how it failed)",
 }
+
+// restartListenerText explains a cause restartLostListener names.
+const restartListenerText = "a restart of the endpoint's node spanned the migration's create and lost its target " +
+	"listener, which sbcli restores only right before the cutover (tasks_runner_lvol_migration.py:723-800), so SPDK " +
+	"answered \"does not allow host ... to connect at this address\" there for the rest of the validation"
 
 // faultsOutlasted names each fault (first line with evidence) that landed
 // while some migration was Validating (from its Validating phase line to
@@ -961,7 +1036,11 @@ func causesNote(f IncidentFigures) string {
 	}
 	var parts []string
 	for _, c := range sortedCauses(f.FailureCauses) {
-		p := fmt.Sprintf("%d %s — %s", f.FailureCauses[c], c, causeText[CauseClass(c)])
+		text := causeText[CauseClass(c)]
+		if strings.HasSuffix(c, RestartListenerQualifier+")") {
+			text = restartListenerText
+		}
+		p := fmt.Sprintf("%d %s — %s", f.FailureCauses[c], c, text)
 		if c == CauseSubsystemLoss {
 			var by []string
 			for _, v := range f.Failures {

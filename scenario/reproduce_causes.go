@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -203,4 +204,157 @@ func leakCause(v ValidationFailure, originCompleted bool, sample record.Line) st
 		return CauseZeroLegLeak
 	}
 	return CauseServingLeak
+}
+
+// RestartListenerQualifier follows the restart's fault kind in the cause of
+// a failure restartLostListener explains: "injected fault (target-restart,
+// migration listener lost until cutover)".
+const RestartListenerQualifier = ", migration listener lost until cutover"
+
+// restartKinds are the injected faults that end a node's SPDK process, so
+// that its whole NVMe-oF configuration is lost and sbcli re-creates what
+// its lvol records name (sim StopTarget/StartTarget, CrashNode/BootNode).
+var restartKinds = []string{"target-restart", "node-crash"}
+
+// restartLostListener is the kind of the node restart that explains
+// failure v at one of its migration's own target addresses (targets, the
+// Pending line's), "" if none does. The failure's endpoint is on a node
+// whose restart window began before the failure and ended after the
+// migration's CreateMigration (createdAt): the node was down at the create,
+// whose listener add on it then fails and is only logged (SB
+// migration_controller.py:1154-1174, research/incident.md §4), or went down
+// after it and lost the listener with the rest of SPDK's in-memory
+// configuration. Either way the listener stays missing until the cutover:
+// sbcli's restart re-creates the lvols at their record's lvstore port only
+// (storage_node_ops.py recreate_lvstore :8921-8938, add_lvol_thread
+// :9790-9897), and the migration task re-creates its own target listener
+// once, right before its cutover (tasks_runner_lvol_migration.py:723-800
+// _ensure_nvmf_state_on_node), which a failed validation never reaches.
+// SPDK answers a CONNECT for a present subsystem with no listener at that
+// address "Subsystem '%s' does not allow host '%s' to connect at this
+// address." (lib/nvmf/ctrlr.c, SCT command-specific / INVALID_HOST;
+// research/incident.md §2), so the failure must show that answer: in its
+// detail, or — the fixed operator's "no controller", a connecting leak's
+// state — by the node having counted "not allowed" answers since it came
+// back (counted(from): its target lines; a host's kernel line carries no
+// address, and reading every one would cost reproduce its speed). A
+// restart still active, or ended within FaultGraceS, is faultOn's.
+func restartLostListener(v ValidationFailure, targets []string, createdAt float64, ws []faultWindow,
+	nodeName map[string]string, counted func(from float64) bool) string {
+	if !slices.Contains(targets, v.Endpoint) {
+		return ""
+	}
+	node := nodeName[endpointNode(v.Endpoint)]
+	for _, w := range ws {
+		if w.target != node || !slices.Contains(restartKinds, w.kind) || w.from > v.AtS || w.to < createdAt || w.to > v.AtS {
+			continue
+		}
+		if strings.Contains(v.Detail, "to connect at this address") || counted(max(createdAt, w.to)) {
+			return w.kind
+		}
+	}
+	return ""
+}
+
+// PodKill is one fio pod that died (its io line with pod_state killed): on
+// which host, for which subsystem, when, and why its volume stopped serving
+// it (podKillCause).
+type PodKill struct {
+	Pod   string  `json:"pod"`
+	Host  string  `json:"host"`
+	NQN   string  `json:"nqn"`
+	AtS   float64 `json:"at_s"`
+	Cause string  `json:"cause"`
+}
+
+// podOutageLookbackS is how far before a pod's kill its outage is looked
+// for: the pods' tolerance (5 s, fio_migration_test.py) and a margin.
+const podOutageLookbackS = 10.0
+
+// podKillCause says why pod kill k's volume served no I/O. serving are the
+// volume's published paths then (the source's while a migration has not
+// completed, the target's after); cutover is the migration of the volume in
+// its data sync or cutover then ("" if none); missing(ep) reports that the
+// host's controller at ep was answered "Could not find subsystem" then.
+// When every serving path is accounted for — an injected fault active on
+// its node (or on the host's link to it), or the subsystem missing there —
+// it is an outage, named path by path: not a cutover pause. Otherwise,
+// with a migration in its cutover, "cutover of mig-N"; else unexplained.
+func podKillCause(k PodKill, serving []string, cutover string, ws []faultWindow, nodeName map[string]string,
+	missing func(ep string) bool) string {
+	var down []string
+	for _, ep := range serving {
+		node := nodeName[endpointNode(ep)]
+		why := ""
+		for _, w := range ws {
+			if (w.target == node || w.target == ep || w.target == k.Host+"/"+node) && w.from <= k.AtS && w.to >= k.AtS {
+				why = w.kind
+				break
+			}
+		}
+		if why == "" && missing(ep) {
+			why = "subsystem missing"
+		}
+		if why == "" {
+			break
+		}
+		down = append(down, node+" "+why)
+	}
+	switch {
+	case len(serving) > 0 && len(down) == len(serving):
+		return "outage: every path down (" + strings.Join(down, ", ") + ")"
+	case cutover != "":
+		return "cutover of " + cutover
+	}
+	return CauseUnexplained
+}
+
+// podKillsNote groups the killed pods by cause: "5 fio pod(s) killed:
+// fio-a, fio-b at 105.9 s — outage: every path down (...)".
+func podKillsNote(ks []PodKill) string {
+	var order []string
+	pods := map[string][]string{}
+	at := map[string]float64{}
+	for _, k := range ks {
+		if _, ok := pods[k.Cause]; !ok {
+			order = append(order, k.Cause)
+			at[k.Cause] = k.AtS
+		}
+		pods[k.Cause] = append(pods[k.Cause], k.Pod)
+	}
+	var parts []string
+	for _, c := range order {
+		parts = append(parts, fmt.Sprintf("%s from %.1f s — %s", strings.Join(pods[c], ", "), at[c], c))
+	}
+	out := fmt.Sprintf("%d fio pod(s) killed (no I/O for longer than their tolerance): %s", len(ks), strings.Join(parts, "; "))
+	for _, c := range order {
+		if strings.HasPrefix(c, "outage") {
+			return out + "; an outage is injected faults and sbcli's subsystem loss stacking up, not the incident's " +
+				"6 s and 8 s cutover pauses (no sourced cause in the model, incident.md §6.2)"
+		}
+	}
+	return out
+}
+
+// notAllowedRose: a node's target lines (see notFoundRose) show a CONNECT
+// answered "does not allow host" between from and the first report at or
+// after to.
+func notAllowedRose(ls []record.Line, from, to float64) bool {
+	var before, after int64
+	seenAfter := false
+	for _, l := range ls {
+		if l.NotAllowedConnects == nil {
+			continue
+		}
+		n := *l.NotAllowedConnects
+		if l.T < from {
+			before = n
+			continue
+		}
+		after, seenAfter = n, true
+		if l.T >= to {
+			break
+		}
+	}
+	return seenAfter && after > before
 }

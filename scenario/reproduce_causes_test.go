@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -156,5 +157,167 @@ func TestReproduceNoFaultNoCascade(t *testing.T) {
 	}
 	if d := DescribePair(runs); d == nil || len(d.Differences) != 0 || d.Pair.Fixed.Total != d.Pair.Prefix.Total {
 		t.Errorf("description with no fault: %+v, want no difference", d)
+	}
+}
+
+// TestFailureCauseRestartListener: a node restart spanning a migration's
+// CreateMigration leaves its target listener missing until the cutover, so
+// a validation failing at that target address long after the restart's
+// grace is put down to the restart — shown by SPDK's "does not allow host
+// ... to connect at this address" in the failure, or by the node's count of
+// such answers rising since it came back — and only then.
+func TestFailureCauseRestartListener(t *testing.T) {
+	const nqn = "nqn.a"
+	plan := record.Plan{Params: record.Params{Extra: map[string]string{"operator": "fixed"}},
+		Topology: record.Topology{Nodes: []record.Node{{Name: "storage-1", IP: "10.0.0.1"}, {Name: "storage-2", IP: "10.0.0.2"},
+			{Name: "storage-3", IP: "10.0.0.3"}}, Hosts: []record.HostInfo{{Name: "h1"}},
+			Volumes: []record.VolumeInfo{{Name: "a", NQN: nqn, NSIDs: []int{1}, Consumers: []string{"h1"}}}}}
+	src := []string{"10.0.0.1:4426", "10.0.0.2:4426", "10.0.0.3:4426"}
+	dst := []string{"10.0.0.1:4430", "10.0.0.2:4430", "10.0.0.3:4430"}
+	start := func(tm float64, mig string) []record.Line {
+		return []record.Line{
+			{T: tm, Kind: record.KindPhase, Migration: mig, NQN: nqn, Phase: record.PhasePending, SourceEndpoints: src, TargetEndpoints: dst},
+			{T: tm + 0.5, Kind: record.KindPhase, Migration: mig, NQN: nqn, Phase: record.PhaseValidating},
+		}
+	}
+	fail := func(tm float64, mig, ep, detail string) record.Line {
+		return record.Line{T: tm, Kind: record.KindPhase, Migration: mig, NQN: nqn, Phase: record.PhaseFailed,
+			Reason: "NVMe path validation failed on h1: " + detail, Details: map[string]string{"host": "h1", "endpoint": ep, "detail": detail}}
+	}
+	restart := func(from, to float64, node string) []record.Line {
+		return []record.Line{
+			{T: from, Kind: record.KindFault, Fault: "target-restart", Action: "inject", Target: node, Evidence: map[string]string{"subsystems_lost": "2"}},
+			{T: to, Kind: record.KindFault, Fault: "target-restart", Action: "recover", Target: node},
+		}
+	}
+	notAllowed := func(tm float64, node string, n int64) record.Line {
+		return record.Line{T: tm, Kind: record.KindTarget, Node: node, RejectedConnects: record.Int64(n), NotAllowedConnects: record.Int64(n)}
+	}
+	rejected := func(ep string) string {
+		return "connect " + ep + ": rejected: Connect for subsystem nqn.a is not allowed, hostnqn: x " +
+			"(target: Subsystem 'nqn.a' does not allow host 'x' to connect at this address.)"
+	}
+	missing := func(ep string) string {
+		return "missing target path " + ep + ": no controller — the connect did not take effect"
+	}
+	var lines []record.Line
+	add := func(ls ...record.Line) { lines = append(lines, ls...) }
+	// storage-1 is down at mig-0001's create; the prefix view: the
+	// connect rejected at its target address 100 s after the recovery.
+	add(restart(10, 100, "storage-1")...)
+	add(start(50, "mig-0001")...)
+	add(fail(200, "mig-0001", "10.0.0.1:4430", rejected("10.0.0.1:4430")))
+	// A migration created after that restart ended: the same answer is
+	// not the restart's.
+	add(start(210, "mig-0002")...)
+	add(fail(220, "mig-0002", "10.0.0.1:4430", rejected("10.0.0.1:4430")))
+	// storage-2 goes down after mig-0003's create; the fixed view: no
+	// controller, and storage-2 counted "not allowed" answers since it is
+	// back.
+	add(start(300, "mig-0003")...)
+	add(restart(305, 310, "storage-2")...)
+	add(notAllowed(320, "storage-2", 5), notAllowed(400, "storage-2", 9))
+	add(fail(399, "mig-0003", "10.0.0.2:4430", missing("10.0.0.2:4430")))
+	// The same with no "not allowed" answer counted since the node came
+	// back (only while it was down).
+	add(start(500, "mig-0004")...)
+	add(restart(505, 510, "storage-2")...)
+	add(notAllowed(508, "storage-2", 12), notAllowed(600, "storage-2", 12))
+	add(fail(599, "mig-0004", "10.0.0.2:4430", missing("10.0.0.2:4430")))
+	// A source address of the restarted node is no migration listener.
+	add(start(700, "mig-0005")...)
+	add(restart(705, 710, "storage-3")...)
+	add(fail(800, "mig-0005", "10.0.0.3:4426", rejected("10.0.0.3:4426")))
+	// A target address on a node that did not restart.
+	add(start(900, "mig-0006")...)
+	add(restart(905, 910, "storage-2")...)
+	add(fail(1000, "mig-0006", "10.0.0.1:4430", rejected("10.0.0.1:4430")))
+
+	f := ComputeIncidentFigures(plan, lines, record.Summary{})
+	got := map[string]string{}
+	for _, v := range f.Failures {
+		got[v.Migration] = v.Cause
+	}
+	lost := CauseFault + " (target-restart" + RestartListenerQualifier + ")"
+	want := map[string]string{
+		"mig-0001": lost,
+		"mig-0002": "unexplained (rejected)",
+		"mig-0003": lost,
+		"mig-0004": "unexplained (other)",
+		"mig-0005": "unexplained (rejected)",
+		"mig-0006": "unexplained (rejected)",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("causes (-want +got):\n%s", d)
+	}
+	if f.FailedInjectedFault != 2 || f.FailedUnexplained != 4 {
+		t.Errorf("by class: fault %d, unexplained %d; want 2, 4", f.FailedInjectedFault, f.FailedUnexplained)
+	}
+	if n := causesNote(f); !strings.Contains(n, "restores only right before the cutover") {
+		t.Errorf("the causes note does not explain the restart's lost listener: %s", n)
+	}
+}
+
+// TestPodKillCause: a pod killed while every published path of its volume
+// was down is an outage named path by path (an injected fault on the node,
+// or the subsystem missing there); one killed with a path up during its
+// volume's cutover is that cutover's; anything else is unexplained.
+func TestPodKillCause(t *testing.T) {
+	const nqn = "nqn.a"
+	plan := record.Plan{Params: record.Params{Extra: map[string]string{"operator": "prefix"}},
+		Topology: record.Topology{Nodes: []record.Node{{Name: "storage-1", IP: "10.0.0.1"}, {Name: "storage-2", IP: "10.0.0.2"},
+			{Name: "storage-3", IP: "10.0.0.3"}}, Hosts: []record.HostInfo{{Name: "h1"}},
+			Volumes: []record.VolumeInfo{{Name: "a", NQN: nqn, NSIDs: []int{1}, Consumers: []string{"h1"}}}}}
+	src := []string{"10.0.0.1:4426", "10.0.0.2:4426", "10.0.0.3:4426"}
+	dst := []string{"10.0.0.1:4430", "10.0.0.2:4430", "10.0.0.3:4430"}
+	phase := func(tm float64, mig, ph string) record.Line {
+		l := record.Line{T: tm, Kind: record.KindPhase, Migration: mig, NQN: nqn, Phase: ph}
+		if ph == record.PhasePending {
+			l.SourceEndpoints, l.TargetEndpoints = src, dst
+		}
+		return l
+	}
+	kill := func(tm float64, pod string) record.Line {
+		return record.Line{T: tm, Kind: record.KindIO, Host: "h1", NQN: nqn, Pod: pod, PodState: "killed"}
+	}
+	subsysGone := func(tm float64) record.Line {
+		return record.Line{T: tm, Kind: record.KindKernel, Host: "h1", Controller: "nvme3", Message: `Connect Invalid Data Parameter, subsysnqn "nqn.a"`}
+	}
+	lines := []record.Line{
+		{T: 0, Kind: record.KindEndpoints, NQN: nqn, Endpoints: src},
+		{T: 0, Kind: record.KindKernel, Host: "h1", Controller: "nvme3", Message: `new ctrl: NQN "nqn.a", addr 10.0.0.3:4426, hostnqn: x`},
+		phase(1, "mig-0001", record.PhasePending), phase(1.5, "mig-0001", record.PhaseValidating),
+		phase(10, "mig-0001", record.PhaseFailed),
+		{T: 20, Kind: record.KindFault, Fault: "target-restart", Action: "inject", Target: "storage-1", Evidence: map[string]string{"n": "1"}},
+		{T: 50, Kind: record.KindFault, Fault: "target-restart", Action: "inject", Target: "storage-2", Evidence: map[string]string{"n": "1"}},
+		subsysGone(52), subsysGone(54),
+		// Every source path down: storage-1 and -2 restarting, storage-3
+		// answering "Could not find subsystem".
+		kill(55.1, "fio-a"),
+		{T: 300, Kind: record.KindFault, Fault: "target-restart", Action: "recover", Target: "storage-1"},
+		{T: 300, Kind: record.KindFault, Fault: "target-restart", Action: "recover", Target: "storage-2"},
+		// Paths up, the volume in its cutover.
+		phase(400, "mig-0002", record.PhasePending), phase(400.5, "mig-0002", record.PhaseValidating),
+		phase(402, "mig-0002", record.PhaseRunning),
+		kill(405, "fio-b"),
+		phase(410, "mig-0002", record.PhaseCompleted),
+		// Nothing to blame (storage-3's answer is long past).
+		kill(600, "fio-c"),
+	}
+	f := ComputeIncidentFigures(plan, lines, record.Summary{})
+	got := map[string]string{}
+	for _, k := range f.PodKills {
+		got[k.Pod] = k.Cause
+	}
+	want := map[string]string{
+		"fio-a": "outage: every path down (storage-1 target-restart, storage-2 target-restart, storage-3 subsystem missing)",
+		"fio-b": "cutover of mig-0002",
+		"fio-c": CauseUnexplained,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("pod kill causes (-want +got):\n%s", d)
+	}
+	if n := podKillsNote(f.PodKills); !strings.Contains(n, "fio-a from 55.1 s — outage") || !strings.Contains(n, "not the incident's") {
+		t.Errorf("pod kills note: %s", n)
 	}
 }

@@ -202,6 +202,8 @@ func TestComputeIncidentFigures(t *testing.T) {
 		// counters at 600 s are those reported at 100 s.
 		RejectionsPerMin: 49, RejectionWindowS: 600,
 		PodsKilled: 1, PodsKilledList: []string{"fio-a"},
+		// Its io line names no volume: nothing to account its outage to.
+		PodKills:      []PodKill{{Pod: "fio-a", AtS: 70, Cause: CauseUnexplained}},
 		LongestPauseS: 6.5, FaultsInjected: 1,
 	}
 	if d := cmp.Diff(want, got); d != "" {

@@ -128,6 +128,17 @@ func (w *World) cpCutover(m *Migration) {
 		}
 	}
 	w.after(flipAt, func() {
+		// Steps 2 and 3 of the Done handler [sourced:
+		// tasks_runner_lvol_migration.py:2154-2164, batch
+		// tasks_runner_batch_migration.py _flip_ana_to_optimized]: every
+		// source path inaccessible right before the target goes optimized
+		// (step 5) — again, so a source listener a target restart
+		// re-created inside the window (recreateLvols) is no exception.
+		for _, ep := range w.listenerEndpoints(nqn, m.SrcLVS) {
+			if ts, ok := ep.node.subsystems[nqn]; ok {
+				ts.setANA(ep.port, nvmeof.ANAInaccessible)
+			}
+		}
 		for k, ep := range w.listenerEndpoints(nqn, m.DstLVS) {
 			if ts, ok := ep.node.subsystems[nqn]; ok {
 				ts.setANA(ep.port, haANA(k))

@@ -182,18 +182,23 @@ func (n *Node) loseConfiguration(reason string) int {
 }
 
 // recreateLvols is sbcli bringing a restarted node's lvols back [sourced:
-// simplyblock_core/controllers/lvol_controller.py:1369 subsystem_create,
-// :1418 add_ns with the lvol's NSID, :1451 listener — the namespace before
-// the listener]: for every volume whose lvstore the node serves, the
-// subsystem with its namespaces (explicit NSIDs) and then the listener at
-// that lvstore's port with the node's role's ANA state (primary optimized,
-// others non-optimized). A subsystem an earlier cancel deleted from the node
-// comes back too [inference: the restart re-creates from sbcli's lvol
-// records, not from what the node held]. A volume in migration before its
-// cutover is re-created at its source lvstore only [sourced: the migration
-// task restores its target listeners at cutover,
-// tasks_runner_lvol_migration.py:723-792]; once its cutover started, the
-// target listener on the node comes back too, inaccessible during the
+// simplyblock_core/storage_node_ops.py recreate_lvstore and
+// recreate_lvstore_on_non_leader, which re-create every lvol whose DB record
+// places it on an lvstore the node serves (get_lvols_by_node_id of that
+// lvstore's primary, :8921, :7813) through add_lvol_thread (:9790-9897):
+// the subsystem, the namespace at its explicit NSID, then the listener at
+// the record's lvstore port — the namespace before the listener — with the
+// node's role's ANA state (primary optimized, :8938; others non-optimized,
+// :8524)]: for every volume whose record lvstore (recordLVS) the node
+// serves, the subsystem with its namespaces and then the listener. A
+// subsystem an earlier cancel deleted from the node comes back too
+// [inference: the restart re-creates from sbcli's lvol records, not from
+// what the node held]. The restart is not migration-aware: a migration's
+// target listeners are not among what it re-creates (the migration task
+// restores them once, right before its cutover,
+// tasks_runner_lvol_migration.py:723-800, restoreMigrationListeners). When
+// the restart ends during a cutover whose record still names the source,
+// the target listener on the node comes back too, inaccessible inside the
 // cutover window and with its HA state after it [assumption: that state
 // ensure covers the cutover step, so a restart inside or after the window
 // does not lose the target path for good]. The re-creation is one step at
@@ -203,7 +208,8 @@ func (w *World) recreateLvols(n *Node) int {
 	k := 0
 	for _, v := range w.volumes {
 		created := false
-		for role, ep := range w.listenerEndpoints(v.NQN, v.LVS) {
+		rec := v.recordLVS()
+		for role, ep := range w.listenerEndpoints(v.NQN, rec) {
 			if ep.node != n {
 				continue
 			}
@@ -211,7 +217,7 @@ func (w *World) recreateLvols(n *Node) int {
 			ts.addListener(ep.port, haANA(role))
 			created = true
 		}
-		if m := v.migration; m != nil && (m.cp == cpCutover || m.cp == cpCutDone) {
+		if m := v.migration; m != nil && rec != m.DstLVS && (m.cp == cpCutover || m.cp == cpCutDone) {
 			for role, ep := range w.listenerEndpoints(v.NQN, m.DstLVS) {
 				if ep.node != n {
 					continue
@@ -229,6 +235,21 @@ func (w *World) recreateLvols(n *Node) int {
 		}
 	}
 	return k
+}
+
+// recordLVS is the lvstore sbcli's lvol record names for the volume (the
+// record's node_id and lvs_name). A single-volume migration points the
+// record at the target right after its cutover's ANA flip
+// (tasks_runner_lvol_migration.py:2221 _apply_migration_to_db, :209-236)
+// [sourced]; a batch member only at its cleanup_source (:2594; the batch
+// runner's "waiting for apply_migration_to_db() at this worker's
+// CLEANUP_SOURCE", tasks_runner_batch_migration.py:197-201) [sourced],
+// which the model folds into cpFinish.
+func (v *Volume) recordLVS() int {
+	if m := v.migration; m != nil && m.cp == cpCutDone && !v.batch() {
+		return m.DstLVS
+	}
+	return v.LVS
 }
 
 // restoreMigrationListeners is the migration task ensuring its NVMe-oF
@@ -315,17 +336,5 @@ func (c *Ctrl) silentLoss() {
 		}
 		c.host.kernelLog(c.Name(), "I/O tag 0 (0000) type 4 opcode 0x18 (Keep Alive) QID 0 timeout")
 		c.transportLost("keep-alive timeout")
-	})
-}
-
-// namespaceChangeNotice: the target's namespaces changed (asynchronous
-// event); the host rescans after the AEN latency.
-func (c *Ctrl) namespaceChangeNotice() {
-	gen := c.gen
-	c.host.w.after(c.host.w.aenLatency(), func() {
-		if c.gen != gen || c.State != nvmeof.StateLive || c.ts == nil {
-			return
-		}
-		c.syncNamespaces()
 	})
 }

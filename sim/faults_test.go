@@ -304,3 +304,150 @@ func TestTargetRestartMigrationListenersBackAtCutover(t *testing.T) {
 		t.Errorf("after the cutover the host's path at the target primary %s: %d controllers, want one live optimized", prim.addr(), len(cs))
 	}
 }
+
+// TestChainSourceRestartAcrossCutover: a restart of the source primary's
+// target that spans a single-volume cutover must not leave its source-port
+// listener optimized beside the optimized target primary (a split brain).
+// sbcli's restart is not migration-aware: it re-creates every lvol its DB
+// record places on the node's lvstores, the primary's listener optimized
+// (storage_node_ops.py:8921-8938 recreate_lvstore, :9704 add_lvol_thread),
+// a non-leader's non-optimized (:7813, :8524). The single-volume cutover's
+// Done handler drives every source path inaccessible right before the
+// target primary goes optimized (tasks_runner_lvol_migration.py:2154-2183
+// steps 2, 3, 5) and then points the lvol record at the target
+// (_apply_migration_to_db, :2221 → :209-236). So a restart ending inside the
+// cutover window has its re-created source listener made inaccessible by
+// the flip, and one ending after the flip re-creates the volume at the
+// target lvstore only.
+func TestChainSourceRestartAcrossCutover(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// restartEnds: the cutover state at which the source primary's
+		// target comes back.
+		restartEnds cpState
+	}{
+		{"ends in the cutover window", cpCutover},
+		{"ends after the flip", cpCutDone},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, Config{Seed: 3, Volumes: 1})
+			advance(t, w, 1)
+			v := w.Volumes()[0]
+			if v.batch() {
+				t.Fatal("want a single-namespace volume")
+			}
+			src := w.listenerEndpoints(v.NQN, v.LVS)[0]
+			dst := (v.LVS + 1) % len(w.lvstores)
+			tgt := w.listenerEndpoints(v.NQN, dst)[0]
+			id, err := w.StartMigrationTo(v.NQN, dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, _ := w.Migration(id)
+			for m.cp != cpSyncing && w.Now() < 60 {
+				advance(t, w, w.Now()+0.05)
+			}
+			if _, err := w.StopTarget(src.node.Name, false); err != nil {
+				t.Fatal(err)
+			}
+			for m.cp < tc.restartEnds && w.Now() < 120 {
+				advance(t, w, w.Now()+0.01)
+			}
+			if m.cp != tc.restartEnds {
+				t.Fatalf("migration at cp state %d, want %d", m.cp, tc.restartEnds)
+			}
+			if _, err := w.StartTarget(src.node.Name); err != nil {
+				t.Fatal(err)
+			}
+			// Until Completed removes the source listeners: never the
+			// source primary optimized once the target primary is.
+			for !m.Terminal() && w.Now() < 180 {
+				tts, tok := tgt.node.Subsystem(v.NQN)
+				sts, sok := src.node.Subsystem(v.NQN)
+				if tok && sok && m.cp >= cpCutDone && tts.anaOf(tgt.port) == nvmeof.ANAOptimized {
+					if i, has := sts.listener(src.port); has && sts.Listeners[i].ANA != nvmeof.ANAInaccessible {
+						t.Fatalf("t=%.2f split brain: source %s %s while target %s optimized", w.Now(), src.addr(), sts.Listeners[i].ANA, tgt.addr())
+					}
+				}
+				advance(t, w, w.Now()+0.01)
+			}
+			if m.Phase != PhaseCompleted {
+				t.Fatalf("%s ended %s (%s), want Completed", id, m.Phase, m.Reason)
+			}
+			// After the flip the restarted node holds the volume where its
+			// record says: the target lvstore's listener with its HA state.
+			if tc.restartEnds == cpCutDone {
+				ts, ok := src.node.Subsystem(v.NQN)
+				if !ok {
+					t.Fatalf("%s not re-created on %s", v.Name, src.node.Name)
+				}
+				for k, ep := range w.listenerEndpoints(v.NQN, dst) {
+					if ep.node == src.node && ts.anaOf(ep.port) != haANA(k) {
+						t.Errorf("target listener %s: %s, want %s", ep.addr(), ts.anaOf(ep.port), haANA(k))
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestChainBatchSourceRestartAfterFlipSplitBrain pins an sbcli hazard the
+// model keeps [inference from sourced parts]: a batch member's lvol record
+// names the source until its cleanup_source (tasks_runner_lvol_migration.py
+// :2594; tasks_runner_batch_migration.py:197-201), so a restart of the
+// source primary that ends after the batch cutover's flip re-creates the
+// source-port listener optimized (storage_node_ops.py:8921-8938) beside the
+// optimized target primary, until Completed removes the source listeners.
+func TestChainBatchSourceRestartAfterFlipSplitBrain(t *testing.T) {
+	w := newWorld(t, Config{Seed: 3, Volumes: 1, NamespacesPerVolume: 3})
+	advance(t, w, 1)
+	v := w.Volumes()[0]
+	if !v.batch() {
+		t.Fatal("want a namespaced (batch) volume")
+	}
+	src := w.listenerEndpoints(v.NQN, v.LVS)[0]
+	dst := (v.LVS + 1) % len(w.lvstores)
+	tgt := w.listenerEndpoints(v.NQN, dst)[0]
+	id, err := w.StartMigrationTo(v.NQN, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := w.Migration(id)
+	for m.cp != cpSyncing && w.Now() < 60 {
+		advance(t, w, w.Now()+0.05)
+	}
+	if _, err := w.StopTarget(src.node.Name, false); err != nil {
+		t.Fatal(err)
+	}
+	for m.cp < cpCutDone && w.Now() < 120 {
+		advance(t, w, w.Now()+0.01)
+	}
+	if m.cp != cpCutDone {
+		t.Fatalf("migration at cp state %d, want after its flip", m.cp)
+	}
+	if _, err := w.StartTarget(src.node.Name); err != nil {
+		t.Fatal(err)
+	}
+	split := false
+	for !m.Terminal() && w.Now() < 180 {
+		tts, tok := tgt.node.Subsystem(v.NQN)
+		sts, sok := src.node.Subsystem(v.NQN)
+		if tok && sok && tts.anaOf(tgt.port) == nvmeof.ANAOptimized {
+			if i, has := sts.listener(src.port); has && sts.Listeners[i].ANA == nvmeof.ANAOptimized {
+				split = true
+			}
+		}
+		advance(t, w, w.Now()+0.01)
+	}
+	if !split {
+		t.Errorf("no source listener %s optimized beside the target %s after a batch flip and a source restart", src.addr(), tgt.addr())
+	}
+	if m.Phase != PhaseCompleted {
+		t.Fatalf("%s ended %s (%s), want Completed", id, m.Phase, m.Reason)
+	}
+	if ts, ok := src.node.Subsystem(v.NQN); ok {
+		if _, has := ts.listener(src.port); has {
+			t.Errorf("source listener %s still there after Completed", src.addr())
+		}
+	}
+}

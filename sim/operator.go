@@ -345,11 +345,20 @@ func (w *World) jobFail(j *job, f *ValidationFailure) {
 	j.state = jobFailed
 	f.Host = j.h.Name
 	m := j.m
-	if m.Failure == nil {
-		m.Failure = f
-	}
 	reason := fmt.Sprintf("NVMe path validation failed on %s: %s", j.h.Name, f.Detail)
-	w.operatorAfter(w.reconcileDelay(), func() { w.cancelAndEnd(m, PhaseFailed, reason, j) })
+	w.operatorAfter(w.reconcileDelay(), func() { w.failOn(m, f, reason, j) })
+}
+
+// failOn is the operator acting on failed Job j: the first of several
+// failed Jobs whose reconcile runs ends the migration, and the Failed line
+// names that Job in its reason and its details alike (the operator cancels
+// on the Failed Job it found, research/upstream.md §2.2).
+func (w *World) failOn(m *Migration, f *ValidationFailure, reason string, j *job) {
+	if m.Terminal() {
+		return
+	}
+	m.Failure = f
+	w.cancelAndEnd(m, PhaseFailed, reason, j)
 }
 
 // cancelAndEnd stops the migration's running Jobs, cancels it at the
@@ -481,9 +490,9 @@ func (w *World) KillValidationJob(id, host string) (map[string]string, error) {
 			}
 		}
 		ev["target_path_controllers"] = fmt.Sprint(names)
-		m.Failure = &ValidationFailure{Host: host, Detail: "validation Job killed"}
 		w.operatorAfter(w.reconcileDelay(), func() {
-			w.cancelAndEnd(m, PhaseFailed, fmt.Sprintf("NVMe path validation failed on %s: validation Job killed", host), j)
+			w.failOn(m, &ValidationFailure{Host: host, Detail: "validation Job killed"},
+				fmt.Sprintf("NVMe path validation failed on %s: validation Job killed", host), j)
 		})
 		return ev, nil
 	}

@@ -427,3 +427,36 @@ func TestEnsureWaitsForExistingController(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedReasonAndDetailsNameOneJob: when several validation Jobs fail
+// close together, the migration's Failed line must name one Job in both its
+// reason ("NVMe path validation failed on <host>: <detail>") and its
+// details (host, detail): the operator cancels on the Failed Job it found
+// (simplyblock-operator pollValidationJobs → cancelAndFail("NVMe path
+// validation failed on node <n>"), research/upstream.md §2.2), and the
+// cause classifier reads the details. Every Job fails here: CONNECTs to
+// the target primary get no answer.
+func TestFailedReasonAndDetailsNameOneJob(t *testing.T) {
+	for seed := int64(1); seed <= 12; seed++ {
+		w := newWorld(t, Config{Seed: seed, Volumes: 1, Hosts: 3, ConsumersPerVolume: 3})
+		advance(t, w, 1)
+		v := w.Volumes()[0]
+		dst := (v.LVS + 1) % len(w.lvstores)
+		if _, err := w.DropConnects(w.listenerEndpoints(v.NQN, dst)[0].addr()); err != nil {
+			t.Fatal(err)
+		}
+		id, err := w.StartMigrationTo(v.NQN, dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range untilTerminal(t, w, id, 600) {
+			if e.Kind != EventPhase || e.Phase != PhaseFailed {
+				continue
+			}
+			want := fmt.Sprintf("NVMe path validation failed on %s: %s", e.Details["host"], e.Details["detail"])
+			if e.Reason != want {
+				t.Errorf("seed %d: reason %q, details name %q", seed, e.Reason, want)
+			}
+		}
+	}
+}
