@@ -202,22 +202,78 @@ func FioChecks(plan record.Plan, fs record.FioSummary) []record.CheckResult {
 	return []record.CheckResult{fioAgreement(plan, fs), fioIntegrity(fs), fioIOErrors(fs)}
 }
 
+// FioPairClass is how CheckFioPauseAgreement classes one migration/volume
+// pair of a fio summary (FioPairs); reports show it as the check does.
+type FioPairClass string
+
+const (
+	// FioPairAgree: fio's gap and the ANA pause differ by at most the
+	// tolerance.
+	FioPairAgree FioPairClass = "agree"
+	// FioPairWithinNoise: they differ by more than the tolerance but by
+	// no more than the tolerance plus fio's noise floor; the machine's own
+	// stalls could explain it, so the pair makes the check inconclusive.
+	FioPairWithinNoise FioPairClass = "within-noise-floor"
+	// FioPairDisagree: they differ by more than the tolerance plus the
+	// noise floor; the pair fails the check.
+	FioPairDisagree FioPairClass = "disagree"
+	// FioPairNoEvidence: the volume's fio logged no completion
+	// (FioMissingEvidence); not judged, the check is inconclusive.
+	FioPairNoEvidence FioPairClass = "no-fio-evidence"
+	// FioPairUnfinished: the migration reached no terminal phase; not
+	// judged.
+	FioPairUnfinished FioPairClass = "unfinished"
+)
+
+// FioPair is one comparison of a fio summary with its class and, for a
+// pair left out, why (FioMissingEvidence or FioComparison.NotJudged).
+type FioPair struct {
+	record.FioComparison
+	Class FioPairClass
+	Why   string
+}
+
+// FioPairs classes every comparison of fs, in fs.Comparisons order, by
+// the rule of CheckFioPauseAgreement: tolerance fs.ToleranceS, noise floor
+// fs.NoiseFloorS (seconds).
+func FioPairs(fs record.FioSummary) []FioPair {
+	missing := map[string]string{}
+	for _, v := range fs.Volumes {
+		missing[v.Volume] = FioMissingEvidence(v)
+	}
+	wide := fs.ToleranceS + fs.NoiseFloorS
+	out := make([]FioPair, 0, len(fs.Comparisons))
+	for _, c := range fs.Comparisons {
+		p := FioPair{FioComparison: c}
+		switch {
+		case missing[c.Volume] != "":
+			p.Class, p.Why = FioPairNoEvidence, missing[c.Volume]
+		case c.NotJudged != "":
+			p.Class, p.Why = FioPairUnfinished, c.NotJudged
+		case c.Agree:
+			p.Class = FioPairAgree
+		case math.Abs(c.DiffS) <= wide+1e-9:
+			p.Class = FioPairWithinNoise
+		default:
+			p.Class = FioPairDisagree
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
 func fioAgreement(plan record.Plan, fs record.FioSummary) record.CheckResult {
 	res := record.CheckResult{Name: CheckFioPauseAgreement}
 	tol, noise := fs.ToleranceS, fs.NoiseFloorS
 	wide := tol + noise
 	var bad, noisy, blind, unfinished []string
 	worst, where, judged := -1.0, "", 0
-	missing := map[string]string{}
-	for _, v := range fs.Volumes {
-		missing[v.Volume] = FioMissingEvidence(v)
-	}
-	for _, c := range fs.Comparisons {
-		switch {
-		case missing[c.Volume] != "":
-			blind = append(blind, c.Migration+" "+c.Volume+": "+missing[c.Volume])
+	for _, c := range FioPairs(fs) {
+		switch c.Class {
+		case FioPairNoEvidence:
+			blind = append(blind, c.Migration+" "+c.Volume+": "+c.Why)
 			continue
-		case c.NotJudged != "":
+		case FioPairUnfinished:
 			unfinished = append(unfinished, c.Migration+" "+c.Volume)
 			continue
 		}
@@ -226,12 +282,12 @@ func fioAgreement(plan record.Plan, fs record.FioSummary) record.CheckResult {
 		if d > worst {
 			worst, where = d, c.Migration+" "+c.Volume
 		}
-		if c.Agree {
+		if c.Class == FioPairAgree {
 			continue
 		}
 		pair := fmt.Sprintf("%s %s on %s: fio gap %s vs ANA pause %s (off by %s", c.Migration, c.Volume, c.Host, fmtS(c.FioGapS), fmtS(c.PauseS), fmtS(d))
 		switch {
-		case d <= wide+1e-9:
+		case c.Class == FioPairWithinNoise:
 			noisy = append(noisy, pair+")")
 		case noise > 0:
 			bad = append(bad, fmt.Sprintf("%s > %s tolerance + %s noise floor)", pair, fmtS(tol), fmtS(noise)))

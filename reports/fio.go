@@ -34,11 +34,13 @@ type FioRow struct {
 	Migration, Volume, Host string
 	Pause, Gap, GapWindow   string
 	Diff                    string
-	// PauseOver/GapOver: over CUTOVER_PAUSE_CRIT_S; Disagree: off by more
-	// than the tolerance.
-	PauseOver, GapOver, Disagree bool
+	// PauseOver/GapOver: over CUTOVER_PAUSE_CRIT_S. Disagree: the pair
+	// fails the agreement check; WithinNoise: off by more than the
+	// tolerance but within tolerance + noise floor, so the check calls it
+	// inconclusive (both from checks.FioPairs).
+	PauseOver, GapOver, Disagree, WithinNoise bool
 	// NotJudged: why the pair is left out of the agreement check ("" when
-	// judged; record.FioComparison.NotJudged).
+	// judged; checks.FioPair.Why).
 	NotJudged string
 }
 
@@ -75,17 +77,18 @@ func FioSection(plan record.Plan, sum record.Summary) *FioView {
 	v.IntegrityVerdict = verdictOf(verdicts, checks.CheckFioDataIntegrity)
 	v.ErrorsVerdict = verdictOf(verdicts, checks.CheckFioIOErrors)
 	v.AgreementClass, v.IntegrityClass, v.ErrorsClass = verdictClass(v.AgreementVerdict), verdictClass(v.IntegrityVerdict), verdictClass(v.ErrorsVerdict)
-	for _, c := range fs.Comparisons {
+	for _, c := range checks.FioPairs(*fs) {
 		r := FioRow{Migration: c.Migration, Volume: c.Volume, Host: c.Host, Pause: secs(c.PauseS), Gap: secs(c.FioGapS),
-			GapWindow: "—", Diff: signedSecs(c.DiffS), PauseOver: c.PauseS > crit, GapOver: c.FioGapS > crit, Disagree: !c.Agree}
+			GapWindow: "—", Diff: signedSecs(c.DiffS), PauseOver: c.PauseS > crit, GapOver: c.FioGapS > crit,
+			Disagree: c.Class == checks.FioPairDisagree, WithinNoise: c.Class == checks.FioPairWithinNoise}
 		if c.FioGap != nil {
 			r.GapWindow = windows([][2]float64{{c.FioGap.StartS, c.FioGap.EndS}})
 			if c.FioGap.Open {
 				r.GapWindow += " (open)"
 			}
 		}
-		if c.NotJudged != "" {
-			r.Diff, r.Disagree, r.NotJudged = "—", false, c.NotJudged
+		if c.Why != "" {
+			r.Diff, r.NotJudged = "—", c.Why
 		}
 		v.Rows = append(v.Rows, r)
 	}
@@ -147,6 +150,8 @@ func FioMarkdown(plan record.Plan, sum record.Summary) []byte {
 				agree = "not judged: " + r.NotJudged
 			case r.Disagree:
 				agree = "**no**"
+			case r.WithinNoise:
+				agree = "inconclusive: within tolerance + noise floor"
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(r.Migration), cell(r.Volume), cell(r.Host),
 				boldIf(r.Pause, r.PauseOver), boldIf(r.Gap, r.GapOver), cell(r.GapWindow), r.Diff, agree)

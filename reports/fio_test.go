@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fiomig/fiomig/checks"
 	"github.com/fiomig/fiomig/record"
 )
 
@@ -143,5 +144,57 @@ func TestFioVolumesTableExplainsItself(t *testing.T) {
 		if !strings.Contains(h, want) {
 			t.Errorf("report.html lacks %q", want)
 		}
+	}
+}
+
+// A pair off by more than the tolerance but within tolerance + noise floor
+// is what fio-pause-agreement calls inconclusive, and its report row says
+// so; a pair beyond tolerance + floor fails the check and its row says no.
+// The verdicts come from checks.FioChecks on the same summary.
+func TestFioRowsSayWhatTheAgreementCheckSays(t *testing.T) {
+	plan, sum := fioFixture()
+	plan.Params.PauseCritS = 0 // judge agreement only, not the pause bound
+	fs := sum.Fio
+	fs.NoiseFloorS = 0.4
+	fs.NoiseGap = &record.FioGap{Volume: "vol1", StartS: 40, EndS: 40.4, LengthS: 0.4}
+	m2 := &fs.Comparisons[1]
+	for _, tc := range []struct {
+		name    string
+		fioGapS float64
+		verdict string
+		agree   string
+	}{
+		// tolerance 0.5, floor 0.4: off by 0.8 is within 0.9.
+		{"within-noise-floor", 8.05, record.Inconclusive, "| +0.8 s | inconclusive: within tolerance + noise floor |"},
+		{"beyond-noise-floor", 8.35, record.Fail, "| +1.1 s | **no** |"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m2.FioGapS, m2.DiffS, m2.Agree = tc.fioGapS, tc.fioGapS-m2.PauseS, false
+			m2.FioGap = &record.FioGap{StartS: 70.2, EndS: 70.2 + tc.fioGapS, LengthS: tc.fioGapS}
+			got := checks.FioChecks(plan, *fs)[0]
+			if got.Name != checks.CheckFioPauseAgreement || got.Verdict != tc.verdict {
+				t.Fatalf("%s: %s, want %s (%s)", got.Name, got.Verdict, tc.verdict, got.Detail)
+			}
+			s := sum
+			s.Checks = append([]record.CheckResult(nil), sum.Checks...)
+			for i := range s.Checks {
+				if s.Checks[i].Name == got.Name {
+					s.Checks[i] = got
+				}
+			}
+			md := string(Markdown(plan, s))
+			if !strings.Contains(md, "## fio beside the ANA samples — "+tc.verdict) || !strings.Contains(md, tc.agree) {
+				t.Errorf("report.md: want verdict %s and row ending %q:\n%s", tc.verdict, tc.agree, md[strings.Index(md, "## fio"):])
+			}
+			page, err := HTML(plan, s, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := html.UnescapeString(string(page))
+			noisy := strings.Contains(h, "inconclusive: within tolerance + noise floor")
+			if noisy != (tc.verdict == record.Inconclusive) {
+				t.Errorf("report.html shows the row as within the noise floor: %v, want %v", noisy, tc.verdict == record.Inconclusive)
+			}
+		})
 	}
 }

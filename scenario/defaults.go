@@ -29,11 +29,21 @@ func DefaultParams() record.Params {
 // DefaultGapS is the default virtual time between migrations, in seconds.
 const DefaultGapS = 5.0
 
-// SimCluster builds the embedded simulator for a seed and parameters:
-// 3 storage nodes, p.Hosts consumer hosts, p.Volumes volumes, the control
-// plane variant p.Extra["control_plane"] ("" = sbcli).
+// SimCluster builds the embedded simulator for a seed and parameters
+// (SimConfig).
 func SimCluster(seed int64, p record.Params) (backend.Cluster, error) {
-	return simbackend.New(simbackend.Config{
+	return simbackend.New(SimConfig(seed, p))
+}
+
+// SimConfig is the simulator's configuration for a seed and parameters,
+// for both workloads (SimCluster, RunFio): 3 storage nodes, p.Hosts
+// consumer hosts, p.Volumes volumes, and the model switches `fiomig run`
+// records in p.Extra (control_plane "" = sbcli, namespaces_per_volume,
+// namespaced_volumes, lvol_monitor, csi_restore, release_sources,
+// listener_race, swap_readd_fail, nsid_divergence; absent keys, as in older
+// plan.json files, leave the switch off).
+func SimConfig(seed int64, p record.Params) simbackend.Config {
+	return simbackend.Config{
 		Seed: seed, Nodes: 3, Hosts: p.Hosts, Volumes: p.Volumes,
 		ConsumersPerVolume: p.ConsumersPerVolume, CutoverPauseS: p.CutoverPauseS,
 		ControlPlane:        p.Extra["control_plane"],
@@ -42,7 +52,7 @@ func SimCluster(seed int64, p record.Params) (backend.Cluster, error) {
 		ReleaseSources: p.Extra["release_sources"] == "true",
 		ListenerRace:   p.Extra["listener_race"] == "true", SwapReaddFail: atofOr(p.Extra["swap_readd_fail"], 0),
 		NSIDDivergence: p.Extra["nsid_divergence"] == "true",
-	})
+	}
 }
 
 // atofOr is s as a float64, or d when s is empty (plan.json of older runs).

@@ -62,6 +62,15 @@ type FioOptions struct {
 	Debug bool
 }
 
+// FioNamespacesUnsupported says why --workload=fio refuses n > 1
+// namespaces per volume: fio runs once per volume, on its first namespace
+// (backend/sim NewFio), so namespaces 2..n would go unmeasured while the
+// agreement check compares fio with the pause of every namespace.
+func FioNamespacesUnsupported(n int) string {
+	return fmt.Sprintf("--namespaces-per-volume %d with --workload=%s: fio runs one job per volume, on its first namespace only, so namespaces 2..%d would go unmeasured; use --workload=%s for namespaced volumes",
+		n, WorkloadFio, n, WorkloadSim)
+}
+
 // RunFio runs cfg on the embedded simulator driven by the wall clock, with
 // one real fio process per volume on a FUSE file that follows the
 // simulated host's multipath head (backend/sim FioCluster), then judges the
@@ -75,9 +84,13 @@ type FioOptions struct {
 // stopped, the volumes unmounted, and the staging directory becomes
 // <run-dir>/fio (record.FioDir) with record.FioWorkloadFile. Needs root,
 // /dev/fuse and fio (workload.Available). seed and cfg.Plan.Params shape
-// the world as SimCluster does.
+// the world as SimCluster does (SimConfig, every model switch); more than
+// one namespace per volume is an error (FioNamespacesUnsupported).
 func RunFio(ctx context.Context, seed int64, cfg Config, fo FioOptions) (Result, error) {
 	p := cfg.Plan.Params
+	if n := atoiOr(p.Extra["namespaces_per_volume"], 1); n > 1 {
+		return Result{}, fmt.Errorf("scenario: %s", FioNamespacesUnsupported(n))
+	}
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
 		return Result{}, fmt.Errorf("scenario: %w", err)
 	}
@@ -85,11 +98,7 @@ func RunFio(ctx context.Context, seed int64, cfg Config, fo FioOptions) (Result,
 	if err != nil {
 		return Result{}, fmt.Errorf("scenario: %w", err)
 	}
-	cluster, err := simbackend.NewFio(ctx, simbackend.Config{
-		Seed: seed, Nodes: 3, Hosts: p.Hosts, Volumes: p.Volumes,
-		ConsumersPerVolume: p.ConsumersPerVolume, CutoverPauseS: p.CutoverPauseS,
-		ControlPlane: p.Extra["control_plane"], ReleaseSources: p.Extra["release_sources"] == "true",
-	}, simbackend.FioConfig{
+	cluster, err := simbackend.NewFio(ctx, SimConfig(seed, p), simbackend.FioConfig{
 		OutDir: staging, RateIOPS: fo.RateIOPS, FioBinary: fo.FioBinary,
 		StartTimeout: fo.StartTimeout, StopGrace: fo.StopGrace, MountDir: fo.MountDir, Debug: fo.Debug,
 	})

@@ -81,7 +81,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.gap, "gap", scenario.DefaultGapS, "`seconds` between one migration's end and the next one's start")
 	fs.BoolVar(&f.fullSamples, "full-samples", false, "write every host's whole state at every tick (timeline format version 1) instead of only changes plus one heartbeat line per tick (version 2, the default; record/FORMAT.md); the verdicts are the same, the timeline is ~50x larger")
 	fs.StringVar(&f.out, "out", "out", "`directory` under which the run directory fio-mig-<unix seconds> is created")
-	fs.StringVar(&f.workload, "workload", scenario.WorkloadSim, "`sim`: the simulator's modelled I/O on virtual time; fio: one real fio process per volume on a FUSE file that follows the simulated host's multipath head, the simulator driven by the wall clock (needs root, /dev/fuse and fio; fio's output goes to <run dir>/fio/)")
+	fs.StringVar(&f.workload, "workload", scenario.WorkloadSim, "`sim`: the simulator's modelled I/O on virtual time; fio: one real fio process per volume on a FUSE file that follows the simulated host's multipath head, the simulator driven by the wall clock, with the same model switches (needs root, /dev/fuse and fio; fio's output goes to <run dir>/fio/; one namespace per volume only)")
 	fs.IntVar(&f.fioRateIOPS, "fio-rate-iops", workload.DefaultRateIOPS, "with --workload=fio: each volume's fio job is capped at this many `I/Os per second` (rate_iops)")
 	fs.StringVar(&f.faults, "faults", scenario.FaultsDefault, "`default`: a seeded schedule of one fault of every kind, together covering every stage (in-validation, before-cutover, in-freeze, after-cutover); none; or a comma-separated list of kinds ("+strings.Join(faults.Kinds, ", ")+") drawn the same way")
 	fs.StringVar(&f.controlPlane, "control-plane", "sbcli", "the simulated control plane's cancel before continue: `sbcli` (as sourced: _cleanup_created deletes the volume's subsystem on the source's tertiary node, research/incident.md §4; with --lvol-monitor and --csi-restore ip-port, the defaults, that path comes back) or fixed-cancel (an assumed fix, with no source, that spares the tertiaries)")
@@ -180,6 +180,8 @@ func (f *runFlags) validate() error {
 		return usagef("--out must name a directory")
 	case f.workload != scenario.WorkloadSim && f.workload != scenario.WorkloadFio:
 		return usagef("--workload must be %s or %s, got %q", scenario.WorkloadSim, scenario.WorkloadFio, f.workload)
+	case f.workload == scenario.WorkloadFio && f.namespaces > 1:
+		return usagef("%s", scenario.FioNamespacesUnsupported(f.namespaces))
 	case f.fioRateIOPS < 2:
 		// Split into a read,write cap (70,30 for 100); a 0 cap would mean "no limit" to fio.
 		return usagef("--fio-rate-iops must be >= 2 (it is split between reads and writes), got %d", f.fioRateIOPS)

@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fiomig/fiomig/scenario"
 )
 
 func runDirOf(t *testing.T, out string) string {
@@ -67,6 +70,7 @@ func TestRunUsageErrorsExitTwo(t *testing.T) {
 		{"run", "--swap-readd-fail", "1.5"},
 		{"run", "--swap-readd-fail", "NaN"},
 		{"run", "--fault-file", "no-such-file.yaml"},
+		{"run", "--workload", "fio", "--namespaces-per-volume", "2"},
 		{"nosuchcommand"},
 	} {
 		if args[0] == "run" && !slices.Contains(args, "--out") {
@@ -189,5 +193,42 @@ func TestRunNSIDDivergenceReachesTheKernel(t *testing.T) {
 		if want := fmt.Sprintf(`"nsid_divergence": "%v"`, on); !bytes.Contains(plan, []byte(want)) {
 			t.Errorf("plan.json lacks %s", want)
 		}
+	}
+}
+
+// --workload=fio builds its world through the same scenario.SimConfig as
+// --workload=sim, so every model switch given to `fiomig run` reaches the
+// simulator (it used to drop all but the control plane and release
+// sources, while plan.json recorded them); namespaced volumes, which fio
+// would measure on their first namespace only, are a usage error naming
+// the flag.
+func TestRunFioHonoursModelSwitches(t *testing.T) {
+	var f runFlags
+	fs := newRunFlagSet(&f, io.Discard)
+	if err := fs.Parse([]string{"--workload", "fio", "--lvol-monitor=false", "--csi-restore", "ip", "--listener-race",
+		"--swap-readd-fail", "0.25", "--nsid-divergence", "--control-plane", "fixed-cancel", "--release-sources"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.validate(); err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+	got := scenario.SimConfig(7, f.params())
+	if got.LvolMonitor || got.CSIRestore != "ip" || !got.ListenerRace || got.SwapReaddFail != 0.25 || !got.NSIDDivergence ||
+		got.ControlPlane != "fixed-cancel" || !got.ReleaseSources || got.NamespacesPerVolume != 1 || got.Seed != 7 {
+		t.Errorf("simulator config from the run flags: %+v", got)
+	}
+	// The defaults reach it too: lvol monitor on, CSI restore ip-port.
+	var d runFlags
+	if err := newRunFlagSet(&d, io.Discard).Parse([]string{"--workload", "fio"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := scenario.SimConfig(1, d.params()); !got.LvolMonitor || got.CSIRestore != "ip-port" {
+		t.Errorf("default run flags: lvol monitor %v, CSI restore %q; want true, ip-port", got.LvolMonitor, got.CSIRestore)
+	}
+
+	var stdout, stderr bytes.Buffer
+	args := []string{"run", "--workload", "fio", "--namespaces-per-volume", "4", "--out", t.TempDir()}
+	if code := dispatch(args, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "--namespaces-per-volume 4 with --workload=fio") {
+		t.Errorf("%v: exit %d, stderr %q; want exit %d naming --namespaces-per-volume", args, code, stderr.String(), exitUsage)
 	}
 }

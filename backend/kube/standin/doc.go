@@ -43,8 +43,10 @@
 //   - simplyblock's node API: one SPDK pod per node
 //     (snode-spdk-pod-<rpcPort>-<cluster[:6]>, role=simplyblock-storage-node);
 //     deleting it restarts that node's simulated target (sim StopTarget),
-//     a replacement pod with a new uid is created Pending and runs once the
-//     target is back TargetRestartS later (sim StartTarget).
+//     a replacement pod with a new uid is created Pending (a node without
+//     an SPDK pod gets one on every resync until the API server takes it;
+//     a refused create shows in Errors) and runs once the target is back
+//     TargetRestartS later (sim StartTarget).
 //   - The operator: a new VolumeMigration starts a simulated migration of
 //     its PV's volume to the lvstore of spec.targetNodeUUID; the simulated
 //     phases become status.phase with the status fields of

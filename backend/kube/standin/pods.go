@@ -58,6 +58,7 @@ func (s *StandIn) resync() {
 	for _, p := range pods {
 		s.reconcilePod(p)
 	}
+	s.reconcileSPDKPods(pods)
 	s.reconcileDaemonSets(pods)
 	s.reconcileClaims(pods)
 	s.reconcileMigrations()
@@ -571,11 +572,8 @@ func (s *StandIn) podGone(p *corev1.Pod) {
 	}
 	s.restarts[n.name] = true
 	s.logf("SPDK pod %s (uid %s) deleted: target of %s down (%s controllers connected)", p.Name, p.UID, n.name, ev["connected_controllers"])
-	ctx, cancel := s.call()
-	defer cancel()
-	if _, err := s.cs.CoreV1().Pods(s.cfg.StorageNamespace).Create(ctx, s.spdkPod(n), metav1.CreateOptions{}); err != nil {
-		s.logf("recreate SPDK pod of %s: %v", n.name, err)
-	}
+	// The replacement pod is created by reconcileSPDKPods, in the resync
+	// that follows this call, and again until the API server takes it.
 	time.AfterFunc(time.Duration(s.cfg.TargetRestartS*float64(time.Second)), func() {
 		s.post(func() {
 			s.mu.Lock()
@@ -586,6 +584,39 @@ func (s *StandIn) podGone(p *corev1.Pod) {
 			s.logf("target of %s back (%v, err %v)", n.name, ev, err)
 		})
 	})
+}
+
+// reconcileSPDKPods is simplyblock's node API keeping one SPDK pod per
+// storage node: a node with none in the pod cache (its pod deleted, see
+// podGone) gets spdkPod created, and a refused create is recorded (Errors)
+// and retried on every resync until the API server takes it. The name is
+// fixed, so a create the cache has not caught up with yet answers
+// AlreadyExists, which counts as done.
+func (s *StandIn) reconcileSPDKPods(pods []*corev1.Pod) {
+	have := map[string]bool{}
+	for _, p := range pods {
+		if p.Namespace == s.cfg.StorageNamespace && p.Labels[LabelRole] == RoleStorageNode {
+			have[p.Spec.NodeName] = true
+		}
+	}
+	for _, n := range s.nodes {
+		if have[n.name] {
+			continue
+		}
+		want := s.spdkPod(n)
+		ctx, cancel := s.call()
+		created, err := s.cs.CoreV1().Pods(want.Namespace).Create(ctx, want, metav1.CreateOptions{})
+		cancel()
+		switch {
+		case err == nil:
+			s.logf("SPDK pod %s/%s of %s created (uid %s)", want.Namespace, want.Name, n.name, created.UID)
+		case apierrors.IsAlreadyExists(err):
+			err = nil
+		default:
+			err = fmt.Errorf("create the SPDK pod of %s: %w", n.name, err)
+		}
+		s.setErr(podKey(want), err)
+	}
 }
 
 // reconcileDaemonSets is the DaemonSet controller: one pod per node that

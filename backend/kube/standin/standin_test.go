@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -71,6 +73,14 @@ func start(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// on is f for subtest t: its helpers report to and stop t, not the parent
+// (FailNow from a subtest on its parent's T is a Go test error).
+func (f *fixture) on(t *testing.T) *fixture {
+	c := *f
+	c.t = t
+	return &c
 }
 
 // eventually polls cond every 100 ms for up to 60 s (a wait for the
@@ -250,6 +260,7 @@ func TestStandIn(t *testing.T) {
 	}
 
 	t.Run("pod-proxy-reaches-control-plane", func(t *testing.T) {
+		f := f.on(t)
 		_, pv := f.volumePod("fio-0", nodes[0].Hostname)
 		nqn := pv.Spec.CSI.VolumeAttributes["nqn"]
 		parts := strings.Split(pv.Spec.CSI.VolumeHandle, ":")
@@ -286,6 +297,7 @@ func TestStandIn(t *testing.T) {
 	})
 
 	t.Run("agent-daemonset-through-pod-proxy", func(t *testing.T) {
+		f := f.on(t)
 		labels := map[string]string{"app.kubernetes.io/name": "fiomig-agent"}
 		ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "fiomig-agent", Namespace: ns},
 			Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
@@ -370,6 +382,7 @@ func TestStandIn(t *testing.T) {
 	}
 
 	t.Run("volumemigration-completes", func(t *testing.T) {
+		f := f.on(t)
 		pv := pvs[0]
 		nqn := pv.Spec.CSI.VolumeAttributes["nqn"]
 		src := f.sourceOf(pv)
@@ -410,6 +423,7 @@ func TestStandIn(t *testing.T) {
 	})
 
 	t.Run("validation-job-deleted-fails-migration", func(t *testing.T) {
+		f := f.on(t)
 		pv := pvs[1]
 		src := f.sourceOf(pv)
 		target := nodes[0]
@@ -441,6 +455,7 @@ func TestStandIn(t *testing.T) {
 	})
 
 	t.Run("deleted-migration-takes-its-jobs", func(t *testing.T) {
+		f := f.on(t)
 		pv := pvs[1]
 		target := nodes[0]
 		if src := f.sourceOf(pv); target.UUID == src.UUID {
@@ -477,6 +492,7 @@ func TestStandIn(t *testing.T) {
 	})
 
 	t.Run("spec-abort", func(t *testing.T) {
+		f := f.on(t)
 		pv := pvs[0]
 		rc := f.dyn.Resource(standin.VolumeMigrationGVR).Namespace(ns)
 		phases, _ := f.migrate("mig-3", pv.Name, nodes[2].UUID, func(ph string, u *unstructured.Unstructured) {
@@ -493,6 +509,7 @@ func TestStandIn(t *testing.T) {
 	})
 
 	t.Run("spdk-pod-delete-restarts-target", func(t *testing.T) {
+		f := f.on(t)
 		sns := f.si.StorageNamespace()
 		l, err := f.cs.CoreV1().Pods(sns).List(f.ctx, metav1.ListOptions{LabelSelector: "role=simplyblock-storage-node", FieldSelector: "spec.nodeName=" + nodes[1].Hostname})
 		if err != nil || len(l.Items) != 1 {
@@ -515,7 +532,15 @@ func TestStandIn(t *testing.T) {
 		}
 		f.eventually("a new SPDK pod Running", func() (bool, error) {
 			p, err := f.cs.CoreV1().Pods(sns).Get(f.ctx, old.Name, metav1.GetOptions{})
-			return err == nil && p.UID != old.UID && p.Status.Phase == corev1.PodRunning, nil
+			switch {
+			case err != nil:
+				return false, err
+			case p.UID == old.UID:
+				return false, fmt.Errorf("pod %s is still the deleted one (uid %s, deletionTimestamp %v)", p.Name, p.UID, p.DeletionTimestamp)
+			case p.Status.Phase != corev1.PodRunning:
+				return false, fmt.Errorf("replacement pod %s (uid %s) is %q", p.Name, p.UID, p.Status.Phase)
+			}
+			return true, nil
 		})
 		var c agent.Counter
 		f.eventually("the helper's counter > 0", func() (bool, error) {
@@ -542,7 +567,87 @@ func TestStandIn(t *testing.T) {
 		})
 	})
 
+	// The API server refuses the replacement SPDK pod for a while (a
+	// ValidatingAdmissionPolicy, the real admission path): the stand-in
+	// must show the refusal in Errors and create the pod once the refusal
+	// ends. It used to create the replacement once, log a failure and
+	// never try again, so the pod never ran and Errors stayed empty.
+	t.Run("spdk-pod-recreate-retried-after-refusal", func(t *testing.T) {
+		f := f.on(t)
+		sns := f.si.StorageNamespace()
+		l, err := f.cs.CoreV1().Pods(sns).List(f.ctx, metav1.ListOptions{LabelSelector: "role=simplyblock-storage-node", FieldSelector: "spec.nodeName=" + nodes[2].Hostname})
+		if err != nil || len(l.Items) != 1 {
+			t.Fatalf("SPDK pod of %s: %v, %d pods", nodes[2].Hostname, err, len(l.Items))
+		}
+		old := l.Items[0]
+		deny := "fiomig-test-deny-spdk-" + nodes[2].Hostname
+		ar := f.cs.AdmissionregistrationV1()
+		fail := admissionregistrationv1.Fail
+		if _, err := ar.ValidatingAdmissionPolicies().Create(f.ctx, &admissionregistrationv1.ValidatingAdmissionPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: deny},
+			Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+				FailurePolicy: &fail,
+				MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+						Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+					}}}},
+				Validations: []admissionregistrationv1.Validation{{Expression: fmt.Sprintf("object.metadata.name != %q", old.Name), Message: "test refuses the SPDK pod"}},
+			}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = ar.ValidatingAdmissionPolicies().Delete(context.Background(), deny, metav1.DeleteOptions{})
+		})
+		if _, err := ar.ValidatingAdmissionPolicyBindings().Create(f.ctx, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: deny},
+			Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: deny,
+				ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = ar.ValidatingAdmissionPolicyBindings().Delete(context.Background(), deny, metav1.DeleteOptions{})
+		})
+		// The policy is in force once a dry-run create of that name is
+		// refused by admission (before, storage answers AlreadyExists).
+		f.eventually("the policy refusing "+old.Name, func() (bool, error) {
+			probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: old.Name, Namespace: sns},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}}}
+			_, err := f.cs.CoreV1().Pods(sns).Create(f.ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return apierrors.IsInvalid(err) || apierrors.IsForbidden(err), err
+		})
+		zero := int64(0)
+		if err := f.cs.CoreV1().Pods(sns).Delete(f.ctx, old.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+			t.Fatal(err)
+		}
+		key := "pod " + sns + "/" + old.Name
+		f.eventually("the refused re-create in the stand-in's errors", func() (bool, error) {
+			msg, ok := f.si.Errors()[key]
+			return ok && strings.Contains(msg, "test refuses the SPDK pod"), fmt.Errorf("errors[%q] = %q", key, msg)
+		})
+		if err := ar.ValidatingAdmissionPolicyBindings().Delete(f.ctx, deny, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		f.eventually("the SPDK pod of "+nodes[2].Hostname+" re-created and Running", func() (bool, error) {
+			p, err := f.cs.CoreV1().Pods(sns).Get(f.ctx, old.Name, metav1.GetOptions{})
+			switch {
+			case err != nil:
+				return false, err
+			case p.UID == old.UID:
+				return false, fmt.Errorf("pod %s is still the deleted one", p.Name)
+			case p.Status.Phase != corev1.PodRunning:
+				return false, fmt.Errorf("replacement pod %s is %q", p.Name, p.Status.Phase)
+			}
+			return true, nil
+		})
+		if msg, ok := f.si.Errors()[key]; ok {
+			t.Errorf("after the re-created pod runs, the stand-in still reports %s: %s", key, msg)
+		}
+	})
+
 	t.Run("cleanup-by-label-leaves-nothing", func(t *testing.T) {
+		f := f.on(t)
 		sel := metav1.ListOptions{LabelSelector: "fiomig.io/run=t"}
 		if err := f.cs.CoreV1().Pods(ns).DeleteCollection(f.ctx, metav1.DeleteOptions{}, sel); err != nil {
 			t.Fatal(err)
