@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -135,15 +136,113 @@ type Kernel struct {
 	TargetDNR Setting `json:"target_dnr"`
 }
 
-// Pacing is the migrations' schedule and the sampling, seconds.
+// Pacing is the migrations' schedule, the durations of the steps the
+// harness waits on, and the sampling, seconds. Source and Note tag the
+// block; Tags tag single values whose source differs (research/incident.md
+// §6.1 lists the incident's pacing as an assumption, while some of its
+// values, e.g. the seed harness's 15 s gap, are sourced on their own).
 type Pacing struct {
-	Migrations            int     `json:"migrations"`
-	GapS                  float64 `json:"gap_s"`
-	SampleIntervalS       float64 `json:"sample_interval_s"`
+	// Migrations is how many migrations run, one at a time.
+	Migrations int `json:"migrations"`
+	// GapS is the wait between one migration's end and the next start
+	// (the seed harness's --migration-gap).
+	GapS float64 `json:"gap_s"`
+	// JobStartS is a path Job's start, [min, max]: pod scheduling, image
+	// pull and container start of every validation and release Job, drawn
+	// uniformly (sim.Config.JobStartMinS/JobStartMaxS). Absent: the
+	// simulator's default, 1-3 s.
+	JobStartS []float64 `json:"job_start_s,omitempty"`
+	// SyncS is the control plane's data sync after continue, [min, max]:
+	// the cutover starts a uniform draw later (sim.Config.SyncMinS/SyncMaxS).
+	// Absent: the simulator's default, 3-8 s.
+	SyncS []float64 `json:"sync_s,omitempty"`
+	// MigrationTimeoutS is how long the harness waits for one migration
+	// (the seed harness's --migration-timeout): past it the run moves on to
+	// the gap and the next migration, and migration-outcomes counts the
+	// migration as timed out. Absent (0): the run waits up to 3600 s and
+	// migration-outcomes counts from 420 s (record.SeedThresholds).
+	MigrationTimeoutS float64 `json:"migration_timeout_s,omitempty"`
+	// SampleIntervalS is the hosts' sampling interval during the
+	// migrations; the pause checks judge only when it is at most a tenth
+	// of the pause bound (checks.ResolutionFraction).
+	SampleIntervalS float64 `json:"sample_interval_s"`
+	// SettleS is how long the run goes on after the last migration before
+	// the leak and completeness checks look, sampled every
+	// SettleSampleIntervalS.
 	SettleS               float64 `json:"settle_s"`
 	SettleSampleIntervalS float64 `json:"settle_sample_interval_s"`
 	Source                Source  `json:"source"`
 	Note                  string  `json:"note,omitempty"`
+	// Tags give a value its own source, keyed by the value's field name
+	// (e.g. "gap_s"); a value without a tag has the block's Source.
+	Tags map[string]Tag `json:"tags,omitempty"`
+}
+
+// Tag is the source of one value and the note citing it.
+type Tag struct {
+	Source Source `json:"source"`
+	Note   string `json:"note,omitempty"`
+}
+
+// pacingFields are Pacing's value fields by their file names.
+var pacingFields = []string{"migrations", "gap_s", "job_start_s", "sync_s", "migration_timeout_s",
+	"sample_interval_s", "settle_s", "settle_sample_interval_s"}
+
+// SourceOf is the source of the pacing value named field (its file name):
+// its tag's, else the block's.
+func (p Pacing) SourceOf(field string) Source {
+	if t, ok := p.Tags[field]; ok {
+		return t.Source
+	}
+	return p.Source
+}
+
+// validate reports each bad pacing value, naming its field.
+func (p Pacing) validate(bad func(string, ...any), src func(string, Source)) {
+	src("pacing", p.Source)
+	if p.Migrations < 1 {
+		bad("pacing.migrations: %d: want at least 1", p.Migrations)
+	}
+	for _, f := range []struct {
+		name     string
+		v        float64
+		positive bool
+	}{
+		{"gap_s", p.GapS, false}, {"sample_interval_s", p.SampleIntervalS, true},
+		{"settle_s", p.SettleS, false}, {"settle_sample_interval_s", p.SettleSampleIntervalS, true},
+		{"migration_timeout_s", p.MigrationTimeoutS, false},
+	} {
+		switch {
+		case math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0:
+			bad("pacing.%s: %g: want a finite number of seconds ≥ 0", f.name, f.v)
+		case f.positive && f.v == 0:
+			bad("pacing.%s: 0: want seconds > 0", f.name)
+		}
+	}
+	for _, r := range []struct {
+		name string
+		v    []float64
+	}{{"job_start_s", p.JobStartS}, {"sync_s", p.SyncS}} {
+		if r.v == nil {
+			continue
+		}
+		if len(r.v) != 2 || !(r.v[0] >= 0) || !(r.v[1] >= r.v[0]) || !(r.v[1] > 0) || math.IsInf(r.v[1], 0) {
+			bad("pacing.%s: %v: want [min, max] seconds with 0 ≤ min ≤ max and max > 0", r.name, r.v)
+		}
+	}
+	set := map[string]bool{"migrations": true, "gap_s": true, "sample_interval_s": true, "settle_s": true,
+		"settle_sample_interval_s": true, "job_start_s": p.JobStartS != nil, "sync_s": p.SyncS != nil,
+		"migration_timeout_s": p.MigrationTimeoutS > 0}
+	for _, k := range slices.Sorted(maps.Keys(p.Tags)) {
+		switch {
+		case !slices.Contains(pacingFields, k):
+			bad("pacing.tags.%s: not a pacing value (known: %s)", k, strings.Join(pacingFields, ", "))
+		case !set[k]:
+			bad("pacing.tags.%s: tags a value the file does not set", k)
+		default:
+			src("pacing.tags."+k, p.Tags[k].Source)
+		}
+	}
 }
 
 // Faults are the incident's faults: a seeded family and/or an explicit
@@ -346,10 +445,7 @@ func (inc Incident) validate() error {
 		bad("kernel.target_dnr.value: %q: want true or false", v)
 	}
 	p := inc.Pacing
-	src("pacing", p.Source)
-	if p.Migrations < 1 || p.SampleIntervalS <= 0 || p.GapS < 0 || p.SettleS < 0 || p.SettleSampleIntervalS <= 0 {
-		bad("pacing: migrations ≥ 1, sample_interval_s > 0, gap_s ≥ 0, settle_s ≥ 0, settle_sample_interval_s > 0")
-	}
+	p.validate(bad, src)
 	if inc.Faults.Seeded != nil || len(inc.Faults.Scheduled) > 0 {
 		src("faults", inc.Faults.Source)
 	}

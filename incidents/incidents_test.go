@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestCatalogueParses: every embedded incident parses, is named after its
@@ -45,6 +47,15 @@ func TestParseRejects(t *testing.T) {
 		{"margin without a source", "fio-mig-1787159565.yaml", "    margin:\n      value: 2\n      source: assumption\n", "    margin:\n      value: 2\n", `margin: source ""`},
 		{"margin on a figure", "fio-mig-1787159565.yaml", "    min: 23\n    max: 23\n", "    min: 23\n    max: 23\n    margin:\n      value: 1\n      source: assumption\n", "margin belongs to a compare"},
 		{"figure and compare", "fio-mig-1787159565.yaml", "  - compare: fixed-le-prefix-confined\n", "  - compare: fixed-le-prefix-confined\n    figure: leaked\n", "give exactly one of figure, check or compare"},
+		{"negative gap", "fio-mig-1787159565.yaml", "  gap_s: 15\n", "  gap_s: -1\n", "pacing.gap_s: -1: want a finite number of seconds ≥ 0"},
+		{"zero sample interval", "fio-mig-1787159565.yaml", "  sample_interval_s: 0.5\n", "  sample_interval_s: 0\n", "pacing.sample_interval_s: 0: want seconds > 0"},
+		{"job start max < min", "fio-mig-1787159565.yaml", "  job_start_s: [10, 30]\n", "  job_start_s: [30, 10]\n", "pacing.job_start_s: [30 10]: want [min, max]"},
+		{"sync not a range", "fio-mig-1787159565.yaml", "  sync_s: [60, 180]\n", "  sync_s: [60]\n", "pacing.sync_s: [60]: want [min, max]"},
+		{"sync not numbers", "fio-mig-1787159565.yaml", "  sync_s: [60, 180]\n", "  sync_s: 60-180\n", "sync_s"},
+		{"negative timeout", "fio-mig-1787159565.yaml", "  migration_timeout_s: 420\n", "  migration_timeout_s: -420\n", "pacing.migration_timeout_s: -420"},
+		{"tag of an unknown value", "fio-mig-1787159565.yaml", "  tags:\n    migrations:\n", "  tags:\n    gap: {source: sourced}\n    migrations:\n", "pacing.tags.gap: not a pacing value"},
+		{"tag of an unset value", "fio-mig-1787159565.yaml", "  migration_timeout_s: 420\n", "", "pacing.tags.migration_timeout_s: tags a value the file does not set"},
+		{"tag without a source", "fio-mig-1787159565.yaml", "    gap_s:\n      source: sourced\n", "    gap_s:\n", `pacing.tags.gap_s: source ""`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := string(good)
@@ -80,5 +91,38 @@ func TestFindFileAndDir(t *testing.T) {
 	}
 	if _, err := Find("nope", dir); err == nil || !strings.Contains(err.Error(), "extra-one") || !strings.Contains(err.Error(), "fio-mig-1787159565") {
 		t.Errorf("unknown: %v", err)
+	}
+}
+
+// TestPacingOptional: the pacing values added for incident.md §6.1
+// (job_start_s, sync_s, migration_timeout_s, tags) are optional: a file
+// without them parses with them unset (the simulator's and the run's
+// defaults apply), and the catalogue's incident carries §6.1's values,
+// each tagged.
+func TestPacingOptional(t *testing.T) {
+	inc, err := LoadFile("../cmd/fiomig/testdata/incidents/small-healthy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := inc.Pacing; p.JobStartS != nil || p.SyncS != nil || p.MigrationTimeoutS != 0 || p.Tags != nil || p.SourceOf("gap_s") != Assumption {
+		t.Errorf("small-healthy pacing %+v: want the optional values unset", p)
+	}
+	inc, err = Find("fio-mig-1787159565")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := inc.Pacing
+	got := []float64{p.GapS, p.JobStartS[0], p.JobStartS[1], p.SyncS[0], p.SyncS[1], p.MigrationTimeoutS, p.SettleS}
+	if d := cmp.Diff([]float64{15, 10, 30, 60, 180, 420, 9000}, got); d != "" {
+		t.Errorf("fio-mig-1787159565 pacing (gap, job start, sync, timeout, settle) is not incident.md §6.1's (-want +got):\n%s", d)
+	}
+	for _, f := range pacingFields {
+		if _, ok := p.Tags[f]; !ok {
+			t.Errorf("fio-mig-1787159565 pacing.%s has no tag of its own", f)
+		}
+	}
+	if p.SourceOf("gap_s") != Sourced || p.SourceOf("sync_s") != Assumption || p.SourceOf("job_start_s") != Assumption {
+		t.Errorf("sources gap %s, sync %s, job start %s: want sourced (the seed harness's default), assumption, assumption",
+			p.SourceOf("gap_s"), p.SourceOf("sync_s"), p.SourceOf("job_start_s"))
 	}
 }

@@ -57,6 +57,9 @@ func IncidentParams(inc incidents.Incident) record.Params {
 	p.Hosts, p.Volumes, p.ConsumersPerVolume = t.Hosts, t.Volumes, t.ConsumersPerVolume
 	p.Migrations, p.SampleIntervalS = pc.Migrations, pc.SampleIntervalS
 	p.SettleS, p.SettleSampleIntervalS = pc.SettleS, pc.SettleSampleIntervalS
+	if pc.MigrationTimeoutS > 0 {
+		p.Seed.MigrationTimeoutS = pc.MigrationTimeoutS
+	}
 	if inc.Model.CutoverPauseS > 0 {
 		p.CutoverPauseS = inc.Model.CutoverPauseS
 	}
@@ -193,6 +196,12 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 		"swap_readd_fail":       strconv.FormatFloat(sw.SwapReaddFail, 'g', -1, 64),
 		"nsid_divergence":       strconv.FormatBool(sw.NSIDDivergence),
 	}
+	pc := inc.Pacing
+	for k, r := range map[string][]float64{"job_start_s": pc.JobStartS, "sync_s": pc.SyncS} {
+		if r != nil {
+			p.Extra[k] = strconv.FormatFloat(r[0], 'g', -1, 64) + "-" + strconv.FormatFloat(r[1], 'g', -1, 64)
+		}
+	}
 	if o.NoFaults {
 		p.Extra["fault_schedule"] = "none (the incident's seeded and scheduled faults dropped)"
 	}
@@ -206,6 +215,8 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 		Pods: inc.Topology.Pods, PodToleranceS: podToleranceS,
 		ReleaseSources: sw.ReleaseSources, ListenerRace: sw.ListenerRace, SwapReaddFail: sw.SwapReaddFail,
 		NSIDDivergence: sw.NSIDDivergence,
+		JobStartMinS:   rangeAt(pc.JobStartS, 0), JobStartMaxS: rangeAt(pc.JobStartS, 1),
+		SyncMinS: rangeAt(pc.SyncS, 0), SyncMaxS: rangeAt(pc.SyncS, 1),
 	})
 	if err != nil {
 		return ReproduceResult{}, fmt.Errorf("reproduce %s: simulator: %w", inc.File, err)
@@ -232,8 +243,11 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 		Params: p, Faults: sched}
 	// Run recovers what is still injected (recording its lines) and writes
 	// the schedule as executed into plan.json.
+	// The harness's wait for one migration: the incident's (the seed
+	// harness moves on after it), else Run's default.
 	var kept IncidentKeeper // the lines the figures need, kept as written
-	res, err := Run(ctx, inj, Config{Plan: plan, OutDir: o.OutDir, StartUnix: o.StartUnix, GapS: gapS, Progress: o.Progress, OnLine: kept.Add})
+	res, err := Run(ctx, inj, Config{Plan: plan, OutDir: o.OutDir, StartUnix: o.StartUnix, GapS: gapS,
+		MigrationTimeoutS: pc.MigrationTimeoutS, Progress: o.Progress, OnLine: kept.Add})
 	out := ReproduceResult{Dir: res.Dir, Interrupted: res.Interrupted, Summary: res.Summary, Plan: res.Plan}
 	out.FaultErrors = inj.Errors()
 	if err != nil || res.Interrupted {
@@ -305,6 +319,15 @@ func csiRestore(inc incidents.Incident, operator string) string {
 	default:
 		return v
 	}
+}
+
+// rangeAt is r[i] of a validated [min, max] pacing range, 0 (the
+// simulator's default) when the file does not set it.
+func rangeAt(r []float64, i int) float64 {
+	if len(r) != 2 {
+		return 0
+	}
+	return r[i]
 }
 
 // bytesWriter appends to a byte slice.

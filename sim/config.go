@@ -115,6 +115,14 @@ type Config struct {
 	// always used; research/incident.md §6.1 pacing puts a batch sync at
 	// 60-180 s [assumption], which an incident file may set).
 	SyncMinS, SyncMaxS float64
+	// JobStartMinS and JobStartMaxS bound a path Job's start (validation
+	// and release Jobs alike: pod scheduling, image pull, container start)
+	// before it runs its first round: a uniform draw from [JobStartMinS,
+	// JobStartMaxS) seconds (defaults 1 and 3 [assumption], what fiomig run
+	// has always used; research/incident.md §6.1 pacing puts a Job at
+	// 10-30 s [assumption], which an incident file may set). The Jobs are
+	// pulled with imagePullPolicy Always (research/kube.md §4).
+	JobStartMinS, JobStartMaxS float64
 
 	// Optional, cited switches of the simulated control plane, all off by
 	// default: no source says any of them happened in fio-mig-1787159565
@@ -194,6 +202,8 @@ const (
 	DefaultCutoverJitter      = 0.25
 	DefaultSyncMinS           = 3.0
 	DefaultSyncMaxS           = 8.0
+	DefaultJobStartMinS       = 1.0
+	DefaultJobStartMaxS       = 3.0
 )
 
 func (c Config) withDefaults() Config {
@@ -264,6 +274,9 @@ func (c Config) withDefaults() Config {
 	if c.SyncMinS == 0 && c.SyncMaxS == 0 {
 		c.SyncMinS, c.SyncMaxS = DefaultSyncMinS, DefaultSyncMaxS
 	}
+	if c.JobStartMinS == 0 && c.JobStartMaxS == 0 {
+		c.JobStartMinS, c.JobStartMaxS = DefaultJobStartMinS, DefaultJobStartMaxS
+	}
 	if c.Clock == nil {
 		c.Clock = &VirtualClock{}
 	}
@@ -322,6 +335,9 @@ func (c Config) validate() error {
 	}
 	if c.SyncMinS < 0 || c.SyncMaxS < c.SyncMinS {
 		errs = append(errs, fmt.Errorf("sync duration [%g, %g] s: need 0 <= SyncMinS <= SyncMaxS", c.SyncMinS, c.SyncMaxS))
+	}
+	if c.JobStartMinS < 0 || c.JobStartMaxS < c.JobStartMinS {
+		errs = append(errs, fmt.Errorf("job start [%g, %g] s: need 0 <= JobStartMinS <= JobStartMaxS", c.JobStartMinS, c.JobStartMaxS))
 	}
 	if !(c.SwapReaddFail >= 0 && c.SwapReaddFail <= 1) {
 		errs = append(errs, fmt.Errorf("swap re-add failure probability %g: need 0..1", c.SwapReaddFail))

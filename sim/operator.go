@@ -82,8 +82,10 @@ const (
 	operatorPollS         = 1.0
 )
 
-// jobStartDelay is pod scheduling + image start of a Job, seconds.
-func (w *World) jobStartDelay() float64 { return w.uniform(1, 3) }
+// jobStartDelay is a path Job's pod scheduling, image pull and container
+// start, seconds: a uniform draw from [Config.JobStartMinS,
+// Config.JobStartMaxS) (default 1-3 s [assumption]).
+func (w *World) jobStartDelay() float64 { return w.uniform(w.cfg.JobStartMinS, w.cfg.JobStartMaxS) }
 
 // reconcileDelay is the operator noticing a change (watch + reconcile).
 func (w *World) reconcileDelay() float64 { return w.uniform(0.2, 0.6) }

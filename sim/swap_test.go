@@ -205,6 +205,52 @@ func TestSyncDuration(t *testing.T) {
 	}
 }
 
+// Config.JobStartMinS/JobStartMaxS set a validation Job's start (the
+// migration's Validating phase to the Job's first connect); the default
+// stays 1-3 s.
+func TestJobStartDelay(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		min, max float64
+		lo, hi   float64
+	}{
+		{"default", 0, 0, 1, 3},
+		{"incident pacing", 10, 30, 10, 30},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, Config{Seed: 5, Volumes: 1, JobStartMinS: tc.min, JobStartMaxS: tc.max})
+			advance(t, w, 1)
+			var m *Migration
+			validating, connected := -1.0, -1.0
+			id, _ := runMigration(t, w, 0, 0.01, 400, func() {
+				if m == nil {
+					m = w.migrations[0]
+				}
+				if validating < 0 && m.Phase == PhaseValidating {
+					validating = w.Now()
+				}
+				for _, h := range w.hosts {
+					for _, c := range h.ctrls {
+						if connected < 0 && c.Origin == m.ID {
+							connected = w.Now()
+						}
+					}
+				}
+			})
+			if ph, _ := w.MigrationPhase(id); ph != PhaseCompleted {
+				t.Fatalf("migration %s: %s", id, ph)
+			}
+			// The first connect completes within a second of the Job's start.
+			if d := connected - validating; validating < 0 || connected < 0 || d < tc.lo-0.01 || d > tc.hi+1 {
+				t.Errorf("Validating at %.2f s, the Job's first path at %.2f s (%.2f s later), want [%g, %g+1]", validating, connected, d, tc.lo, tc.hi)
+			}
+		})
+	}
+	if _, err := New(Config{JobStartMinS: 30, JobStartMaxS: 10}); err == nil || !strings.Contains(err.Error(), "job start") {
+		t.Errorf("JobStartMaxS < JobStartMinS: err %v, want one naming the job start", err)
+	}
+}
+
 // liveWithoutLeg are the live controllers of nqn on h with no leg to nsid,
 // and what nvmeof.Inspect, asked for that namespace as the operator's
 // verify asks, names.

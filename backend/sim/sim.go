@@ -56,6 +56,9 @@ type Config struct {
 	// SyncMinS and SyncMaxS bound the data sync after continue, seconds
 	// (default 3-8; sim.Config's fields of the same names).
 	SyncMinS, SyncMaxS float64
+	// JobStartMinS and JobStartMaxS bound a path Job's start, seconds
+	// (default 1-3; sim.Config's fields of the same names).
+	JobStartMinS, JobStartMaxS float64
 	// ListenerRace, SwapReaddFail and NSIDDivergence are the simulated
 	// control plane's optional cited switches, off by default (sim.Config's
 	// fields of the same names, research/incident.md §6.1).
@@ -84,7 +87,7 @@ func (c Config) simConfig() sim.Config {
 		LvolMonitor: c.LvolMonitor, CSIRestore: c.CSIRestore,
 		CutoverPauseS: c.CutoverPauseS, CutoverJitter: c.CutoverJitter, HostsAreNodes: c.HostsAreNodes,
 		ReconnectReset: c.ReconnectReset, KernelDNR: c.KernelDNR, TargetDNR: c.TargetDNR,
-		SyncMinS: c.SyncMinS, SyncMaxS: c.SyncMaxS,
+		SyncMinS: c.SyncMinS, SyncMaxS: c.SyncMaxS, JobStartMinS: c.JobStartMinS, JobStartMaxS: c.JobStartMaxS,
 		ListenerRace: c.ListenerRace, SwapReaddFail: c.SwapReaddFail, NSIDDivergence: c.NSIDDivergence,
 		Operator: c.Operator, ReleaseSources: c.ReleaseSources, ControlPlane: c.ControlPlane, Pods: c.Pods, PodToleranceS: c.PodToleranceS, ConnectTimeoutS: c.ConnectTimeoutS,
 		Clock: c.Clock,
