@@ -1136,6 +1136,12 @@ func cancelLosses(f IncidentFigures, what string) (int, []string) {
 // its subsystem there sends one CONNECT per reconnect_delay (2 s in the
 // control plane's connect strings: 30 per minute), each rejected.
 func rejectionsNote(f IncidentFigures) string {
+	if f.LeakedConnecting == 0 && f.RejectionsPerMin > 0 {
+		return fmt.Sprintf("%.0f rejections/min over the run's last %.0f s, though no connecting controller was left at the end: "+
+			"controllers that were connecting during that window sent them and were gone (removed or live again) by the end; "+
+			"the window reaches back into the migrations when the settle is shorter than it "+
+			"(each connecting controller at a port that listens adds 30/min, one CONNECT every reconnect_delay 2 s)", f.RejectionsPerMin, f.RejectionWindowS)
+	}
 	if f.LeakedConnecting == 0 {
 		return fmt.Sprintf("%.0f rejections/min: no connecting controller was left at the end, so nothing reconnects "+
 			"(each connecting leak at a port that listens adds 30/min, one CONNECT every reconnect_delay 2 s)", f.RejectionsPerMin)
