@@ -820,15 +820,29 @@ const validationSpanS = 40.0
 // answered "Could not find subsystem" (rejected but not "not allowed")
 // between from and the first report at or after to.
 func notFoundRose(ls []record.Line, from, to float64) bool {
-	var before, after int64
-	seenAfter := false
-	for _, l := range ls {
+	return counterRose(ls, from, to, func(l record.Line) (int64, bool) {
 		if l.RejectedConnects == nil {
-			continue
+			return 0, false
 		}
 		n := *l.RejectedConnects
 		if l.NotAllowedConnects != nil {
 			n -= *l.NotAllowedConnects
+		}
+		return n, true
+	})
+}
+
+// counterRose: the cumulative counter that count reads from a node's
+// target lines (ok false where a line carries none) rose between from and
+// to: the latest report from from on, up to and including the first report
+// at or after to, is higher than the last report before from.
+func counterRose(ls []record.Line, from, to float64, count func(record.Line) (int64, bool)) bool {
+	var before, after int64
+	seenAfter := false
+	for _, l := range ls {
+		n, ok := count(l)
+		if !ok {
+			continue
 		}
 		if l.T < from {
 			before = n
