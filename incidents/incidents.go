@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -349,13 +350,23 @@ func Parse(file string, b []byte) (Incident, error) {
 
 // cleanYAMLError drops sigs.k8s.io/yaml's wrapping ("error unmarshaling
 // JSON: while decoding JSON: json: ") so the field name leads, and adds the
-// line of an unknown field (the first line that sets it).
+// line of an unknown field (the first line that sets it) or of a value of
+// the wrong type (named by its path from the top: topology.nodes).
 func cleanYAMLError(err error, b []byte) error {
 	s := err.Error()
 	for _, p := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
 		s = strings.TrimPrefix(s, p)
 	}
-	if f, ok := strings.CutPrefix(s, "unknown field "); ok {
+	s = strings.TrimPrefix(s, "error converting YAML to JSON: ")
+	if m := typeError.FindStringSubmatch(s); m != nil {
+		// "cannot unmarshal string into Go struct field Topology.topology.nodes
+		// of type int": the field's path from the file's top, and its line.
+		value, field, goType := m[1], m[2], m[3]
+		s = fmt.Sprintf("%s: want %s, got %s", field, goType, value)
+		if n := fieldLine(b, strings.Split(field, "."), goType); n > 0 {
+			s = fmt.Sprintf("line %d: %s", n, s)
+		}
+	} else if f, ok := strings.CutPrefix(s, "unknown field "); ok {
 		key := strings.Trim(f, `"`)
 		for i, l := range strings.Split(string(b), "\n") {
 			l = strings.TrimLeft(strings.TrimSpace(l), "- ")
@@ -366,6 +377,89 @@ func cleanYAMLError(err error, b []byte) error {
 		}
 	}
 	return errors.New(s)
+}
+
+// typeError matches encoding/json's UnmarshalTypeError text (after the
+// "json: " prefix): the value's JSON kind, the Go struct, the field's path
+// from the document's top (json tags joined by dots) and the Go type.
+var typeError = regexp.MustCompile(`^cannot unmarshal (.+) into Go struct field [^. ]+\.(\S+) of type (\S+)$`)
+
+// fieldLine returns the 1-based line of the YAML key path (json tags, list
+// indexes not known) in b, or 0. Each key is looked for below its parent's
+// line and inside the parent's block (lines indented deeper, a list item's
+// "- " counting as indent), or in a flow map on the parent's line. Of
+// several lines with the last key (one per list item) it prefers the first
+// whose value does not parse as goType.
+func fieldLine(b []byte, path []string, goType string) int {
+	lines := strings.Split(string(b), "\n")
+	type key struct{ line, indent int }
+	indentOf := func(l string) (int, string) {
+		t := strings.TrimLeft(l, " ")
+		n := len(l) - len(t)
+		for strings.HasPrefix(t, "- ") {
+			t = strings.TrimLeft(t[2:], " ")
+			n = len(l) - len(t)
+		}
+		return n, t
+	}
+	parents := []key{{-1, -1}}
+	for depth, k := range path {
+		var found []key
+		for _, p := range parents {
+			if p.line >= 0 {
+				if _, t := indentOf(lines[p.line]); strings.Contains(t, "{") &&
+					(strings.Contains(t, "{"+k+":") || strings.Contains(t, " "+k+":")) {
+					found = append(found, key{p.line, p.indent + 1})
+					continue
+				}
+			}
+			for i := p.line + 1; i < len(lines); i++ {
+				n, t := indentOf(lines[i])
+				if t == "" || strings.HasPrefix(t, "#") {
+					continue
+				}
+				if n <= p.indent {
+					break
+				}
+				if strings.HasPrefix(t, k+":") {
+					found = append(found, key{i, n})
+				}
+			}
+		}
+		if len(found) == 0 {
+			return 0
+		}
+		if depth == len(path)-1 {
+			for _, f := range found {
+				_, t := indentOf(lines[f.line])
+				v := strings.TrimSpace(t[strings.Index(t, k+":")+len(k)+1:])
+				v = strings.TrimRight(strings.SplitN(v, "#", 2)[0], " ,}")
+				if !fitsType(v, goType) {
+					return f.line + 1
+				}
+			}
+			return found[0].line + 1
+		}
+		parents = found
+	}
+	return 0
+}
+
+// fitsType says whether the YAML scalar v parses as the Go type named
+// goType; types it does not know fit.
+func fitsType(v, goType string) bool {
+	var err error
+	switch {
+	case strings.HasPrefix(goType, "int"):
+		_, err = strconv.ParseInt(v, 10, 64)
+	case strings.HasPrefix(goType, "uint"):
+		_, err = strconv.ParseUint(v, 10, 64)
+	case strings.HasPrefix(goType, "float"):
+		_, err = strconv.ParseFloat(v, 64)
+	case goType == "bool":
+		_, err = strconv.ParseBool(v)
+	}
+	return err == nil
 }
 
 func validSource(s Source) bool { return s == Sourced || s == Inference || s == Assumption }

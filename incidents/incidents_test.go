@@ -36,6 +36,9 @@ func TestParseRejects(t *testing.T) {
 	}{
 		{"unknown top-level field", "fio-mig-1787159565.yaml", "name: fio-mig-1787159565", "name: fio-mig-1787159565\nbogus: 1", `fio-mig-1787159565.yaml: line 7: unknown field "bogus"`},
 		{"unknown nested field", "fio-mig-1787159565.yaml", "  hosts: 3\n", "  hosts: 3\n  hots: 3\n", `unknown field "hots"`},
+		{"value of the wrong type", "fio-mig-1787159565.yaml", "  hosts: 3\n", "  hosts: three\n", `fio-mig-1787159565.yaml: line 22: topology.hosts: want int, got string`},
+		{"wrong type in a list item", "fio-mig-1787159565.yaml", "    max: 36\n", "    max: lots\n", `fio-mig-1787159565.yaml: line 254: expected.max: want float64, got string`},
+		{"YAML syntax", "fio-mig-1787159565.yaml", "  hosts: 3\n", "  hosts: [3\n", `fio-mig-1787159565.yaml: yaml: line `},
 		{"missing source", "fio-mig-1787159565.yaml", "    incident: \"23\"\n    source: sourced\n", "    incident: \"23\"\n", `expected[0]: source ""`},
 		{"bad source", "fio-mig-1787159565.yaml", "  source: assumption\n  note: >-\n    No source", "  source: guess\n  note: >-\n    No source", `faults: source "guess"`},
 		{"name differs from file", "other.yaml", "", "", `name: "fio-mig-1787159565" differs from the file's name "other"`},

@@ -43,7 +43,11 @@ func ParseFaultKinds(v string) ([]string, error) {
 // for the kinds (nil = every kind, empty = none) over p.Migrations.
 func FaultSchedule(seed int64, p record.Params, topo record.Topology, kinds []string, file string) ([]record.FaultSpec, error) {
 	if file != "" {
-		return faults.ParseFile(file)
+		sched, err := faults.ParseFile(file)
+		if err != nil {
+			return nil, err
+		}
+		return sched, checkFaultTargets(file, sched, topo)
 	}
 	if kinds != nil && len(kinds) == 0 {
 		return []record.FaultSpec{}, nil
@@ -58,4 +62,49 @@ func FaultSchedule(seed int64, p record.Params, topo record.Topology, kinds []st
 	// The default schedule's stream is the run seed's, offset so that it
 	// does not repeat the world's draws.
 	return faults.Default(seed, faults.DefaultOptions{Migrations: p.Migrations, Nodes: nodes, Hosts: hosts, Kinds: kinds})
+}
+
+// checkFaultTargets rejects a fault file entry whose target names a node or
+// host the run's topology does not have (a fault on storage-9 of a 3-node
+// run would inject nothing and leave the run inconclusive after it ran).
+// An ip:port target is left to the injector. Errors name the file, the
+// entry (1-based, as faults.ParseFile does) and the field.
+func checkFaultTargets(file string, sched []record.FaultSpec, topo record.Topology) error {
+	var nodes, hosts []string
+	for _, n := range topo.Nodes {
+		nodes = append(nodes, n.Name)
+	}
+	for _, h := range topo.Hosts {
+		hosts = append(hosts, h.Name)
+	}
+	if len(nodes) == 0 || len(hosts) == 0 {
+		return nil // nothing to check against
+	}
+	bad := func(i int, what, name string, known []string) error {
+		return fmt.Errorf("%s: fault %d: field \"target\": no %s %q in the run's topology (%ss: %s)",
+			file, i+1, what, name, what, strings.Join(known, ", "))
+	}
+	for i, s := range sched {
+		switch s.Fault {
+		case faults.KindTargetRestart, faults.KindDroppedConnects, faults.KindNodeCrash,
+			faults.KindANAFlap, faults.KindConnectRejected:
+			if !strings.Contains(s.Target, ":") && !slices.Contains(nodes, s.Target) {
+				return bad(i, "node", s.Target, nodes)
+			}
+		case faults.KindResetController:
+			if !slices.Contains(hosts, s.Target) {
+				return bad(i, "host", s.Target, hosts)
+			}
+		case faults.KindNetworkPartition:
+			if h, n, ok := faults.SplitPartitionTarget(s.Target); ok {
+				if !slices.Contains(hosts, h) {
+					return bad(i, "host", h, hosts)
+				}
+				if !slices.Contains(nodes, n) {
+					return bad(i, "node", n, nodes)
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -809,15 +809,29 @@ const validationSpanS = 40.0
 // answered "Could not find subsystem" (rejected but not "not allowed")
 // between from and the first report at or after to.
 func notFoundRose(ls []record.Line, from, to float64) bool {
-	var before, after int64
-	seenAfter := false
-	for _, l := range ls {
+	return counterRose(ls, from, to, func(l record.Line) (int64, bool) {
 		if l.RejectedConnects == nil {
-			continue
+			return 0, false
 		}
 		n := *l.RejectedConnects
 		if l.NotAllowedConnects != nil {
 			n -= *l.NotAllowedConnects
+		}
+		return n, true
+	})
+}
+
+// counterRose: the cumulative counter that count reads from a node's
+// target lines (ok false where a line carries none) rose between from and
+// to: the latest report from from on, up to and including the first report
+// at or after to, is higher than the last report before from.
+func counterRose(ls []record.Line, from, to float64, count func(record.Line) (int64, bool)) bool {
+	var before, after int64
+	seenAfter := false
+	for _, l := range ls {
+		n, ok := count(l)
+		if !ok {
+			continue
 		}
 		if l.T < from {
 			before = n
@@ -1125,6 +1139,12 @@ func cancelLosses(f IncidentFigures, what string) (int, []string) {
 // its subsystem there sends one CONNECT per reconnect_delay (2 s in the
 // control plane's connect strings: 30 per minute), each rejected.
 func rejectionsNote(f IncidentFigures) string {
+	if f.LeakedConnecting == 0 && f.RejectionsPerMin > 0 {
+		return fmt.Sprintf("%.0f rejections/min over the run's last %.0f s, though no connecting controller was left at the end: "+
+			"controllers that were connecting during that window sent them and were gone (removed or live again) by the end; "+
+			"the window reaches back into the migrations when the settle is shorter than it "+
+			"(each connecting controller at a port that listens adds 30/min, one CONNECT every reconnect_delay 2 s)", f.RejectionsPerMin, f.RejectionWindowS)
+	}
 	if f.LeakedConnecting == 0 {
 		return fmt.Sprintf("%.0f rejections/min: no connecting controller was left at the end, so nothing reconnects "+
 			"(each connecting leak at a port that listens adds 30/min, one CONNECT every reconnect_delay 2 s)", f.RejectionsPerMin)

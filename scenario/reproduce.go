@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	simbackend "github.com/fiomig/fiomig/backend/sim"
+	"github.com/fiomig/fiomig/checks"
 	"github.com/fiomig/fiomig/faults"
 	"github.com/fiomig/fiomig/incidents"
 	"github.com/fiomig/fiomig/record"
@@ -26,8 +27,8 @@ const ReproduceReportFile = "reproduce.md"
 
 // LoadIncident finds name in the incident catalogue (embedded, then dirs;
 // a name ending in ".yaml" is a file path) and checks that every figure
-// its bands name is one IncidentFigures computes. Errors name the file and
-// the field.
+// its bands name is one IncidentFigures computes and every check one a run
+// judges. Errors name the file and the field.
 func LoadIncident(name string, dirs ...string) (incidents.Incident, error) {
 	inc, err := incidents.Find(name, dirs...)
 	if err != nil {
@@ -36,11 +37,27 @@ func LoadIncident(name string, dirs ...string) (incidents.Incident, error) {
 	return inc, checkFigureNames(inc)
 }
 
+// checkNames are the checks a run's summary.json can hold (checks.Check*):
+// an expectation naming another check could never hold, so it is a bad
+// incident file rather than a failed band.
+var checkNames = []string{
+	checks.CheckPauseBound, checks.CheckFreezes, checks.CheckLeakedControllers,
+	checks.CheckPathCompleteness, checks.CheckSplitBrain, checks.CheckServedAfterCutover,
+	checks.CheckUnattributedPauses, checks.CheckFaultsLanded,
+	checks.CheckMigrationOutcomes, checks.CheckIOOutage, checks.CheckDataIntegrity,
+	checks.CheckControllerChurn, checks.CheckLossTimeout, checks.CheckPathsPerSubsystem,
+	checks.CheckDirtyStart, checks.CheckTargetLogPattern,
+	checks.CheckFioPauseAgreement, checks.CheckFioDataIntegrity, checks.CheckFioIOErrors,
+}
+
 func checkFigureNames(inc incidents.Incident) error {
 	known := FigureNames()
 	for i, e := range inc.Expected {
 		if e.Figure != "" && !slices.Contains(known, e.Figure) {
 			return fmt.Errorf("%s: expected[%d].figure: unknown figure %q (known: %s)", inc.File, i, e.Figure, strings.Join(known, ", "))
+		}
+		if e.Check != "" && !slices.Contains(checkNames, e.Check) {
+			return fmt.Errorf("%s: expected[%d].check: unknown check %q (known: %s)", inc.File, i, e.Check, strings.Join(checkNames, ", "))
 		}
 		if e.Compare != "" && e.Compare != CompareFixedLEPrefix {
 			return fmt.Errorf("%s: expected[%d].compare: unknown comparison %q (known: %s)", inc.File, i, e.Compare, CompareFixedLEPrefix)

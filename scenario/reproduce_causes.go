@@ -340,21 +340,10 @@ func podKillsNote(ks []PodKill) string {
 // answered "does not allow host" between from and the first report at or
 // after to.
 func notAllowedRose(ls []record.Line, from, to float64) bool {
-	var before, after int64
-	seenAfter := false
-	for _, l := range ls {
+	return counterRose(ls, from, to, func(l record.Line) (int64, bool) {
 		if l.NotAllowedConnects == nil {
-			continue
+			return 0, false
 		}
-		n := *l.NotAllowedConnects
-		if l.T < from {
-			before = n
-			continue
-		}
-		after, seenAfter = n, true
-		if l.T >= to {
-			break
-		}
-	}
-	return seenAfter && after > before
+		return *l.NotAllowedConnects, true
+	})
 }

@@ -124,7 +124,9 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	var states record.Expander
 	report := NewReportLines(cfg.Plan) // the per-tick states the report's swimlanes need, bounded
 	report.Dropped = cfg.SummaryOnly
+	written := 0
 	tl.OnAppend = func(l record.Line) error {
+		written++
 		if cfg.OnLine != nil {
 			cfg.OnLine(l)
 		}
@@ -157,7 +159,16 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	if errors.Is(runErr, context.Canceled) || errors.Is(runErr, context.DeadlineExceeded) {
 		res.Interrupted = true
 		res.Plan = cfg.Plan
-		res.Summary = InterruptedSummary(cfg.Plan, tl.Kept())
+		// The checks over what was written: the streaming judge saw every
+		// line (the writer keeps none, so tl.Kept() would judge nothing).
+		res.Summary = InterruptedSummary(cfg.Plan, nil)
+		if written > 0 {
+			if sum, jerr := judge.Summary(cfg.Plan); jerr == nil {
+				sum = reports.WithStats(sum)
+				sum.Interrupted, sum.Verdict = true, record.Inconclusive
+				res.Summary = sum
+			}
+		}
 		return res, record.WriteJSON(filepath.Join(dir, record.SummaryFile), res.Summary)
 	}
 	if runErr != nil {

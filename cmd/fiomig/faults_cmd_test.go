@@ -13,13 +13,16 @@ import (
 )
 
 // TestRunFaultFileErrorsNameFileAndField: a fault file with an unknown
-// field or kind is bad input (exit 2) naming the file, the entry and the
+// field or kind, or a target the topology does not have, is bad input (exit 2) naming the file, the entry and the
 // field; --faults and --fault-file together are refused.
 func TestRunFaultFileErrorsNameFileAndField(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct{ text, want string }{
 		{"faults:\n- {kind: target-restart, target: storage-1, when: 5, duration: 2, migrtion: '#1'}\n", `fault 1: unknown field "migrtion"`},
 		{"faults:\n- {kind: target-restart, target: storage-1, when: 5, duration: 2}\n- {kind: disk-fire, target: storage-1, when: 9}\n", `fault 2: field "kind": unknown fault kind "disk-fire"`},
+		{"faults:\n- {kind: target-restart, target: storage-9, when: 5, duration: 2}\n", `fault 1: field "target": no node "storage-9" in the run's topology (nodes: storage-1, storage-2, storage-3)`},
+		{"faults:\n- {kind: ana-flap, target: storage-1, when: 5, duration: 2}\n- {kind: network-partition, target: worker-9/storage-1, when: 5, duration: 2}\n", `fault 2: field "target": no host "worker-9"`},
+		{"faults:\n- {kind: reset-controller, target: worker-7, when: 5, params: {node: storage-1}}\n", `fault 1: field "target": no host "worker-7"`},
 	} {
 		path := filepath.Join(dir, "f.yaml")
 		if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {

@@ -101,7 +101,8 @@ DIR, or NAME given as a path ending in .yaml): its topology, the control
 plane's and the kernel's switches, the operators, the faults (seeded and/or
 scheduled), the pacing, and the expected figures as bands, each marked with
 its source (sourced, inference or assumption). A new incident needs no Go;
-unknown fields are rejected naming the file and the field.
+unknown fields and values of the wrong type are rejected naming the file,
+the line and the field.
 
 For each operator variant it writes a normal run directory (plan.json,
 timeline.jsonl, summary.json, report.md, ...) plus reproduce.md, and prints
@@ -197,6 +198,10 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if f.list {
+		if len(pos) > 0 {
+			fmt.Fprintf(stderr, "fiomig reproduce: --list lists the whole catalogue and runs nothing; drop %q (or drop --list to reproduce it)\n", pos[0])
+			return exitUsage
+		}
 		return listIncidents(stdout, stderr, f.catalog)
 	}
 	switch {

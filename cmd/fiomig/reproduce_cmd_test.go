@@ -25,6 +25,7 @@ func TestReproduceUsage(t *testing.T) {
 		{[]string{"reproduce"}, exitUsage, "name the incident"},
 		{[]string{"reproduce", "fio-mig-1"}, exitUsage, "unknown incident"},
 		{[]string{"reproduce", scenario.IncidentID, "extra"}, exitUsage, "unexpected argument"},
+		{[]string{"reproduce", scenario.IncidentID, "--list"}, exitUsage, "--list lists the whole catalogue and runs nothing"},
 		{[]string{"reproduce", scenario.IncidentID, "--operator", "nightly"}, exitUsage, "--operator"},
 		{[]string{"reproduce", "--reconnect-reset", "sometimes", scenario.IncidentID}, exitUsage, "--reconnect-reset"},
 		{[]string{"reproduce", scenario.IncidentID, "--kernel-dnr", "maybe"}, exitUsage, "--kernel-dnr"},

@@ -516,7 +516,7 @@ func interruptContext(stderr io.Writer, name string) (context.Context, func()) {
 			select {
 			case <-done: // stop() cancelled it: no signal
 			default:
-				fmt.Fprintf(stderr, "%s: interrupted: stopping in order (fio stopped, volumes unmounted) and keeping the record so far\n", name)
+				fmt.Fprintf(stderr, "%s: interrupted: stopping in order (a real workload's fio stopped and its volumes unmounted) and keeping the record so far\n", name)
 			}
 		case <-done:
 		}
