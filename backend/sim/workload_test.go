@@ -72,11 +72,14 @@ func TestFioClusterHoldsIOThroughTheCutover(t *testing.T) {
 	if phase != record.PhaseCompleted || fc.Held < 1 || fc.Errors != 0 {
 		t.Errorf("phase %s, FUSE %+v: want a Completed migration whose cutover held I/O without failing it", phase, fc)
 	}
-	// One io line a second of the run (IOIntervalS 1): the bound follows
-	// the run's length, which depends on the operator (the fixed one as
-	// sourced runs no source release Job, so it completes ~2 s sooner).
-	if want := int64(c.Now()) - 1; ioLines < want || ioLines < 5 || completed == 0 || completed > fc.Completed {
-		t.Errorf("%d io lines with %d completions over %.1f s (FUSE served %d): want one line a second with fio's I/O", ioLines, completed, c.Now(), fc.Completed)
+	// io lines come from fio's own status reports (IOIntervalS 1). Their
+	// cadence is fio's, and slips when the machine is starved of CPU (9
+	// lines in 11.2 s at load 17), so the test asks only that lines came
+	// and that they report no more than FUSE served, not a rate: a rate
+	// would be a timed assertion. The gaps fio leaves are what the
+	// fio-pause-agreement check's noise floor measures in a run.
+	if ioLines < 5 || completed == 0 || completed > fc.Completed {
+		t.Errorf("%d io lines with %d completions over %.1f s (FUSE served %d): want fio's status reports with fio's I/O", ioLines, completed, c.Now(), fc.Completed)
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
