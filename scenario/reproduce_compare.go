@@ -38,8 +38,18 @@ const (
 	// ClassFault: an injected fault, every kind; ClassFault + " (kind)"
 	// is one kind (described, not judged on its own).
 	ClassFault = CauseFault
-	// ClassRemovable: a leak kind the fix removes (FixRemovedCauses).
+	// ClassRemovable: a leak kind the fix removes (FixRemovedCauses), and
+	// a loss-window failure downstream of one (ClassLossDownstream).
 	ClassRemovable = "leak kinds the fix removes"
+	// ClassLossDownstream: the loss-window failures counted in
+	// ClassRemovable (described, not judged on its own). A loss window
+	// whose cancel was of a migration that failed on a leak kind the fix
+	// removes — directly or through a chain of loss windows — is removed
+	// with it: the fix removes that failure, so that migration is not
+	// cancelled before continue and sbcli's cancel never deletes the
+	// volume's subsystem on the source's tertiary (research/incident.md
+	// §4; inference).
+	ClassLossDownstream = "loss window downstream of a removable leak failure"
 	// ClassOther: every other cause — a completed migration's path leak
 	// (neither operator releases it) or an unexplained failure.
 	ClassOther = "every other cause"
@@ -48,23 +58,36 @@ const (
 )
 
 // RunCauses are one run's validation failures by class. Other includes
-// Unexplained (CauseUnexplained); FaultKinds split Fault by kind.
+// Unexplained (CauseUnexplained); FaultKinds split Fault by kind;
+// Removable includes LossDownstream (loss-window failures downstream of
+// a removable one), which Loss does not.
 type RunCauses struct {
-	Total       int            `json:"total"`
-	Loss        int            `json:"loss"`
-	Fault       int            `json:"fault"`
-	Removable   int            `json:"removable"`
-	Other       int            `json:"other"`
-	Unexplained int            `json:"unexplained"`
-	FaultKinds  map[string]int `json:"fault_kinds,omitempty"`
+	Total          int            `json:"total"`
+	Loss           int            `json:"loss"`
+	Fault          int            `json:"fault"`
+	Removable      int            `json:"removable"`
+	LossDownstream int            `json:"loss_downstream,omitempty"`
+	Other          int            `json:"other"`
+	Unexplained    int            `json:"unexplained"`
+	FaultKinds     map[string]int `json:"fault_kinds,omitempty"`
 }
 
-// CausesOf are f's validation failures by class.
+// CausesOf are f's validation failures by class. A loss-window failure
+// counts as Removable (and LossDownstream) when its CancelledBy migration
+// failed validation in f on a leak kind the fix removes, or on a loss
+// window that itself does, transitively (removableUpstream).
 func CausesOf(f IncidentFigures) RunCauses {
 	c := RunCauses{FaultKinds: map[string]int{}}
+	causeOf := map[string]ValidationFailure{}
+	for _, v := range f.Failures {
+		causeOf[v.Migration] = v
+	}
 	for _, v := range f.Failures {
 		c.Total++
 		switch {
+		case v.Cause == CauseSubsystemLoss && removableUpstream(v, causeOf):
+			c.Removable++
+			c.LossDownstream++
 		case v.Cause == CauseSubsystemLoss:
 			c.Loss++
 		case slices.Contains(FixRemovedCauses, v.Cause):
@@ -82,6 +105,28 @@ func CausesOf(f IncidentFigures) RunCauses {
 	return c
 }
 
+// removableUpstream is whether the loss-window failure v's window was
+// opened by the cancel of a migration that failed validation on a leak
+// kind the fix removes: v.CancelledBy's failure in byMig is one, or is
+// itself a loss window for which this holds (a chain of windows). A
+// cancelling migration with no validation failure in byMig (cancelled
+// for another reason), or a chain that loops, is not.
+func removableUpstream(v ValidationFailure, byMig map[string]ValidationFailure) bool {
+	seen := map[string]bool{v.Migration: true}
+	for v.Cause == CauseSubsystemLoss && v.CancelledBy != "" && !seen[v.CancelledBy] {
+		seen[v.CancelledBy] = true
+		up, ok := byMig[v.CancelledBy]
+		if !ok {
+			return false
+		}
+		if slices.Contains(FixRemovedCauses, up.Cause) {
+			return true
+		}
+		v = up
+	}
+	return false
+}
+
 // class is the count of class k ("injected fault (kind)" for one kind).
 func (c RunCauses) class(k string) int {
 	switch k {
@@ -93,6 +138,8 @@ func (c RunCauses) class(k string) int {
 		return c.Fault
 	case ClassRemovable:
 		return c.Removable
+	case ClassLossDownstream:
+		return c.LossDownstream
 	case ClassOther:
 		return c.Other
 	}
@@ -143,7 +190,8 @@ type SeedsComparison struct {
 	Seeds  int     `json:"seeds"`
 	Margin float64 `json:"margin"`
 	// Rows: total, loss window, injected fault (then each kind), leak kinds
-	// the fix removes, every other cause.
+	// the fix removes (then, when any seed has one, the loss windows
+	// downstream of a removable failure it includes), every other cause.
 	Rows []CauseInterval `json:"rows"`
 	// Verdict is pass, fail, inconclusive, or "not judged" (fewer than 2
 	// seeds); Detail says why.
@@ -193,7 +241,9 @@ func JudgeOverSeeds(pairs []SeedPair, delta float64) SeedsComparison {
 	}
 	kinds := map[string]bool{}
 	unexplained := []string{}
+	downstream := false
 	for _, p := range pairs {
+		downstream = downstream || p.Prefix.LossDownstream > 0 || p.Fixed.LossDownstream > 0
 		for k := range p.Prefix.FaultKinds {
 			kinds[k] = true
 		}
@@ -212,7 +262,11 @@ func JudgeOverSeeds(pairs []SeedPair, delta float64) SeedsComparison {
 	for _, k := range sortedKeys(kinds) {
 		rows = append(rows, row{k, RoleDescribed})
 	}
-	rows = append(rows, row{ClassRemovable, RoleFree}, row{ClassOther, RoleHeld})
+	rows = append(rows, row{ClassRemovable, RoleFree})
+	if downstream {
+		rows = append(rows, row{ClassLossDownstream, RoleDescribed})
+	}
+	rows = append(rows, row{ClassOther, RoleHeld})
 
 	var fails, wide []string
 	need, unreachable := 0, false
@@ -374,7 +428,10 @@ func SeedsComparisonMarkdown(c SeedsComparison, e incidents.Expectation) []byte 
 	fmt.Fprintf(&b, "\nMethod: %s. Equivalence margin δ = %g failures per run%s. A cause the fix has no sourced way to change "+
 		"(\"held\") fails the comparison when its interval excludes 0 and passes when it lies within [−δ, +δ]; the total fails "+
 		"when its interval lies wholly above 0 and passes when its upper bound is ≤ δ; the leak kinds the fix removes are where "+
-		"the difference may be; one fault kind is described, not judged. Any unexplained failure in any run fails the comparison; "+
+		"the difference may be, and a loss-window failure counts with them when the cancel that opened its window was of a migration that "+
+		"failed on one of them (directly or through a chain of loss windows: the fix removes that failure, so that migration is not "+
+		"cancelled before continue and its cancel never deletes the volume's subsystem on the source's tertiary, research/incident.md §4 — inference); one fault kind, and those "+
+		"downstream loss windows, are described, not judged. Any unexplained failure in any run fails the comparison; "+
 		"an interval too wide for either is inconclusive.\n", IntervalMethodPaired, c.Margin, src)
 	return []byte(b.String())
 }
@@ -478,7 +535,11 @@ func PairMarkdown(d PairDescription, incident string) []byte {
 	for k := range p.Fixed.FaultKinds {
 		kinds[k] = true
 	}
-	classes = append(append(classes, sortedKeys(kinds)...), ClassRemovable, ClassOther)
+	classes = append(append(classes, sortedKeys(kinds)...), ClassRemovable)
+	if p.Prefix.LossDownstream > 0 || p.Fixed.LossDownstream > 0 {
+		classes = append(classes, ClassLossDownstream)
+	}
+	classes = append(classes, ClassOther)
 	for _, k := range classes {
 		fmt.Fprintf(&b, "| %s | %d | %d | %+d |\n", k, p.Prefix.class(k), p.Fixed.class(k), p.Fixed.class(k)-p.Prefix.class(k))
 	}

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -142,6 +143,85 @@ func TestCausesOf(t *testing.T) {
 		FaultKinds: map[string]int{CauseFault + " (target-restart)": 1}}
 	if d := cmp.Diff(want, CausesOf(f)); d != "" {
 		t.Errorf("CausesOf (-want +got):\n%s", d)
+	}
+}
+
+// TestCausesOfLossDownstream: a loss-window failure whose window was
+// opened by the cancel of a migration that failed on a leak kind the fix
+// removes — directly or through a chain of loss windows — counts with the
+// removable kinds; one opened by any other failure's cancel, by a cancel
+// with no validation failure, or on a looping chain stays loss window.
+func TestCausesOfLossDownstream(t *testing.T) {
+	loss := func(mig, by string) ValidationFailure {
+		return ValidationFailure{Migration: mig, Cause: CauseSubsystemLoss, CancelledBy: by}
+	}
+	f := IncidentFigures{Failures: []ValidationFailure{
+		{Migration: "mig-0001", Cause: CauseConnectingLeak},
+		loss("mig-0002", "mig-0001"), loss("mig-0003", "mig-0002"), loss("mig-0004", "mig-0003"), // chain from a removable leak
+		{Migration: "mig-0005", Cause: CauseFault + " (dropped-connects)"},
+		loss("mig-0006", "mig-0005"), loss("mig-0007", "mig-0006"), // chain from an injected fault
+		loss("mig-0008", "mig-0099"),                               // cancelled without a validation failure
+		loss("mig-0009", "mig-0010"), loss("mig-0010", "mig-0009"), // a loop
+		{Migration: "mig-0011", Cause: CauseCompletedPathLeak}, loss("mig-0012", "mig-0011"), // a leak the fix does not remove
+	}}
+	want := RunCauses{Total: 12, Loss: 6, Fault: 1, Removable: 4, LossDownstream: 3, Other: 1,
+		FaultKinds: map[string]int{CauseFault + " (dropped-connects)": 1}}
+	if d := cmp.Diff(want, CausesOf(f)); d != "" {
+		t.Errorf("CausesOf (-want +got):\n%s", d)
+	}
+}
+
+// TestJudgeOverSeedsLossDownstream: over 5 seeds, a prefix run with one
+// failure on a leak kind the fix removes followed by 3 loss-window
+// failures its cancel opened (a chain), against a fixed run with none of
+// them, passes: the whole difference is the fix's. The same 3 loss
+// windows opened by an injected-fault failure (which fixed fails too) are
+// held, and a systematic difference in them fails. Synthetic figures;
+// each seed adds 0-2 unrelated loss windows to both runs.
+func TestJudgeOverSeedsLossDownstream(t *testing.T) {
+	run := func(seed int, first string, chain bool) IncidentFigures {
+		var fs []ValidationFailure
+		for k := range seed % 3 {
+			fs = append(fs, ValidationFailure{Migration: fmt.Sprintf("mig-01%02d", k), Cause: CauseSubsystemLoss, CancelledBy: "mig-0200"})
+		}
+		if first != "" {
+			fs = append(fs, ValidationFailure{Migration: "mig-0001", Cause: first})
+		}
+		if chain {
+			fs = append(fs, ValidationFailure{Migration: "mig-0002", Cause: CauseSubsystemLoss, CancelledBy: "mig-0001"},
+				ValidationFailure{Migration: "mig-0003", Cause: CauseSubsystemLoss, CancelledBy: "mig-0002"},
+				ValidationFailure{Migration: "mig-0004", Cause: CauseSubsystemLoss, CancelledBy: "mig-0001"})
+		}
+		return IncidentFigures{Seed: int64(seed), Failures: fs}
+	}
+	fault := CauseFault + " (dropped-connects)"
+	for _, tc := range []struct {
+		name          string
+		prefixFirst   string
+		fixedFirst    string
+		verdict, want string
+	}{
+		{"downstream of a removable leak: the fix's, passes", CauseParkedLeak, "", record.Pass, "confined to the leak kinds the fix removes"},
+		{"downstream of an injected fault: held, a systematic −3 fails", fault, fault, record.Fail, CauseSubsystemLoss + ": interval [-3.00, -3.00] excludes 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var pairs []SeedPair
+			for seed := 1; seed <= 5; seed++ {
+				pairs = append(pairs, SeedPair{Seed: int64(seed), Prefix: CausesOf(run(seed, tc.prefixFirst, true)), Fixed: CausesOf(run(seed, tc.fixedFirst, false))})
+			}
+			c := JudgeOverSeeds(pairs, 2)
+			if c.Verdict != tc.verdict || !strings.Contains(c.Detail, tc.want) {
+				t.Errorf("verdict %s — %s; want %s with %q", c.Verdict, c.Detail, tc.verdict, tc.want)
+			}
+			if tc.verdict == record.Pass {
+				if r := row(t, c, ClassRemovable); r.Mean != -4 {
+					t.Errorf("removable mean D %.2f, want −4 (1 leak + 3 downstream loss windows per seed)", r.Mean)
+				}
+				if r := row(t, c, ClassLossDownstream); r.Mean != -3 || r.Verdict != "described" {
+					t.Errorf("downstream row mean D %.2f verdict %s, want −3, described", r.Mean, r.Verdict)
+				}
+			}
+		})
 	}
 }
 

@@ -453,6 +453,9 @@ func printReproduction(w io.Writer, results []scenario.ReproduceResult) int {
 			{"leak kinds the fix removes", p.Prefix.Removable, p.Fixed.Removable}, {"every other cause", p.Prefix.Other, p.Fixed.Other}} {
 			fmt.Fprintf(w, "    %-26s prefix %2d  fixed %2d  D %+d\n", k.name, k.p, k.f, k.f-k.p)
 		}
+		if p.Prefix.LossDownstream > 0 || p.Fixed.LossDownstream > 0 {
+			fmt.Fprintf(w, "      of which loss window downstream of a removable leak failure: prefix %d  fixed %d\n", p.Prefix.LossDownstream, p.Fixed.LossDownstream)
+		}
 		if d.PlansDivergeAt != "" {
 			fmt.Fprintf(w, "  the runs' migration plans diverge at %s\n", d.PlansDivergeAt)
 		}
