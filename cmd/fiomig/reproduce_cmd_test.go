@@ -49,6 +49,32 @@ func TestReproduceUsage(t *testing.T) {
 	}
 }
 
+// TestReproduceOutIsAFile: --out naming a file is bad usage (exit 2)
+// naming the flag and the path, before any work — nothing printed on
+// stdout (not even the parameters) and nothing created beside the file —
+// for one seed and for --seeds alike, as fiomig run does.
+func TestReproduceOutIsAFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "not-a-dir")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "--out " + file + " is a file, want a directory"
+	for _, args := range [][]string{
+		{"reproduce", scenario.IncidentID, "--out", file},
+		{"reproduce", scenario.IncidentID, "--operator", "both", "--seeds", "1-2", "--out", file},
+		{"run", "--out", file},
+	} {
+		code, stdout, stderr := runCLI(args...)
+		if code != exitUsage || !strings.Contains(stderr, want) || stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2, %q, nothing on stdout", args, code, stdout, stderr, want)
+		}
+	}
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 1 {
+		t.Errorf("%s holds %d entries (%v), want only the file", dir, len(ents), err)
+	}
+}
+
 // TestReproduceFixed runs the whole incident with the fixed operator (flags
 // after and before the incident name): the side-by-side table on stdout, a
 // normal run directory plus reproduce.md, and an exit code that follows the
