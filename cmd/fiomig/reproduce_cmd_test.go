@@ -37,6 +37,8 @@ func TestReproduceUsage(t *testing.T) {
 		{[]string{"reproduce", scenario.IncidentID, "--faults", "some"}, exitUsage, "--faults must be none"},
 		{[]string{"reproduce", scenario.IncidentID, "--seed", "3", "--seeds", "1-2"}, exitUsage, "--seed is one run's"},
 		{[]string{"reproduce", scenario.IncidentID, "--seeds", "2-1"}, exitUsage, "ends before it starts"},
+		// A negative --seeds value reaches the one parser (not read as a flag).
+		{[]string{"reproduce", scenario.IncidentID, "--seeds", "-1--3"}, exitUsage, `range "-1--3" ends before it starts`},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := dispatch(tc.args, &stdout, &stderr)
