@@ -245,3 +245,45 @@ func TestLineValidator(t *testing.T) {
 		t.Errorf("sample of host-z: %v", err)
 	}
 }
+
+// TestLineValidatorFormatVersion: the timeline's format version is its
+// plan's (record/FORMAT.md). Each case feeds lines in order; the last one
+// is the line judged.
+func TestLineValidatorFormatVersion(t *testing.T) {
+	sample := record.Line{T: 0, Kind: record.KindSample, Host: "host-a"}
+	format := func(v int) record.Line { return record.Line{T: 0, Kind: record.KindFormat, Version: v} }
+	for _, tc := range []struct {
+		name    string
+		planFmt int // plan.json params.timeline_format (0: absent)
+		lines   []record.Line
+		wantErr string // "" for no error on any line
+	}{
+		{"v1 plan, no format line", 0, []record.Line{sample, sample}, ""},
+		{"v1 plan stated, no format line", record.FormatFull, []record.Line{sample}, ""},
+		{"v2 plan, format line first", record.FormatChangeOnly, []record.Line{format(2), sample}, ""},
+		{"v2 plan, format line missing", record.FormatChangeOnly, []record.Line{sample},
+			"first line is of kind \"sample\", but plan.json params.timeline_format says version 2"},
+		{"v2 plan, format line states 1", record.FormatChangeOnly, []record.Line{format(1)},
+			"format line states version 1, but plan.json params.timeline_format says 2"},
+		{"v1 plan, format line states 2", 0, []record.Line{format(2)},
+			"format line states version 2, but plan.json params.timeline_format says 1"},
+		{"format line second", record.FormatChangeOnly, []record.Line{format(2), format(2)},
+			"format line (version 2) after the first line"},
+	} {
+		plan, _ := migrationRun(clean)
+		plan.Params.TimelineFormat = tc.planFmt
+		v := LineValidator(plan)
+		var err error
+		for i, l := range tc.lines {
+			if err = v(l); err != nil && i != len(tc.lines)-1 {
+				t.Fatalf("%s: line %d: %v", tc.name, i+1, err)
+			}
+		}
+		switch {
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("%s: %v, want no error", tc.name, err)
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.wantErr)
+		}
+	}
+}

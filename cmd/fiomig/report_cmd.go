@@ -62,7 +62,8 @@ leaves them inconclusive for what it covered.
 Exit codes: 0 pass, 1 a check failed, 2 bad usage or input (missing or
 malformed plan.json / timeline.jsonl: a threshold out of range, no topology
 for a run with migrations, a line going back in time, a sample of a host
-not in the topology, an unwritable run directory — said in one line;
+not in the topology, a timeline whose format version is not plan.json's
+(a version-2 plan's timeline must begin with its format line), an unwritable run directory — said in one line;
 --out DIR then writes the report elsewhere), 3 inconclusive (a fault
 left no evidence, or the record is too thin or too short to judge).
 

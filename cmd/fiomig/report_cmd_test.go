@@ -186,6 +186,39 @@ func TestReportBadInput(t *testing.T) {
 	}
 }
 
+// TestReportMissingFormatLine: a run's timeline (format version 2, as
+// plan.json says) without its first line, the format line, is refused in
+// one line naming timeline.jsonl:1 and plan.json's timeline_format (exit
+// 2), where it used to be judged without a word; the whole record is
+// judged as before.
+func TestReportMissingFormatLine(t *testing.T) {
+	out := t.TempDir()
+	if code, stdout, stderr := runCLI("run", "--out", out, "--migrations", "1", "--settle", "5", "--faults", "none"); code == exitUsage {
+		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	dir := runDirOf(t, out)
+	if code, stdout, stderr := runCLI("report", dir); code == exitUsage {
+		t.Fatalf("whole record: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	tl := filepath.Join(dir, record.TimelineFile)
+	b, err := os.ReadFile(tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, rest, _ := strings.Cut(string(b), "\n")
+	if !strings.Contains(first, `"kind":"format","version":2`) {
+		t.Fatalf("line 1 of a default run is not the version-2 format line: %s", first)
+	}
+	if err := os.WriteFile(tl, []byte(rest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI("report", dir)
+	want := tl + ":1: first line is of kind \"endpoints\", but plan.json params.timeline_format says version 2"
+	if code != exitUsage || !strings.Contains(stderr, want) || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("format line removed: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", code, stdout, stderr, want)
+	}
+}
+
 // TestReportTruncatedTimeline: a run killed mid-line is still evaluated up
 // to its last complete line, with a warning.
 func TestReportTruncatedTimeline(t *testing.T) {
