@@ -50,9 +50,11 @@ inconclusive.
 
 A timeline whose last line was cut off (a killed run) is evaluated up to
 the last complete line, with a warning that report.md repeats. A record
-that stops before the end of the settle period (an interrupted run) leaves
-leaked-controllers and path-completeness inconclusive, and report.md says
-the record is short; a record without migrations is inconclusive too.
+that stops before the end of the settle period (an interrupted or killed
+run) leaves the checks judged on the record's end inconclusive —
+leaked-controllers, path-completeness, paths-per-subsystem and
+controller-churn's net controllers (a controller past --max-reconnects
+still fails it) — and report.md says the record is short; a record without migrations is inconclusive too.
 
 A --workload=fio run (as plan.json records it) also gets the fio checks
 (fio-pause-agreement, fio-data-integrity, fio-io-errors) from <run-dir>/fio/;
