@@ -36,7 +36,8 @@
 // (CheckResult.Failing). On a short record (record.Coverage.Short: a
 // killed or interrupted run) the ones judged on the record's end —
 // paths-per-subsystem and controller-churn's net controllers — are
-// inconclusive, like leaked-controllers and path-completeness
+// inconclusive, like leaked-controllers and path-completeness, and a
+// migration still running at its end is not counted as timed out
 // (notJudgedShort).
 //
 // Verdicts only on what was seen (observed.go): pause-bound and freezes

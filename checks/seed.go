@@ -73,6 +73,17 @@ func migrationSpans(lines []record.Line) []migSpan {
 // MaxTimedOut of them do not reach a terminal phase within it (the seed
 // harness's "TIMEOUT"). Failing lists the migrations that did not complete.
 func MigrationOutcomes(plan record.Plan, lines []record.Line) record.CheckResult {
+	return migrationOutcomes(plan, lines, "")
+}
+
+// migrationOutcomes is MigrationOutcomes; with short (a short record's
+// coverage note) a migration with no terminal phase whose record ends
+// within MigrationTimeoutS of its start is still running, not timed out:
+// the harness did not see its end. The check then fails only if it would
+// fail even were every running one to complete in time, passes only if it
+// would pass even were every one to time out, and is inconclusive
+// otherwise, saying so.
+func migrationOutcomes(plan record.Plan, lines []record.Line, short string) record.CheckResult {
 	th := plan.Params.Seed.WithDefaults()
 	r := record.CheckResult{Name: CheckMigrationOutcomes}
 	migs := migrationSpans(lines)
@@ -80,13 +91,17 @@ func MigrationOutcomes(plan record.Plan, lines []record.Line) record.CheckResult
 		r.Verdict, r.Detail = record.Inconclusive, "no migration in the record"
 		return r
 	}
+	end := lastT(lines)
 	completed, timedOut := 0, 0
-	var failing []string
+	var failing, running []string
 	for _, m := range migs {
 		in := m.terminal && m.end-m.start <= th.MigrationTimeoutS
 		switch {
 		case in && m.outcome == record.PhaseCompleted:
 			completed++
+			continue
+		case short != "" && !m.terminal && end-m.start <= th.MigrationTimeoutS:
+			running = append(running, m.id)
 			continue
 		case !in:
 			timedOut++
@@ -94,15 +109,26 @@ func MigrationOutcomes(plan record.Plan, lines []record.Line) record.CheckResult
 		failing = append(failing, m.id)
 	}
 	n := float64(len(migs))
+	u := len(running)
 	fc, ft := float64(completed)/n, float64(timedOut)/n
 	r.Detail = fmt.Sprintf("%d of %d completed within %s (%.2f, want >= %.2f), %d timed out (%.2f, want <= %.2f)",
 		completed, len(migs), fmtS(th.MigrationTimeoutS), fc, th.MinCompleted, timedOut, ft, th.MaxTimedOut)
-	if fc < th.MinCompleted || ft > th.MaxTimedOut {
+	if u > 0 {
+		r.Detail += fmt.Sprintf(", %d still running when the record ends at %s, less than %s after their start (%s): %s",
+			u, fmtS(end), fmtS(th.MigrationTimeoutS), strings.Join(running, ", "), short)
+	}
+	// Fail if even every running migration completing in time would fail.
+	if float64(completed+u)/n < th.MinCompleted || ft > th.MaxTimedOut {
 		r.Verdict, r.Failing = record.Fail, failing
 		r.Detail += "; not completed: " + strings.Join(failing, ", ")
 		return r
 	}
-	r.Verdict = record.Pass
+	// Pass if even every running migration timing out would pass.
+	if fc >= th.MinCompleted && float64(timedOut+u)/n <= th.MaxTimedOut {
+		r.Verdict = record.Pass
+		return r
+	}
+	r.Verdict = record.Inconclusive
 	return r
 }
 
@@ -398,7 +424,9 @@ func tallyChurn(plan record.Plan, lines []record.Line) (c churnTally, ok bool) {
 // the record inconclusive when the record is short (cov.Short: a killed or
 // interrupted run stops before the end of the settle period, or holds
 // fewer migrations than planned), as leaked-controllers and
-// path-completeness are: the harness did not see the end. Mid-migration a
+// path-completeness are: the harness did not see the end. A migration
+// still running at the record's end is not counted as timed out
+// (migrationOutcomes). Mid-migration a
 // host holds the source's and the target's controllers and the kernel has
 // created controllers it has not removed yet, so paths-per-subsystem (each
 // host's last sample) and controller-churn's net controllers (created
@@ -414,6 +442,8 @@ func notJudgedShort(results []record.CheckResult, plan record.Plan, lines []reco
 	th := plan.Params.Seed.WithDefaults()
 	for i, r := range results {
 		switch r.Name {
+		case CheckMigrationOutcomes:
+			results[i] = migrationOutcomes(plan, lines, "not judged: "+cov.Note)
 		case CheckPathsPerSubsystem:
 			if r.Verdict == record.Inconclusive {
 				continue

@@ -54,7 +54,9 @@ that stops before the end of the settle period (an interrupted or killed
 run) leaves the checks judged on the record's end inconclusive —
 leaked-controllers, path-completeness, paths-per-subsystem and
 controller-churn's net controllers (a controller past --max-reconnects
-still fails it) — and report.md says the record is short; a record without migrations is inconclusive too.
+still fails it) — and migration-outcomes counts a migration still running
+at the record's end as neither completed nor timed out; report.md says the
+record is short; a record without migrations is inconclusive too.
 
 A --workload=fio run (as plan.json records it) also gets the fio checks
 (fio-pause-agreement, fio-data-integrity, fio-io-errors) from <run-dir>/fio/;
