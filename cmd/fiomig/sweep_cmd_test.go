@@ -228,7 +228,7 @@ func TestSweepUsageErrorsExitTwo(t *testing.T) {
 		{"sweep", "--seeds", "5-1"},
 		{"sweep", "--seeds", "1,x"},
 		{"sweep", "--seeds", "1,2,2"},
-		{"sweep", "--seeds", "-3"},
+		{"sweep", "--seeds", "--3"}, // -3 is a seed (any int64, as --seed); --3 is no number
 		{"sweep", "--seeds", "1-1000000"},
 		{"sweep", "--seeds", "1", "--jobs", "0"},
 		{"sweep", "--seeds", "1", "--timelines", "some"},
