@@ -1,6 +1,9 @@
 package checks
 
 import (
+	"fmt"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -243,5 +246,103 @@ func TestLineValidator(t *testing.T) {
 	err := v(record.Line{T: 1, Kind: record.KindSample, Host: "host-z"})
 	if err == nil || !strings.Contains(err.Error(), `sample of host "host-z", which is not in plan.json topology.hosts`) {
 		t.Errorf("sample of host-z: %v", err)
+	}
+}
+
+// TestLineValidatorFormatVersion: the timeline's format version is its
+// plan's (record/FORMAT.md). Each case feeds lines in order; the last one
+// is the line judged.
+func TestLineValidatorFormatVersion(t *testing.T) {
+	sample := record.Line{T: 0, Kind: record.KindSample, Host: "host-a"}
+	format := func(v int) record.Line { return record.Line{T: 0, Kind: record.KindFormat, Version: v} }
+	for _, tc := range []struct {
+		name    string
+		planFmt int // plan.json params.timeline_format (0: absent)
+		lines   []record.Line
+		wantErr string // "" for no error on any line
+	}{
+		{"v1 plan, no format line", 0, []record.Line{sample, sample}, ""},
+		{"v1 plan stated, no format line", record.FormatFull, []record.Line{sample}, ""},
+		{"v2 plan, format line first", record.FormatChangeOnly, []record.Line{format(2), sample}, ""},
+		{"v2 plan, format line missing", record.FormatChangeOnly, []record.Line{sample},
+			"first line is of kind \"sample\", but plan.json params.timeline_format says version 2"},
+		{"v2 plan, format line states 1", record.FormatChangeOnly, []record.Line{format(1)},
+			"format line states version 1, but plan.json params.timeline_format says 2"},
+		{"v1 plan, format line states 2", 0, []record.Line{format(2)},
+			"format line states version 2, but plan.json params.timeline_format says 1"},
+		{"format line second", record.FormatChangeOnly, []record.Line{format(2), format(2)},
+			"format line (version 2) after the first line"},
+	} {
+		plan, _ := migrationRun(clean)
+		plan.Params.TimelineFormat = tc.planFmt
+		v := LineValidator(plan)
+		var err error
+		for i, l := range tc.lines {
+			if err = v(l); err != nil && i != len(tc.lines)-1 {
+				t.Fatalf("%s: line %d: %v", tc.name, i+1, err)
+			}
+		}
+		switch {
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("%s: %v, want no error", tc.name, err)
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.wantErr)
+		}
+	}
+}
+
+// TestShortRecordEndOfRunSeedChecks: a run killed mid-migration (cut at
+// 15 s, m1 Validating: each host holds the source's 2 and the target's 2
+// controllers of vol1, and host-a's kernel has created 6 controllers it
+// removes at 25 s) leaves the checks judged on the record's end —
+// paths-per-subsystem (4 > 3 paths) and controller-churn's net controllers
+// (6 > 4) — inconclusive, saying the record is short, where the whole
+// record passes them; a controller past MaxReconnects reconnect attempts,
+// seen before the cut, still fails controller-churn. Through Evaluate and
+// the streaming Judge alike.
+func TestShortRecordEndOfRunSeedChecks(t *testing.T) {
+	plan, tl := migrationRun(clean)
+	var churn []record.Line
+	for i := range 6 {
+		name := fmt.Sprintf("nvme%d", 10+i)
+		churn = append(churn, kern(12, "host-a", name, fmt.Sprintf("new ctrl: NQN %q, addr 10.0.0.9:4420", vol1)),
+			kern(25, "host-a", name, "Removing ctrl: NQN "+vol1))
+	}
+	reconnect := kern(14, "host-b", "nvme1", "Failed reconnect attempt 101")
+	type verdicts struct{ paths, churn string }
+	for _, tc := range []struct {
+		name  string
+		lines []record.Line
+		cut   float64
+		want  verdicts
+		words []string // in controller-churn's detail
+	}{
+		{"whole record", churn, 1000, verdicts{record.Pass, record.Pass}, nil},
+		{"killed mid-migration", churn, 15, verdicts{record.Inconclusive, record.Inconclusive},
+			[]string{"net controllers not judged: the record is short", "at most 6 net controllers per subsystem and host (bound 4)", "host-a: 6 net controllers created for " + vol1}},
+		{"killed mid-migration after a reconnect storm", append(slices.Clone(churn), reconnect), 15, verdicts{record.Inconclusive, record.Fail},
+			[]string{"1 controller(s) over 100 reconnect attempts: host-b nvme1", "net controllers not judged: the record is short"}},
+	} {
+		all := append(slices.Clone(tl), tc.lines...)
+		sort.SliceStable(all, func(a, b int) bool { return all[a].T < all[b].T })
+		stream, err := EvaluateStream(plan, cutAt(all, tc.cut))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for how, s := range map[string]record.Summary{"Evaluate": Evaluate(plan, cutAt(all, tc.cut)), "Judge": stream} {
+			paths, churnRes := checkOf(s, CheckPathsPerSubsystem), checkOf(s, CheckControllerChurn)
+			if got := (verdicts{paths.Verdict, churnRes.Verdict}); got != tc.want {
+				t.Errorf("%s, %s: paths-per-subsystem, controller-churn = %+v, want %+v\n%+v\n%+v", tc.name, how, got, tc.want, paths, churnRes)
+			}
+			for _, w := range tc.words {
+				if !strings.Contains(churnRes.Detail, w) {
+					t.Errorf("%s, %s: controller-churn detail %q lacks %q", tc.name, how, churnRes.Detail, w)
+				}
+			}
+			if tc.want.paths == record.Inconclusive && (!strings.Contains(paths.Detail, "not judged: the record is short") ||
+				!strings.Contains(paths.Detail, "the last samples would warn: more than 3 paths per subsystem")) {
+				t.Errorf("%s, %s: paths-per-subsystem detail %q does not say why and what the last samples showed", tc.name, how, paths.Detail)
+			}
+		}
 	}
 }

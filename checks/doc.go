@@ -33,7 +33,12 @@
 // (inconclusive) and target-log-pattern. A check whose lines the record
 // does not carry at all is not made (SeedChecks); a warn does not fail the
 // run. Checks that judge per migration list the migrations they fail on
-// (CheckResult.Failing).
+// (CheckResult.Failing). On a short record (record.Coverage.Short: a
+// killed or interrupted run) the ones judged on the record's end —
+// paths-per-subsystem and controller-churn's net controllers — are
+// inconclusive, like leaked-controllers and path-completeness, and a
+// migration still running at its end is not counted as timed out
+// (notJudgedShort).
 //
 // Verdicts only on what was seen (observed.go): pause-bound and freezes
 // need a sample interval of at most ResolutionFraction (0.1) of the pause

@@ -29,7 +29,9 @@ func Evaluate(plan record.Plan, timeline []record.Line) record.Summary {
 		unattributedPauses(r, pr),
 		r.faultsLanded(),
 	}
-	results = append(results, SeedChecks(plan, timeline)...)
+	seed := SeedChecks(plan, timeline)
+	notJudgedShort(seed, plan, timeline, r.coverage)
+	results = append(results, seed...)
 	holes := r.sampleHoles()
 	r.blind(results, holes)
 	outcomes, matrix := r.faultOutcomes()

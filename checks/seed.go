@@ -73,6 +73,17 @@ func migrationSpans(lines []record.Line) []migSpan {
 // MaxTimedOut of them do not reach a terminal phase within it (the seed
 // harness's "TIMEOUT"). Failing lists the migrations that did not complete.
 func MigrationOutcomes(plan record.Plan, lines []record.Line) record.CheckResult {
+	return migrationOutcomes(plan, lines, "")
+}
+
+// migrationOutcomes is MigrationOutcomes; with short (a short record's
+// coverage note) a migration with no terminal phase whose record ends
+// within MigrationTimeoutS of its start is still running, not timed out:
+// the harness did not see its end. The check then fails only if it would
+// fail even were every running one to complete in time, passes only if it
+// would pass even were every one to time out, and is inconclusive
+// otherwise, saying so.
+func migrationOutcomes(plan record.Plan, lines []record.Line, short string) record.CheckResult {
 	th := plan.Params.Seed.WithDefaults()
 	r := record.CheckResult{Name: CheckMigrationOutcomes}
 	migs := migrationSpans(lines)
@@ -80,13 +91,17 @@ func MigrationOutcomes(plan record.Plan, lines []record.Line) record.CheckResult
 		r.Verdict, r.Detail = record.Inconclusive, "no migration in the record"
 		return r
 	}
+	end := lastT(lines)
 	completed, timedOut := 0, 0
-	var failing []string
+	var failing, running []string
 	for _, m := range migs {
 		in := m.terminal && m.end-m.start <= th.MigrationTimeoutS
 		switch {
 		case in && m.outcome == record.PhaseCompleted:
 			completed++
+			continue
+		case short != "" && !m.terminal && end-m.start <= th.MigrationTimeoutS:
+			running = append(running, m.id)
 			continue
 		case !in:
 			timedOut++
@@ -94,15 +109,26 @@ func MigrationOutcomes(plan record.Plan, lines []record.Line) record.CheckResult
 		failing = append(failing, m.id)
 	}
 	n := float64(len(migs))
+	u := len(running)
 	fc, ft := float64(completed)/n, float64(timedOut)/n
 	r.Detail = fmt.Sprintf("%d of %d completed within %s (%.2f, want >= %.2f), %d timed out (%.2f, want <= %.2f)",
 		completed, len(migs), fmtS(th.MigrationTimeoutS), fc, th.MinCompleted, timedOut, ft, th.MaxTimedOut)
-	if fc < th.MinCompleted || ft > th.MaxTimedOut {
+	if u > 0 {
+		r.Detail += fmt.Sprintf(", %d still running when the record ends at %s, less than %s after their start (%s): %s",
+			u, fmtS(end), fmtS(th.MigrationTimeoutS), strings.Join(running, ", "), short)
+	}
+	// Fail if even every running migration completing in time would fail.
+	if float64(completed+u)/n < th.MinCompleted || ft > th.MaxTimedOut {
 		r.Verdict, r.Failing = record.Fail, failing
 		r.Detail += "; not completed: " + strings.Join(failing, ", ")
 		return r
 	}
-	r.Verdict = record.Pass
+	// Pass if even every running migration timing out would pass.
+	if fc >= th.MinCompleted && float64(timedOut+u)/n <= th.MaxTimedOut {
+		r.Verdict = record.Pass
+		return r
+	}
+	r.Verdict = record.Inconclusive
 	return r
 }
 
@@ -319,6 +345,36 @@ var (
 func ControllerChurn(plan record.Plan, lines []record.Line) (res record.CheckResult, ok bool) {
 	th := plan.Params.Seed.WithDefaults()
 	r := record.CheckResult{Name: CheckControllerChurn}
+	c, ok := tallyChurn(plan, lines)
+	if !ok {
+		return r, false
+	}
+	if found := append(c.net, c.reconnects...); len(found) > 0 {
+		r.Verdict = record.Fail
+		r.Detail = fmt.Sprintf("%d finding(s) over %d net controllers per subsystem and host or %d reconnect attempts: %s",
+			len(found), th.MaxNetControllers, th.MaxReconnects, strings.Join(found, "; "))
+		return r, true
+	}
+	r.Verdict = record.Pass
+	r.Detail = fmt.Sprintf("at most %d net controllers created per subsystem and host (<= %d); no controller past %d reconnect attempts",
+		c.mostNet, th.MaxNetControllers, th.MaxReconnects)
+	return r, true
+}
+
+// churnTally is what controller-churn reads from the kernel lines: net
+// (hosts and subsystems over MaxNetControllers controllers created minus
+// removed by the record's last line), reconnects (controllers past
+// MaxReconnects attempts, whenever seen) and the most net controllers of
+// one subsystem on one host.
+type churnTally struct {
+	net, reconnects []string
+	mostNet         int
+}
+
+// tallyChurn tallies lines for controller-churn; ok is false when the
+// record has no kernel line.
+func tallyChurn(plan record.Plan, lines []record.Line) (c churnTally, ok bool) {
+	th := plan.Params.Seed.WithDefaults()
 	type key struct{ host, nqn string }
 	net := map[key]int{}
 	nqnOf := map[key]string{} // (host, controller) -> nqn
@@ -349,29 +405,67 @@ func ControllerChurn(plan record.Plan, lines []record.Line) (res record.CheckRes
 		}
 	}
 	if seen == 0 {
-		return r, false
+		return c, false
 	}
-	var found []string
-	mostNet := 0
-	for _, k := range slices.SortedFunc(maps.Keys(net), func(a, b key) int { return cmp.Or(cmp.Compare(a.host, b.host), cmp.Compare(a.nqn, b.nqn)) }) {
-		mostNet = max(mostNet, net[k])
+	byHostNQN := func(a, b key) int { return cmp.Or(cmp.Compare(a.host, b.host), cmp.Compare(a.nqn, b.nqn)) }
+	for _, k := range slices.SortedFunc(maps.Keys(net), byHostNQN) {
+		c.mostNet = max(c.mostNet, net[k])
 		if net[k] > th.MaxNetControllers {
-			found = append(found, fmt.Sprintf("%s: %d net controllers created for %s", k.host, net[k], k.nqn))
+			c.net = append(c.net, fmt.Sprintf("%s: %d net controllers created for %s", k.host, net[k], k.nqn))
 		}
 	}
-	for _, k := range slices.SortedFunc(maps.Keys(over), func(a, b key) int { return cmp.Or(cmp.Compare(a.host, b.host), cmp.Compare(a.nqn, b.nqn)) }) {
-		found = append(found, fmt.Sprintf("%s %s: more than %d reconnect attempts", k.host, strings.TrimSpace(k.nqn), th.MaxReconnects))
+	for _, k := range slices.SortedFunc(maps.Keys(over), byHostNQN) {
+		c.reconnects = append(c.reconnects, fmt.Sprintf("%s %s: more than %d reconnect attempts", k.host, strings.TrimSpace(k.nqn), th.MaxReconnects))
 	}
-	if len(found) > 0 {
-		r.Verdict = record.Fail
-		r.Detail = fmt.Sprintf("%d finding(s) over %d net controllers per subsystem and host or %d reconnect attempts: %s",
-			len(found), th.MaxNetControllers, th.MaxReconnects, strings.Join(found, "; "))
-		return r, true
+	return c, true
+}
+
+// notJudgedShort makes the seed checks judged on the state at the end of
+// the record inconclusive when the record is short (cov.Short: a killed or
+// interrupted run stops before the end of the settle period, or holds
+// fewer migrations than planned), as leaked-controllers and
+// path-completeness are: the harness did not see the end. A migration
+// still running at the record's end is not counted as timed out
+// (migrationOutcomes). Mid-migration a
+// host holds the source's and the target's controllers and the kernel has
+// created controllers it has not removed yet, so paths-per-subsystem (each
+// host's last sample) and controller-churn's net controllers (created
+// minus removed by the last line) are not judged; their detail gives the
+// reason and what the last line showed. What was seen is kept: a
+// controller past MaxReconnects reconnect attempts still fails
+// controller-churn. results is changed in place; lines are the ones
+// SeedChecks read.
+func notJudgedShort(results []record.CheckResult, plan record.Plan, lines []record.Line, cov record.Coverage) {
+	if !cov.Short {
+		return
 	}
-	r.Verdict = record.Pass
-	r.Detail = fmt.Sprintf("at most %d net controllers created per subsystem and host (<= %d); no controller past %d reconnect attempts",
-		mostNet, th.MaxNetControllers, th.MaxReconnects)
-	return r, true
+	th := plan.Params.Seed.WithDefaults()
+	for i, r := range results {
+		switch r.Name {
+		case CheckMigrationOutcomes:
+			results[i] = migrationOutcomes(plan, lines, "not judged: "+cov.Note)
+		case CheckPathsPerSubsystem:
+			if r.Verdict == record.Inconclusive {
+				continue
+			}
+			results[i].Verdict = record.Inconclusive
+			results[i].Detail = fmt.Sprintf("not judged: %s; the last samples would %s: %s", cov.Note, r.Verdict, r.Detail)
+		case CheckControllerChurn:
+			c, _ := tallyChurn(plan, lines)
+			netNote := fmt.Sprintf("net controllers not judged: %s; by its last line at most %d net controllers per subsystem and host (bound %d)",
+				cov.Note, c.mostNet, th.MaxNetControllers)
+			if len(c.net) > 0 {
+				netNote += ": " + strings.Join(c.net, "; ")
+			}
+			if len(c.reconnects) > 0 {
+				results[i].Verdict = record.Fail
+				results[i].Detail = fmt.Sprintf("%d controller(s) over %d reconnect attempts: %s; %s",
+					len(c.reconnects), th.MaxReconnects, strings.Join(c.reconnects, "; "), netNote)
+				continue
+			}
+			results[i].Verdict, results[i].Detail = record.Inconclusive, netNote
+		}
+	}
 }
 
 // firstLastSamples are each host's first and last sample line.

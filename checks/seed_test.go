@@ -237,3 +237,39 @@ func TestOneNamespaceFreezeIsAFreeze(t *testing.T) {
 		t.Fatalf("windows %+v, want two freezes of NSID 2", ws)
 	}
 }
+
+// TestMigrationOutcomesOnAShortRecord: a migration with no terminal phase
+// whose record ends within MigrationTimeoutS (420 s) of its start is still
+// running, not timed out, on a short record (a killed run): the check
+// fails only if it fails with every running one completing, passes only if
+// it passes with every one timing out. outcomes(10, c, f) starts mig-N at
+// (N-1)×100 s and its record ends at 900 s, so the non-terminal ones
+// (mig-0009, mig-0010 below) started less than 420 s before the end. On a
+// whole record the same lines count them as timed out.
+func TestMigrationOutcomesOnAShortRecord(t *testing.T) {
+	short := record.Coverage{Short: true, Note: "the record is short: test"}
+	for _, tc := range []struct {
+		name       string
+		lines      []record.Line
+		whole, cut string
+	}{
+		{"8 completed, 2 running: inconclusive", outcomes(10, 8, 0), record.Fail, record.Inconclusive},
+		{"9 completed, 1 running: passes whatever it does", outcomes(10, 9, 0), record.Pass, record.Pass},
+		{"5 completed, 3 failed, 2 running: fails whatever they do", outcomes(10, 5, 3), record.Fail, record.Fail},
+	} {
+		plan := record.Plan{}
+		if got := MigrationOutcomes(plan, tc.lines); got.Verdict != tc.whole {
+			t.Errorf("%s: whole record %+v, want %s", tc.name, got, tc.whole)
+		}
+		res := []record.CheckResult{MigrationOutcomes(plan, tc.lines)}
+		notJudgedShort(res, plan, tc.lines, short)
+		got := res[0]
+		if got.Verdict != tc.cut {
+			t.Errorf("%s: short record %+v, want %s", tc.name, got, tc.cut)
+		}
+		if !strings.Contains(got.Detail, "still running when the record ends at 900 s, less than 420 s after their start") ||
+			!strings.Contains(got.Detail, "not judged: the record is short: test") {
+			t.Errorf("%s: detail %q does not say which migrations were still running and why", tc.name, got.Detail)
+		}
+	}
+}

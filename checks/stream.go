@@ -800,6 +800,7 @@ func (j *Judge) seedChecks() []record.CheckResult {
 	}
 	sort.SliceStable(lines, func(a, b int) bool { return lines[a].T < lines[b].T })
 	out := SeedChecks(j.r.plan, lines)
+	notJudgedShort(out, j.r.plan, lines, j.r.coverage)
 	// loss-timeout read every state the Judge saw, not only the kept ones;
 	// it goes where SeedChecks puts it, before paths-per-subsystem.
 	out = slices.DeleteFunc(out, func(c record.CheckResult) bool { return c.Name == CheckLossTimeout })

@@ -50,9 +50,13 @@ inconclusive.
 
 A timeline whose last line was cut off (a killed run) is evaluated up to
 the last complete line, with a warning that report.md repeats. A record
-that stops before the end of the settle period (an interrupted run) leaves
-leaked-controllers and path-completeness inconclusive, and report.md says
-the record is short; a record without migrations is inconclusive too.
+that stops before the end of the settle period (an interrupted or killed
+run) leaves the checks judged on the record's end inconclusive —
+leaked-controllers, path-completeness, paths-per-subsystem and
+controller-churn's net controllers (a controller past --max-reconnects
+still fails it) — and migration-outcomes counts a migration still running
+at the record's end as neither completed nor timed out; report.md says the
+record is short; a record without migrations is inconclusive too.
 
 A --workload=fio run (as plan.json records it) also gets the fio checks
 (fio-pause-agreement, fio-data-integrity, fio-io-errors) from <run-dir>/fio/;
@@ -62,7 +66,8 @@ leaves them inconclusive for what it covered.
 Exit codes: 0 pass, 1 a check failed, 2 bad usage or input (missing or
 malformed plan.json / timeline.jsonl: a threshold out of range, no topology
 for a run with migrations, a line going back in time, a sample of a host
-not in the topology, an unwritable run directory — said in one line;
+not in the topology, a timeline whose format version is not plan.json's
+(a version-2 plan's timeline must begin with its format line), an unwritable run directory — said in one line;
 --out DIR then writes the report elsewhere), 3 inconclusive (a fault
 left no evidence, or the record is too thin or too short to judge).
 

@@ -186,6 +186,39 @@ func TestReportBadInput(t *testing.T) {
 	}
 }
 
+// TestReportMissingFormatLine: a run's timeline (format version 2, as
+// plan.json says) without its first line, the format line, is refused in
+// one line naming timeline.jsonl:1 and plan.json's timeline_format (exit
+// 2), where it used to be judged without a word; the whole record is
+// judged as before.
+func TestReportMissingFormatLine(t *testing.T) {
+	out := t.TempDir()
+	if code, stdout, stderr := runCLI("run", "--out", out, "--migrations", "1", "--settle", "5", "--faults", "none"); code == exitUsage {
+		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	dir := runDirOf(t, out)
+	if code, stdout, stderr := runCLI("report", dir); code == exitUsage {
+		t.Fatalf("whole record: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	tl := filepath.Join(dir, record.TimelineFile)
+	b, err := os.ReadFile(tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, rest, _ := strings.Cut(string(b), "\n")
+	if !strings.Contains(first, `"kind":"format","version":2`) {
+		t.Fatalf("line 1 of a default run is not the version-2 format line: %s", first)
+	}
+	if err := os.WriteFile(tl, []byte(rest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI("report", dir)
+	want := tl + ":1: first line is of kind \"endpoints\", but plan.json params.timeline_format says version 2"
+	if code != exitUsage || !strings.Contains(stderr, want) || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("format line removed: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", code, stdout, stderr, want)
+	}
+}
+
 // TestReportTruncatedTimeline: a run killed mid-line is still evaluated up
 // to its last complete line, with a warning.
 func TestReportTruncatedTimeline(t *testing.T) {
@@ -230,6 +263,20 @@ func cutTimeline(t *testing.T, dir string, at float64) {
 	}
 }
 
+// appendPartialLine appends the first bytes of a sample line at t without
+// its newline: what a run killed in the middle of a write leaves.
+func appendPartialLine(t *testing.T, dir string, at float64) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(dir, record.TimelineFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := fmt.Fprintf(f, `{"t":%s,"kind":"sam`, record.FormatT(at)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // lastCompleted returns the time of the last Completed phase line of dir.
 func lastCompleted(t *testing.T, dir string) float64 {
 	t.Helper()
@@ -251,9 +298,12 @@ func lastCompleted(t *testing.T, dir string) float64 {
 
 // TestReportShortRecordIsInconclusive: a simulated run of 2 migrations
 // settled 60 s passes; the same record cut in the middle of the settle
-// period (an interrupted run) or 0.1 s after the last Completed is
-// inconclusive (exit 3), with leaked-controllers and path-completeness not
-// judged, and report.md says the record is short.
+// period (an interrupted run), 0.1 s after the last Completed or 0.5 s
+// after the first cutover began (kill -9 mid-migration, a last line cut
+// off) is inconclusive (exit 3), with the checks judged on the record's
+// end — leaked-controllers, path-completeness, controller-churn's net
+// controllers, paths-per-subsystem — not judged, and report.md says the
+// record is short.
 func TestReportShortRecordIsInconclusive(t *testing.T) {
 	out := t.TempDir()
 	if code, stdout, stderr := runCLI("run", "--out", out, "--migrations", "2", "--settle", "60", "--faults", "none", "--release-sources"); code != exitPass {
@@ -264,14 +314,36 @@ func TestReportShortRecordIsInconclusive(t *testing.T) {
 		t.Fatalf("whole record: exit %d, want 0\n%s", code, stdout)
 	}
 	done := lastCompleted(t, dir)
-	for _, cut := range []float64{done + 30, done + 0.1} {
+	lines, err := record.ReadTimeline(filepath.Join(dir, record.TimelineFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := -1.0 // the first cutover: killed mid-migration 0.5 s after it
+	for _, l := range lines {
+		if l.Kind == record.KindPhase && l.Phase == record.PhaseRunning {
+			running = l.T
+			break
+		}
+	}
+	if running < 0 || running+0.5 >= done {
+		t.Fatalf("no Running phase before the last Completed at %v s (first Running at %v s)", done, running)
+	}
+	cuts := []float64{done + 30, done + 0.1, running + 0.5}
+	for i, cut := range cuts {
 		cutTimeline(t, dir, cut)
+		if i == len(cuts)-1 { // the cut before reads whole lines only
+			// kill -9 mid-write: a last line cut off too.
+			appendPartialLine(t, dir, cut)
+		}
 		code, stdout, stderr := runCLI("report", dir)
 		if code != exitInconclusive {
 			t.Errorf("cut at %v s: exit %d, want 3\n%s", cut, code, stdout)
 		}
 		for _, want := range []string{"leaked-controllers     inconclusive not judged: the record is short",
-			"path-completeness      inconclusive not judged: the record is short"} {
+			"path-completeness      inconclusive not judged: the record is short",
+			// judged on the record's end too: not judged on a short one
+			"controller-churn       inconclusive net controllers not judged: the record is short",
+			"paths-per-subsystem    inconclusive not judged: the record is short"} {
 			if !strings.Contains(stdout, want) {
 				t.Errorf("cut at %v s: stdout lacks %q:\n%s", cut, want, stdout)
 			}

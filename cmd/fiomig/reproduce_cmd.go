@@ -64,14 +64,12 @@ func (f *reproduceFlags) validate() error {
 		return usagef("--reconnect-reset must be full or partial, got %q", f.reconnectReset)
 	case f.kernelDNR != "" && f.kernelDNR != "honor" && f.kernelDNR != "ignore":
 		return usagef("--kernel-dnr must be honor or ignore, got %q", f.kernelDNR)
-	case f.out == "":
-		return usagef("--out must name a directory")
 	case f.faults != "" && f.faults != "none":
 		return usagef("--faults must be none (or absent: the incident's faults), got %q", f.faults)
 	case !(f.swapReaddFail >= 0 && f.swapReaddFail <= 1):
 		return usagef("--swap-readd-fail must be a probability 0 to 1, got %g", f.swapReaddFail)
 	}
-	return nil
+	return checkOut(f.out) // as fiomig run: before any work
 }
 
 func (f *reproduceFlags) operators(inc incidents.Incident) []string {

@@ -37,6 +37,8 @@ func TestReproduceUsage(t *testing.T) {
 		{[]string{"reproduce", scenario.IncidentID, "--faults", "some"}, exitUsage, "--faults must be none"},
 		{[]string{"reproduce", scenario.IncidentID, "--seed", "3", "--seeds", "1-2"}, exitUsage, "--seed is one run's"},
 		{[]string{"reproduce", scenario.IncidentID, "--seeds", "2-1"}, exitUsage, "ends before it starts"},
+		// A negative --seeds value reaches the one parser (not read as a flag).
+		{[]string{"reproduce", scenario.IncidentID, "--seeds", "-1--3"}, exitUsage, `range "-1--3" ends before it starts`},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := dispatch(tc.args, &stdout, &stderr)
@@ -46,6 +48,32 @@ func TestReproduceUsage(t *testing.T) {
 		if !strings.Contains(stdout.String()+stderr.String(), tc.want) {
 			t.Errorf("%v: output does not mention %q:\n%s%s", tc.args, tc.want, stdout.String(), stderr.String())
 		}
+	}
+}
+
+// TestReproduceOutIsAFile: --out naming a file is bad usage (exit 2)
+// naming the flag and the path, before any work — nothing printed on
+// stdout (not even the parameters) and nothing created beside the file —
+// for one seed and for --seeds alike, as fiomig run does.
+func TestReproduceOutIsAFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "not-a-dir")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "--out " + file + " is a file, want a directory"
+	for _, args := range [][]string{
+		{"reproduce", scenario.IncidentID, "--out", file},
+		{"reproduce", scenario.IncidentID, "--operator", "both", "--seeds", "1-2", "--out", file},
+		{"run", "--out", file},
+	} {
+		code, stdout, stderr := runCLI(args...)
+		if code != exitUsage || !strings.Contains(stderr, want) || stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2, %q, nothing on stdout", args, code, stdout, stderr, want)
+		}
+	}
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 1 {
+		t.Errorf("%s holds %d entries (%v), want only the file", dir, len(ents), err)
 	}
 }
 

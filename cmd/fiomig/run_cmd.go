@@ -176,8 +176,6 @@ func (f *runFlags) validate() error {
 		return usagef("--namespaced-volumes must be between 0 and --volumes (%d), got %d", f.volumes, f.namespacedVolumes)
 	case f.freezesAllowed < 0:
 		return usagef("--freezes-allowed (or CUTOVER_FREEZES_ALLOWED) must be >= 0, got %d", f.freezesAllowed)
-	case f.out == "":
-		return usagef("--out must name a directory")
 	case f.workload != scenario.WorkloadSim && f.workload != scenario.WorkloadFio:
 		return usagef("--workload must be %s or %s, got %q", scenario.WorkloadSim, scenario.WorkloadFio, f.workload)
 	case f.workload == scenario.WorkloadFio && f.namespaces > 1:
@@ -197,8 +195,19 @@ func (f *runFlags) validate() error {
 		return usagef("--faults: %v", err)
 	}
 	f.faultKinds = kinds
-	if fi, err := os.Stat(f.out); err == nil && !fi.IsDir() {
-		return usagef("--out %s is a file, want a directory", f.out)
+	return checkOut(f.out)
+}
+
+// checkOut is the one check of an --out directory (run, reproduce), made
+// before any work: empty, or naming an existing file, is bad usage (exit
+// 2) naming the flag and the path. A missing directory is fine: it is
+// created when the run writes.
+func checkOut(out string) error {
+	if out == "" {
+		return usagef("--out must name a directory")
+	}
+	if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
+		return usagef("--out %s is a file, want a directory", out)
 	}
 	return nil
 }

@@ -53,7 +53,7 @@ var sweepOnly = map[string]bool{"seeds": true, "jobs": true, "timelines": true, 
 func newSweepFlagSet(f *sweepFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("fiomig sweep", flag.ContinueOnError)
 	f.run.register(fs)
-	fs.StringVar(&f.seeds, "seeds", "", "the `seeds` to run: non-negative integers and ranges, comma-separated, e.g. 1-100 or 1,5,9-12 (required)")
+	fs.StringVar(&f.seeds, "seeds", "", "the `seeds` to run: seeds (any int64, as --seed) and ranges A-B, comma-separated, e.g. 1-100 or 1,5,9-12 or -3--1 (required)")
 	fs.IntVar(&f.jobs, "jobs", runtime.GOMAXPROCS(0), "seeds run at once (default GOMAXPROCS: one per core)")
 	fs.StringVar(&f.timelines, "timelines", keepFailing, "which seeds keep timeline.jsonl (about 40 MB each with the default flags): `failing` (seeds that did not pass, at most --max-timelines of them), all or none; the rest of each run directory is always kept, and every seed's command reruns it byte for byte")
 	fs.IntVar(&f.maxTimelines, "max-timelines", 10, "with --timelines failing: keep the timelines of the first `N` seeds that did not pass, in --seeds order (0 = no limit)")
@@ -99,9 +99,12 @@ Flags:
 	return fs
 }
 
-// parseSeeds parses a --seeds list: comma-separated non-negative integers
-// and inclusive ranges A-B (A <= B), no seed twice, at most maxSweepSeeds.
-// Errors name the offending item.
+// parseSeeds parses a --seeds list: comma-separated seeds and inclusive
+// ranges A-B (A <= B), no seed twice, at most maxSweepSeeds. A seed is any
+// int64, as --seed and plan.json's seed take it; a '-' leading a number is
+// its sign, so -3, -5--1 (-5 to -1) and -2-2 are seeds and ranges. It is
+// the one seed-list parser (sweep, reproduce). Errors name the offending
+// item.
 func parseSeeds(s string) ([]int64, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, errors.New("--seeds is required, e.g. --seeds 1-100 or --seeds 1,5,9-12")
@@ -119,38 +122,47 @@ func parseSeeds(s string) ([]int64, error) {
 		out = append(out, v)
 		return nil
 	}
-	num := func(x, item string) (int64, error) {
-		v, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
-		if err != nil || v < 0 {
-			return 0, fmt.Errorf("--seeds %q: %q is not a non-negative integer or a range A-B", s, item)
-		}
-		return v, nil
-	}
 	for _, item := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(item, "-")
-		a, err := num(lo, item)
-		if err != nil {
-			return nil, err
+		item = strings.TrimSpace(item)
+		a, b, ok := seedRange(item)
+		if !ok {
+			return nil, fmt.Errorf("--seeds %q: %q is not an integer seed (int64, as --seed) or a range A-B", s, item)
 		}
-		b := a
-		if isRange {
-			if b, err = num(hi, item); err != nil {
-				return nil, err
-			}
-			if b < a {
-				return nil, fmt.Errorf("--seeds %q: range %q ends before it starts", s, item)
-			}
-			if b-a >= maxSweepSeeds {
-				return nil, fmt.Errorf("--seeds %q: range %q is more than %d seeds", s, item, maxSweepSeeds)
-			}
+		if b < a {
+			return nil, fmt.Errorf("--seeds %q: range %q ends before it starts", s, item)
 		}
-		for v := a; v <= b; v++ {
-			if err := add(v, item); err != nil {
+		// b >= a: the width in uint64 is exact even across int64's range.
+		width := uint64(b) - uint64(a)
+		if width >= maxSweepSeeds {
+			return nil, fmt.Errorf("--seeds %q: range %q is more than %d seeds", s, item, maxSweepSeeds)
+		}
+		for i := uint64(0); i <= width; i++ {
+			if err := add(a+int64(i), item); err != nil {
 				return nil, err
 			}
 		}
 	}
 	return out, nil
+}
+
+// seedRange parses one --seeds item: a seed N (the range N-N) or a range
+// A-B, split at the first '-' after the item's first character (a leading
+// '-' is A's sign).
+func seedRange(item string) (a, b int64, ok bool) {
+	if v, err := strconv.ParseInt(item, 10, 64); err == nil {
+		return v, v, true
+	}
+	if item == "" {
+		return 0, 0, false
+	}
+	i := strings.IndexByte(item[1:], '-')
+	if i < 0 {
+		return 0, 0, false
+	}
+	i++
+	a, errA := strconv.ParseInt(strings.TrimSpace(item[:i]), 10, 64)
+	b, errB := strconv.ParseInt(strings.TrimSpace(item[i+1:]), 10, 64)
+	return a, b, errA == nil && errB == nil
 }
 
 // createSweepDir creates parent/sweep-<unixSeconds>, or the first free

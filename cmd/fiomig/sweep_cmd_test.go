@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -227,7 +228,7 @@ func TestSweepUsageErrorsExitTwo(t *testing.T) {
 		{"sweep", "--seeds", "5-1"},
 		{"sweep", "--seeds", "1,x"},
 		{"sweep", "--seeds", "1,2,2"},
-		{"sweep", "--seeds", "-3"},
+		{"sweep", "--seeds", "--3"}, // -3 is a seed (any int64, as --seed); --3 is no number
 		{"sweep", "--seeds", "1-1000000"},
 		{"sweep", "--seeds", "1", "--jobs", "0"},
 		{"sweep", "--seeds", "1", "--timelines", "some"},
@@ -276,6 +277,12 @@ func TestParseSeeds(t *testing.T) {
 		{"1,5,9-12", []int64{1, 5, 9, 10, 11, 12}},
 		{" 7 , 0 ", []int64{7, 0}},
 		{"3-3", []int64{3}},
+		// A seed is any int64, as --seed takes it: a leading '-' is a sign.
+		{"-3", []int64{-3}},
+		{"-5--3", []int64{-5, -4, -3}},
+		{"-1-1, 7", []int64{-1, 0, 1, 7}},
+		{"-9223372036854775808", []int64{math.MinInt64}},
+		{"9223372036854775806-9223372036854775807", []int64{math.MaxInt64 - 1, math.MaxInt64}},
 	} {
 		got, err := parseSeeds(tc.in)
 		if err != nil {
@@ -288,8 +295,13 @@ func TestParseSeeds(t *testing.T) {
 	}
 	for in, want := range map[string]string{
 		"4,2-4": `seed 4 is listed twice (in "2-4")`,
-		"1-":    `"1-" is not a non-negative integer`,
+		"1-":    `"1-" is not an integer seed (int64, as --seed) or a range A-B`,
+		"-":     `"-" is not an integer seed`,
+		"1--":   `"1--" is not an integer seed`,
+		"x-3":   `"x-3" is not an integer seed`,
 		"9-2":   `range "9-2" ends before it starts`,
+		"-1--3": `range "-1--3" ends before it starts`,
+		"-9223372036854775808-9223372036854775807": `is more than`,
 	} {
 		if _, err := parseSeeds(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want one containing %s", in, err, want)
