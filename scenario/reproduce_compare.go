@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -259,7 +260,7 @@ func JudgeOverSeeds(pairs []SeedPair, delta float64) SeedsComparison {
 	}
 	type row struct{ class, role string }
 	rows := []row{{ClassTotal, RoleTotal}, {ClassLoss, RoleHeld}, {ClassFault, RoleHeld}}
-	for _, k := range sortedKeys(kinds) {
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
 		rows = append(rows, row{k, RoleDescribed})
 	}
 	rows = append(rows, row{ClassRemovable, RoleFree})
@@ -480,7 +481,7 @@ func DescribePair(runs []ReproduceResult) *PairDescription {
 	for m := range ff {
 		migs[m] = true
 	}
-	for _, m := range sortedKeys(migs) {
+	for _, m := range slices.Sorted(maps.Keys(migs)) {
 		p, inP := pf[m]
 		x, inF := ff[m]
 		switch {
@@ -494,26 +495,13 @@ func DescribePair(runs []ReproduceResult) *PairDescription {
 			d.Differences = append(d.Differences, Difference{m, "fixed", "", x})
 		}
 	}
-	planned := map[string]bool{}
-	for m := range prefix.Plans {
-		planned[m] = true
-	}
-	for _, m := range sortedKeys(planned) {
+	for _, m := range slices.Sorted(maps.Keys(prefix.Plans)) {
 		if prefix.Plans[m] != fixed.Plans[m] {
 			d.PlansDivergeAt = m
 			break
 		}
 	}
 	return d
-}
-
-func sortedKeys(m map[string]bool) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // PairMarkdown is reproduce.md's section on one seed's two runs:
@@ -535,7 +523,7 @@ func PairMarkdown(d PairDescription, incident string) []byte {
 	for k := range p.Fixed.FaultKinds {
 		kinds[k] = true
 	}
-	classes = append(append(classes, sortedKeys(kinds)...), ClassRemovable)
+	classes = append(append(classes, slices.Sorted(maps.Keys(kinds))...), ClassRemovable)
 	if p.Prefix.LossDownstream > 0 || p.Fixed.LossDownstream > 0 {
 		classes = append(classes, ClassLossDownstream)
 	}
