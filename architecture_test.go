@@ -27,7 +27,7 @@ var allowed = map[string][]string{
 	"nvmeof":     {},
 	"fio":        {},
 	"record":     {},
-	"internal":   {}, // test helpers (internal/tooltest, internal/kubetest), imported by _test.go files only
+	"internal":   {}, // test support; sub-packages have their own rules in allowedInternal
 	"checks":     {"record", "nvmeof", "fio"},
 	"incidents":  {"record"},
 	"sim":        {"nvmeof", "fio"},
@@ -41,6 +41,16 @@ var allowed = map[string][]string{
 	"cmd":        {"*"},
 }
 
+// allowedInternal gives each internal/ sub-package the groups it may import.
+// internal/ is test support: only _test.go files, suites/ and internal/
+// itself may import it (TestImportDirection enforces this).
+var allowedInternal = map[string][]string{
+	"internal/tooltest": {},
+	"internal/nvmecli":  {},
+	"internal/kubetest": {"internal"},
+	"internal/standin":  {"internal", "backend", "record", "nvmeof", "fio", "sim", "workload"},
+}
+
 // stdlibOnly groups may import nothing outside the standard library and the
 // module (non-test files).
 var stdlibOnly = []string{"nvmeof", "fio", "record", "sim", "internal"}
@@ -48,7 +58,7 @@ var stdlibOnly = []string{"nvmeof", "fio", "record", "sim", "internal"}
 // stdlibOnlyExempt are directories inside a stdlibOnly group that may import
 // modules: internal/kubetest drives the real control plane through
 // controller-runtime's envtest and client-go (test helper only).
-var stdlibOnlyExempt = []string{"internal/kubetest/"}
+var stdlibOnlyExempt = []string{"internal/kubetest/", "internal/standin/"}
 
 // deterministic groups may not read the wall clock or global randomness.
 var deterministic = []string{"sim", "nvmeof", "fio"}
@@ -102,6 +112,9 @@ func importViolations(files []goFile) []string {
 	errorf := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
 	for _, f := range files {
 		rules, known := allowed[f.group]
+		if f.group == "internal" {
+			rules, known = allowedInternal[internalPackage(f.path)]
+		}
 		if !known {
 			errorf("%s: package group %q is not in DESIGN.md's layout (add it to the architecture test with its allowed imports)", f.path, f.group)
 			continue
@@ -110,6 +123,10 @@ func importViolations(files []goFile) []string {
 			p, _ := strconv.Unquote(imp.Path.Value)
 			if strings.HasPrefix(p, module+"/") {
 				to := strings.SplitN(strings.TrimPrefix(p, module+"/"), "/", 2)[0]
+				if to == "internal" && f.group != "internal" && f.group != "suites" {
+					errorf("%s imports %s: internal/ is test support, importable only by tests, suites/ and internal/", f.path, p)
+					continue
+				}
 				if to != f.group && !slices.Contains(rules, "*") && !slices.Contains(rules, to) {
 					errorf("%s imports %s: %s may import only %v (DESIGN.md direction)", f.path, p, f.group, rules)
 				}
@@ -126,6 +143,16 @@ func importViolations(files []goFile) []string {
 		}
 	}
 	return out
+}
+
+// internalPackage names the internal/ sub-package a file is in
+// ("internal/standin" for internal/standin/pods.go).
+func internalPackage(path string) string {
+	parts := strings.SplitN(filepath.ToSlash(path), "/", 3)
+	if len(parts) < 3 {
+		return "internal"
+	}
+	return parts[0] + "/" + parts[1]
 }
 
 // randSeeded are the math/rand(/v2) names that build or name a seeded
@@ -208,10 +235,11 @@ func TestTheRulesCanFail(t *testing.T) {
 		parse("record", `package record; import _ "github.com/google/go-cmp/cmp"`),
 		parse("checks", `package checks; import _ "github.com/onsi/gomega"`),
 		parse("widgets", `package widgets`),
-		parse("internal", `package tooltest; import _ "k8s.io/client-go/rest"`), // only internal/kubetest is exempt
+		parse("internal", `package tooltest; import _ "k8s.io/client-go/rest"`), // "internal" alone has no rules
+		parse("backend", `package kube; import _ "`+module+`/internal/standin"`),   // internal/ is for tests and suites
 	}
-	if got := importViolations(bad); len(got) != 5 {
-		t.Errorf("import violations = %d, want 5:\n%s", len(got), strings.Join(got, "\n"))
+	if got := importViolations(bad); len(got) != 6 {
+		t.Errorf("import violations = %d, want 6:\n%s", len(got), strings.Join(got, "\n"))
 	}
 	clock := []goFile{
 		parse("sim", `package sim; import ("time"; "math/rand/v2"); var a = time.Now(); var b = rand.IntN(3); var c = rand.New(rand.NewPCG(1, 2))`),

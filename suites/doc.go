@@ -3,7 +3,7 @@
 // "fault:<kind>", "janitor", "interrupt"), JUnit written by the suite itself
 // (see framework.JUnitPath). The same fault specs run on both backends
 // (faults_test.go): the embedded simulator, and a real kube-apiserver with
-// RBAC where backend/kube/standin plays simplyblock, kubelet, scheduler and
+// RBAC where internal/standin plays simplyblock, kubelet, scheduler and
 // provisioner, set up by the e2e-framework env funcs framework.StartKube and
 // StopKube from Ginkgo setup nodes.
 //

@@ -4,7 +4,7 @@
 // conditions for waiting) that runs fiomig's migrations scenario on any
 // cluster running simplyblock.
 //
-// What it reads and writes (the contract with backend/kube/standin, which
+// What it reads and writes (the contract with internal/standin, which
 // plays simplyblock, kubelet, scheduler and provisioner in tests):
 //
 //   - Storage nodes: StorageNodeSet status.nodes (hostname, uuid, mgmtIp,

@@ -11,7 +11,7 @@
 // admin (system:masters) rest.Config, Env.Kubeconfig the same as a file;
 // Impersonate and ServiceAccount give configs acting as a user or a
 // ServiceAccount, for RBAC tests. No kubelet, scheduler or
-// controller-manager runs: backend/kube/standin plays those.
+// controller-manager runs: internal/standin plays those.
 //
 // envtest starts etcd and kube-apiserver in their own process group, so a
 // test killed by its timeout leaves them running: Start first kills such

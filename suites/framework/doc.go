@@ -3,7 +3,7 @@
 // with a fault schedule, says where JUnit reports go, and sets up the kube
 // suites' world with e2e-framework env funcs (StartKube, StopKube: a real
 // etcd + kube-apiserver from internal/kubetest, deploy/rbac and
-// deploy/agent applied, backend/kube/standin running) and lists what the
+// deploy/agent applied, internal/standin running) and lists what the
 // API server still holds of a run (KubeEnv.Labelled). With suites/ it is
 // the only non-test code that imports Ginkgo or Gomega.
 //

@@ -25,13 +25,13 @@ import (
 
 	"github.com/fiomig/fiomig/backend"
 	"github.com/fiomig/fiomig/backend/kube"
-	"github.com/fiomig/fiomig/backend/kube/standin"
+	"github.com/fiomig/fiomig/internal/standin"
 	"github.com/fiomig/fiomig/internal/kubetest"
 )
 
 // KubeEnv is the kube suites' world: a real etcd + kube-apiserver with
 // RBAC (internal/kubetest), deploy/rbac and deploy/agent applied, and the
-// stand-in of backend/kube/standin playing simplyblock, kubelet, scheduler
+// stand-in of internal/standin playing simplyblock, kubelet, scheduler
 // and provisioner. The harness speaks only to the API server, as the
 // fiomig-harness ServiceAccount (impersonated), so the suites prove the
 // RBAC of deploy/rbac is enough.

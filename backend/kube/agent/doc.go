@@ -25,6 +25,6 @@
 // RBAC apply (deploy/rbac/).
 //
 // Imports: nvmeof and the standard library only, so that the stand-in of
-// backend/kube/standin and cmd/fiomig can serve it without pulling in
+// internal/standin and cmd/fiomig can serve it without pulling in
 // client-go.
 package agent

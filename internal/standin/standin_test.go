@@ -25,7 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/fiomig/fiomig/backend/kube/agent"
-	"github.com/fiomig/fiomig/backend/kube/standin"
+	"github.com/fiomig/fiomig/internal/standin"
 	"github.com/fiomig/fiomig/internal/kubetest"
 	"github.com/fiomig/fiomig/internal/tooltest"
 	"github.com/fiomig/fiomig/nvmeof"
