@@ -50,7 +50,7 @@ func (c *Cluster) MigrationStage(id string) string {
 		if h.name != v.Host || h.lastSys == nil {
 			continue
 		}
-		hs, err := nvmeof.ReadHost(h.lastSys, h.nqn)
+		hs, err := nvmeof.ReadHost(h.lastSys, "")
 		if err != nil {
 			return ""
 		}
