@@ -146,7 +146,7 @@ func importViolations(files []goFile) []string {
 }
 
 // internalPackage names the internal/ sub-package a file is in
-// ("internal/standin" for internal/standin/pods.go).
+// ("internal/standin" for internal/standin/kubelet.go).
 func internalPackage(path string) string {
 	parts := strings.SplitN(filepath.ToSlash(path), "/", 3)
 	if len(parts) < 3 {

@@ -92,19 +92,21 @@ var ErrUnreachable = errors.New("no reachable Kubernetes cluster")
 // wall seconds since the end of setup (New). Driven by one goroutine
 // (the scenario), except the migration watch, which feeds it.
 type Cluster struct {
-	cfg   Config
-	ctx   context.Context
-	rest  *rest.Config
-	kc    klient.Client
-	cs    *kubernetes.Clientset
-	dyn   dynamic.Interface
-	http  *http.Client
-	start time.Time
-	rng   *rand.Rand
-	nodes []storageNode
-	hosts []*host
-	vols  []*volume
-	cp    *controlPlane
+	cfg     Config
+	ctx     context.Context
+	rest    *rest.Config
+	kc      klient.Client
+	cs      *kubernetes.Clientset
+	dyn     dynamic.Interface
+	http    *http.Client
+	start   time.Time
+	rng     *rand.Rand
+	nodes   []storageNode
+	hosts   []*host
+	vols    []*volume
+	cp      *controlPlane
+	resMu   sync.Mutex
+	resByNS map[string]*resources.Resources
 	// clusterUUID is the StorageClass's cluster_id (the StorageCluster's
 	// status.uuid, the first field of every volume handle).
 	clusterUUID string
@@ -292,7 +294,28 @@ func (c *Cluster) register(what string, fn func(ctx context.Context) error) {
 	c.undo = append(c.undo, undo{what, fn})
 }
 
-func (c *Cluster) res(ns string) *resources.Resources { return c.kc.Resources(ns) }
+// res is the Resources of namespace ns ("" for cluster-scoped objects),
+// one per namespace: klient's Client.Resources hands out one shared value
+// whose namespace each call overwrites, so a value kept (a registered
+// cleanup, a List) would act in whatever namespace the last call named.
+func (c *Cluster) res(ns string) *resources.Resources {
+	c.resMu.Lock()
+	defer c.resMu.Unlock()
+	if r, ok := c.resByNS[ns]; ok {
+		return r
+	}
+	r, err := resources.New(c.rest)
+	if err != nil {
+		// New only fails for a config klient.New already accepted.
+		panic(fmt.Sprintf("kube: resources for namespace %q: %v", ns, err))
+	}
+	r.WithNamespace(ns)
+	if c.resByNS == nil {
+		c.resByNS = map[string]*resources.Resources{}
+	}
+	c.resByNS[ns] = r
+	return r
+}
 
 func (c *Cluster) setup(ctx context.Context) error {
 	ns := c.cfg.Namespace

@@ -90,7 +90,8 @@ func Janitor(ctx context.Context, jc JanitorConfig, w io.Writer) ([]Removed, err
 		return nil, err
 	}
 	ns := jc.Namespace
-	r := kc.Resources(ns)
+	c := &Cluster{cfg: Config{Namespace: ns, StorageNamespace: jc.StorageNamespace}, rest: rc, kc: kc, dyn: dyn, ctx: ctx}
+	r := c.res(ns)
 	var leases coordv1.LeaseList
 	if err := r.List(ctx, &leases, resources.WithLabelSelector(LabelRun)); err != nil {
 		return nil, fmt.Errorf("janitor: list Leases in namespace %s: %w", ns, err)
@@ -119,7 +120,6 @@ func Janitor(ctx context.Context, jc JanitorConfig, w io.Writer) ([]Removed, err
 	if err != nil {
 		errs = append(errs, fmt.Errorf("janitor: list VolumeMigrations in namespace %s: %w", sns, err))
 	} else {
-		c := &Cluster{cfg: Config{Namespace: ns, StorageNamespace: sns}, kc: kc, dyn: dyn, ctx: ctx}
 		for _, u := range vms.Items {
 			run, isDead := dead(u.GetLabels())
 			if !isDead {
@@ -189,7 +189,7 @@ func Janitor(ctx context.Context, jc JanitorConfig, w io.Writer) ([]Removed, err
 		})
 	}
 	if jc.SweepNFT {
-		tables, err := sweepNFT(ctx, rc, kc.Resources(ns), dyn, jc, live)
+		tables, err := sweepNFT(ctx, rc, r, dyn, jc, live)
 		errs = append(errs, err)
 		for _, t := range tables {
 			note(Removed{"nftables table", "", t.node + ": inet " + t.table, t.run})
