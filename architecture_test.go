@@ -1,6 +1,7 @@
 // The architecture test keeps the import direction of DESIGN.md ("Packages"):
 // leaves are nvmeof, fio, record; checks <- leaves; sim <- nvmeof, fio;
-// reports <- record, checks; workload <- fio; backend <- leaves, sim,
+// analysis (the incident analysis) <- record, checks, incidents; reports
+// <- record, checks, analysis; workload <- fio; backend <- leaves, sim,
 // workload; collectors, faults <- backend; scenario <- all of those;
 // suites and cmd/fiomig on top. It also keeps Ginkgo/Gomega inside suites/,
 // and the wall clock and global randomness out of sim/, nvmeof/ and fio/.
@@ -30,13 +31,14 @@ var allowed = map[string][]string{
 	"internal":   {}, // test support; sub-packages have their own rules in allowedInternal
 	"checks":     {"record", "nvmeof", "fio"},
 	"incidents":  {"record"},
+	"analysis":   {"record", "checks", "incidents", "nvmeof", "fio"},
 	"sim":        {"nvmeof", "fio"},
-	"reports":    {"record", "checks", "nvmeof", "fio"},
+	"reports":    {"record", "checks", "nvmeof", "fio", "analysis", "incidents"},
 	"workload":   {"fio"},
 	"backend":    {"backend", "record", "nvmeof", "fio", "sim", "workload"},
 	"collectors": {"backend", "record", "nvmeof", "fio"},
 	"faults":     {"backend", "record", "nvmeof", "fio"},
-	"scenario":   {"backend", "collectors", "faults", "checks", "reports", "record", "nvmeof", "fio", "sim", "workload", "incidents"},
+	"scenario":   {"backend", "collectors", "faults", "checks", "reports", "record", "nvmeof", "fio", "sim", "workload", "incidents", "analysis"},
 	"suites":     {"*"},
 	"cmd":        {"*"},
 }
@@ -235,8 +237,8 @@ func TestTheRulesCanFail(t *testing.T) {
 		parse("record", `package record; import _ "github.com/google/go-cmp/cmp"`),
 		parse("checks", `package checks; import _ "github.com/onsi/gomega"`),
 		parse("widgets", `package widgets`),
-		parse("internal", `package tooltest; import _ "k8s.io/client-go/rest"`), // "internal" alone has no rules
-		parse("backend", `package kube; import _ "`+module+`/internal/standin"`),   // internal/ is for tests and suites
+		parse("internal", `package tooltest; import _ "k8s.io/client-go/rest"`),  // "internal" alone has no rules
+		parse("backend", `package kube; import _ "`+module+`/internal/standin"`), // internal/ is for tests and suites
 	}
 	if got := importViolations(bad); len(got) != 6 {
 		t.Errorf("import violations = %d, want 6:\n%s", len(got), strings.Join(got, "\n"))
