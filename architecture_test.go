@@ -253,9 +253,9 @@ func TestTheRulesCanFail(t *testing.T) {
 		parse("record", `package record; import _ "github.com/google/go-cmp/cmp"`),
 		parse("checks", `package checks; import _ "github.com/onsi/gomega"`),
 		parse("widgets", `package widgets`),
-		parse("internal", `package tooltest; import _ "k8s.io/client-go/rest"`), // "internal" alone has no rules
-		parse("backend", `package kube; import _ "`+module+`/internal/standin"`),   // internal/ is for tests and suites
-		parse("cmd/fiomig-host", `package main; import _ "`+module+`/record"`),        // a lean binary: nvmeof only
+		parse("internal", `package tooltest; import _ "k8s.io/client-go/rest"`),  // "internal" alone has no rules
+		parse("backend", `package kube; import _ "`+module+`/internal/standin"`), // internal/ is for tests and suites
+		parse("cmd/fiomig-host", `package main; import _ "`+module+`/record"`),   // a lean binary: nvmeof only
 		parse("cmd/fiomig-host", `package main; import _ "github.com/google/go-cmp/cmp"`),
 	}
 	if got := importViolations(bad); len(got) != 8 {
