@@ -14,5 +14,6 @@
 //
 // Imports: the standard library only. fio is a leaf of the import
 // direction of docs/architecture.md (workload, sim, checks and reports import
-// it). It never reads the wall clock or global randomness: running fio is workload's business.
+// it). It never reads the wall clock or global randomness: running fio is
+// workload's business.
 package fio
