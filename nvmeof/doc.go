@@ -29,7 +29,7 @@
 // Inspect); each function's doc names its source.
 //
 // Imports: the standard library only (a leaf of the import direction of
-// docs/architecture.md); its tests also use github.com/google/go-cmp and github.com/prometheus/procfs
-// (the independent parser of the cross-check). It never reads the wall clock
-// or global randomness.
+// docs/architecture.md); its tests also use github.com/google/go-cmp and
+// github.com/prometheus/procfs (the independent parser of the cross-check).
+// It never reads the wall clock or global randomness.
 package nvmeof
