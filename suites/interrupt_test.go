@@ -112,7 +112,7 @@ func fiomigBinary(ctx context.Context) string {
 
 var _ = Describe("fiomig run --backend kube to the end", Label("kube", "cli"), func() {
 	It("completes 5 migrations, writes the run directory and report as on the simulator, leaves nothing labelled and shows the secret nowhere", func(ctx SpecContext) {
-		env := kubeEnv()
+		env := freshKubeEnv()
 		bin := fiomigBinary(ctx)
 		outDir := GinkgoT().TempDir()
 		var stdout, stderr strings.Builder
