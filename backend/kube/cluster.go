@@ -218,7 +218,7 @@ func Connect(ctx context.Context, cfg Config) (*rest.Config, klient.Client, erro
 			return nil, nil, fmt.Errorf("%w: no kubeconfig given", ErrUnreachable)
 		}
 		// envconf.NewWithKubeConfig, never env.NewFromFlags: that one
-		// registers global flags (research/kube.md §5).
+		// registers global flags (docs/sources.md §10.4).
 		kc, err = envconf.NewWithKubeConfig(cfg.Kubeconfig).NewClient()
 	}
 	if err != nil {

@@ -69,8 +69,8 @@ func (c *Cluster) node(name string) (storageNode, bool) {
 
 // StopTarget implements faults.TargetRestarter: it deletes the SPDK pod of
 // storage node node (grace 0, as a crashed target) and waits up to 60 s for
-// its replacement (the storage node's API recreates it, research/kube.md
-// §1). Evidence: the old and new pod's uid. An unknown node, or a node with
+// its replacement (the storage node's API recreates it, docs/sources.md
+// §10.1). Evidence: the old and new pod's uid. An unknown node, or a node with
 // no SPDK pod, is an error; on Kubernetes the target comes back by itself,
 // so the down time is the system's, not for_s.
 func (c *Cluster) StopTarget(node string) (map[string]string, error) {

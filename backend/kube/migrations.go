@@ -304,7 +304,7 @@ func (c *Cluster) checkTimeouts() error {
 }
 
 // AbortMigration implements faults.MigrationAborter: it sets spec.abort on
-// the VolumeMigration (the operator's own abort path, upstream.md §2.2)
+// the VolumeMigration (the operator's own abort path, docs/sources.md §5.2)
 // and waits up to 60 s for the watch to see it leave the phase it was in.
 // A terminal or unknown migration is an error.
 func (c *Cluster) AbortMigration(id, reason string) (string, error) {

@@ -60,7 +60,7 @@ const (
 	defaultSetupTimeout = 5 * time.Minute
 )
 
-// GVRs of simplyblock's custom resources (upstream.md §2.1, kube.md §1).
+// GVRs of simplyblock's custom resources (docs/sources.md §5.1, §10.1).
 var (
 	GVRVolumeMigration = schema.GroupVersionResource{Group: "storage.simplyblock.io", Version: "v1alpha1", Resource: "volumemigrations"}
 	GVRStorageNodeSet  = schema.GroupVersionResource{Group: "storage.simplyblock.io", Version: "v1alpha1", Resource: "storagenodesets"}

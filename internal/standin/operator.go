@@ -305,7 +305,7 @@ func migrationUUID(simID string) string {
 
 var notNameChar = regexp.MustCompile(`[^a-z0-9-]`)
 
-// jobName is the operator's path Job name (research/upstream.md §2.3):
+// jobName is the operator's path Job name (docs/sources.md §5.3):
 // prefix + migration UUID without dashes cut to 20 + "-" + the node's short
 // name (lower-cased, [a-z0-9-] only, cut to 16) + "-" + the first 4 bytes
 // of sha256(node) in hex.

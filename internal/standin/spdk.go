@@ -46,7 +46,7 @@ func (s *StandIn) reconcileSPDKPods(pods []*corev1.Pod) {
 }
 
 // spdkPod is node n's SPDK pod as simplyblock's node API creates it
-// (research/kube.md §1: snode-spdk-pod-<rpcPort>-<first 6 of the cluster
+// (docs/sources.md §10.1: snode-spdk-pod-<rpcPort>-<first 6 of the cluster
 // id>, labels app=spdk-app-<rpcPort> and role=simplyblock-storage-node,
 // hostNetwork, restartPolicy Never).
 func (s *StandIn) spdkPod(n *node) *corev1.Pod {

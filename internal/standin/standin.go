@@ -29,7 +29,7 @@ import (
 )
 
 // Names and labels the stand-in uses (a real simplyblock cluster's where
-// research/kube.md §1 gives them).
+// docs/sources.md §10.1 gives them).
 const (
 	// Provisioner is simplyblock's CSI driver and provisioner name.
 	Provisioner = "csi.simplyblock.io"
