@@ -44,6 +44,11 @@ type runIndex struct {
 	// seen maps host and NQN\x00endpoint to when a controller there was
 	// last seen and first gone after that (missingCause).
 	seen map[string]map[string]seenSpan
+	// obsStart is the record's first observation of any host (a sample or
+	// a heartbeat; 0 without one).
+	obsStart float64
+	// holes are every host's sample holes (observed.go), once known.
+	holes []record.SampleHole
 	// requiredEnd is the time the last sample must reach (less one settle
 	// sample interval) for the record to cover the settle period.
 	requiredEnd float64
