@@ -1,6 +1,7 @@
 // The architecture test keeps the import direction of DESIGN.md ("Packages"):
 // leaves are nvmeof, fio, record; checks <- leaves; sim <- nvmeof, fio;
-// reports <- record, checks; workload <- fio; backend <- leaves, sim,
+// analysis (the incident analysis) <- record, checks, incidents; reports
+// <- record, checks, analysis; workload <- fio; backend <- leaves, sim,
 // workload; collectors, faults <- backend; scenario <- all of those;
 // suites and cmd/fiomig on top. It also keeps Ginkgo/Gomega inside suites/,
 // and the wall clock and global randomness out of sim/, nvmeof/ and fio/;
@@ -31,13 +32,14 @@ var allowed = map[string][]string{
 	"internal":   {}, // test support; sub-packages have their own rules in allowedInternal
 	"checks":     {"record", "nvmeof", "fio"},
 	"incidents":  {"record"},
+	"analysis":   {"record", "checks", "incidents", "nvmeof", "fio"},
 	"sim":        {"nvmeof", "fio"},
-	"reports":    {"record", "checks", "nvmeof", "fio"},
+	"reports":    {"record", "checks", "nvmeof", "fio", "analysis", "incidents"},
 	"workload":   {"fio"},
 	"backend":    {"backend", "record", "nvmeof", "fio", "sim", "workload"},
 	"collectors": {"backend", "record", "nvmeof", "fio"},
 	"faults":     {"backend", "record", "nvmeof", "fio"},
-	"scenario":   {"backend", "collectors", "faults", "checks", "reports", "record", "nvmeof", "fio", "sim", "workload", "incidents"},
+	"scenario":   {"backend", "collectors", "faults", "checks", "reports", "record", "nvmeof", "fio", "sim", "workload", "incidents", "analysis"},
 	"suites":     {"*"},
 	"cmd":        {"*"},
 }

@@ -8,10 +8,11 @@
 //   - Judging: Inspect classifies what is wrong with one subsystem as the
 //     operator's Inspect does (five defect kinds, in teardown order with
 //     co-tenants; docs/sources.md §6.2); NotLive lists controllers that are
-//     not live, which is no defect; HostState.Multipath says whether native multipath is on (off:
-//     no legs, no ANA states, nothing to judge a cutover by); MissingEndpoints and
-//     StaleEndpoints compare attached controllers with published endpoints by
-//     canonical ip:port (CanonicalEndpoint).
+//     not live, which is no defect; HostState.Multipath says whether native
+//     multipath is on (off: no legs, no ANA states, nothing to judge a
+//     cutover by); MissingEndpoints and StaleEndpoints compare attached
+//     controllers with published endpoints by canonical ip:port
+//     (CanonicalEndpoint).
 //   - Acting: PlanRelease/ReleaseMigrationPaths and PlanReap/
 //     ReapDeadControllers decide and perform teardowns through the Host
 //     interface (LinuxHost for a real host, reading sysfs with one open, read
@@ -26,12 +27,12 @@
 // never read, kept or quoted.
 //
 // The kernel, nvme-cli and simplyblock facts it honours are listed in
-// docs/sources.md; each function's doc names its source. Sub-package
-// hostcmd is the host tools' command line (hosts, inspect, release, reap).
+// docs/sources.md (§1 the kernel, §2 nvme-cli, §5.5 release and reap, §6
+// Inspect); each function's doc names its source. Sub-package hostcmd is
+// the host tools' command line (hosts, inspect, release, reap).
 //
-// Imports: the standard library only (a leaf of the import direction,
-// architecture_test.go); its
-// tests also use github.com/google/go-cmp and github.com/prometheus/procfs
-// (the independent parser of the cross-check). It never reads the wall clock
-// or global randomness.
+// Imports: the standard library only (a leaf of the import direction of
+// docs/architecture.md); its tests also use github.com/google/go-cmp and
+// github.com/prometheus/procfs (the independent parser of the cross-check).
+// It never reads the wall clock or global randomness.
 package nvmeof

@@ -307,7 +307,7 @@ type NotLiveController struct {
 // — with its reconnect budget. It is no defect: a single reading cannot tell
 // a path that is coming back from a leak (a controller reconnecting to an
 // endpoint that is gone keeps doing so every reconnect_delay until
-// ctrl_loss_tmo, docs/host-model.md), so the operator's Inspect reports
+// ctrl_loss_tmo, docs/sources.md §1.3), so the operator's Inspect reports
 // none "while the controller is still connecting" (simplyblock-operator
 // atlas-lib/nvmeof/inspect_test.go TestInspect_NoNamespaceNeedsALiveController)
 // and only a judge that knows the time — the leak check after the settle
