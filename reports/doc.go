@@ -18,5 +18,6 @@
 //
 // Import direction (docs/architecture.md, kept by architecture_test.go):
 // reports may import record, checks, analysis and incidents and the leaves
-// they build on (nvmeof, fio), plus montanaflynn/stats and gonum.org/v1/plot; nothing that runs anything.
+// they build on (nvmeof, fio), plus montanaflynn/stats and
+// gonum.org/v1/plot; nothing that runs anything.
 package reports
