@@ -53,8 +53,8 @@ func splitBrainResult(found, unknown []string, checked, migrations int) record.C
 // instant shows every namespace of the subsystem with an optimized or
 // non-optimized leg on a live controller at a target endpoint of the
 // migration. The judgement instant is the end of the attribution margin
-// (DESIGN.md): the first sample at or after Completed plus
-// plan.Params.AttributionMarginS — or, when the next migration of the
+// (docs/concepts.md "Pause window"): the first sample at or after
+// Completed plus plan.Params.AttributionMarginS — or, when the next migration of the
 // subsystem starts before that sample, the last sample before it starts.
 // A host with no such sample (the record ends too early), or a migration
 // without target endpoints, makes it inconclusive unless something fails;
