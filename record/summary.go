@@ -104,7 +104,8 @@ type SampleHole struct {
 }
 
 // HoleFactor: a gap between two observations of a host longer than
-// HoleFactor × its sampling interval is a hole (DESIGN.md "The run record").
+// HoleFactor × its sampling interval is a hole (docs/concepts.md "What the
+// samples can see").
 const HoleFactor = 3.0
 
 // FaultOutcome is one injected (or scheduled and never injected) fault as
