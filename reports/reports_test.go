@@ -103,6 +103,22 @@ func TestMigrationVerdict(t *testing.T) {
 	if v := MigrationVerdict(plan, m); v != record.Fail {
 		t.Errorf("m1 with 2 freezes: verdict %q, want fail", v)
 	}
+	// A window measured across a hole in host-b's samples (issue 24): 7.25 s
+	// measured, of which 2 s seen paused, is not known to be over the bound;
+	// 5.5 s seen is over it.
+	m = sum.Migrations[1]
+	m.Freezes = 1
+	m.Hosts = map[string]record.HostPauses{"host-b": {LongestPauseS: 7.25, LongestSeenPauseS: fptr(2), Freezes: 1, Windows: [][2]float64{{70, 77.25}}}}
+	if v := MigrationVerdict(plan, m); v != record.Inconclusive {
+		t.Errorf("m2 with a window across a hole, 2 s seen: verdict %q, want inconclusive", v)
+	}
+	if over := OverBound(plan, record.Summary{Migrations: []record.MigrationSummary{m}}); len(over) != 0 {
+		t.Errorf("over the bound: %q, want none", over)
+	}
+	m.Hosts["host-b"] = record.HostPauses{LongestPauseS: 7.25, LongestSeenPauseS: fptr(5.5), Freezes: 1, Windows: [][2]float64{{70, 77.25}}}
+	if v := MigrationVerdict(plan, m); v != record.Fail {
+		t.Errorf("m2 with a window across a hole, 5.5 s seen: verdict %q, want fail", v)
+	}
 }
 
 // TestMarkdownGolden compares report.md with testdata/report.golden.md;
