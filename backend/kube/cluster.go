@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -660,13 +659,5 @@ func (c *Cluster) host(name string) *host {
 	}
 	return nil
 }
-
-// isNetErr reports a transport-level failure.
-func isNetErr(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne)
-}
-
-func contains(list []string, s string) bool { return slices.Contains(list, s) }
 
 func isNotFound(err error) bool { return apierrors.IsNotFound(err) }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/fiomig/fiomig/backend/kube/agent"
 	bsim "github.com/fiomig/fiomig/backend/sim"
+	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/sim"
 )
 
@@ -242,8 +243,7 @@ func Start(ctx context.Context, cfg Config) (*StandIn, error) {
 			s.Close()
 		}
 	}()
-	sc := sim.Config{Seed: cfg.Seed, Nodes: 3, Hosts: 3, HostsAreNodes: true, Volumes: cfg.Volumes,
-		Operator: cfg.Operator, Clock: s.clock}
+	sc := sim.Config{Seed: cfg.Seed, Clock: s.clock, Model: record.Model{Nodes: 3, Hosts: 3, HostsAreNodes: true, Volumes: cfg.Volumes, Operator: cfg.Operator}}
 	if cfg.Tune != nil {
 		cfg.Tune(&sc)
 	}
