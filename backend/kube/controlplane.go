@@ -16,11 +16,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
+	"k8s.io/streaming/pkg/httpstream"
 )
 
 // ErrNoSecret is returned by New when Config.ClusterSecret is empty: every
@@ -142,16 +142,16 @@ func (cp *controlPlane) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var dialer httpstream.Dialer = spdy.NewDialer(upgrader, &http.Client{Transport: rt}, http.MethodPost, u)
+	var dialer httpstream.Dialer = spdy.NewDialerForStreaming(upgrader, &http.Client{Transport: rt}, http.MethodPost, u)
 	// As kubectl port-forward: WebSockets first (what newer API servers
 	// prefer), SPDY when the upgrade is refused.
-	if ws, err := portforward.NewSPDYOverWebsocketDialer(u, cp.rest); err == nil {
-		dialer = portforward.NewFallbackDialer(ws, dialer, func(err error) bool {
+	if ws, err := portforward.NewSPDYOverWebsocketDialerForStreaming(u, cp.rest); err == nil {
+		dialer = portforward.NewFallbackDialerForStreaming(ws, dialer, func(err error) bool {
 			return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
 		})
 	}
 	stop, ready := make(chan struct{}), make(chan struct{})
-	pf, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", controlPlanePort)}, stop, ready, io.Discard, io.Discard)
+	pf, err := portforward.NewOnAddressesForStreaming(dialer, []string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", controlPlanePort)}, stop, ready, io.Discard, io.Discard)
 	if err != nil {
 		return err
 	}
