@@ -17,6 +17,7 @@ import (
 	"net/netip"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -566,11 +567,13 @@ type podForwarder struct {
 // PortForward implements portforward.PortForwarder; name is "ns/pod".
 func (f podForwarder) PortForward(ctx context.Context, name, uid string, port int32, stream io.ReadWriteCloser) error {
 	defer stream.Close()
-	o, ok, _ := f.s.podInf.GetStore().GetByKey(name)
-	if !ok {
-		return fmt.Errorf("pod %s not found", name)
+	// From the API server, not the informer: a pod the kubelet just
+	// started may not be in the cache with its IP yet.
+	ns, pod, _ := strings.Cut(name, "/")
+	p, err := f.s.cs.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("pod %s: %w", name, err)
 	}
-	p := o.(*corev1.Pod)
 	if p.Spec.NodeName != f.node || p.Status.PodIP == "" || (uid != "" && string(p.UID) != uid) {
 		return fmt.Errorf("pod %s is not running on node %s", name, f.node)
 	}
