@@ -28,6 +28,7 @@ var allowed = map[string][]string{
 	"fio":        {},
 	"record":     {},
 	"internal":   {}, // test support; sub-packages have their own rules in allowedInternal
+	"images":     {}, // container image builder (go-containerregistry); make images
 	"checks":     {"record", "nvmeof", "fio"},
 	"incidents":  {"record"},
 	"sim":        {"nvmeof", "fio"},
