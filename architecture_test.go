@@ -236,8 +236,8 @@ func TestTheRulesCanFail(t *testing.T) {
 		parse("record", `package record; import _ "github.com/google/go-cmp/cmp"`),
 		parse("checks", `package checks; import _ "github.com/onsi/gomega"`),
 		parse("widgets", `package widgets`),
-		parse("internal", `package tooltest; import _ "k8s.io/client-go/rest"`), // "internal" alone has no rules
-		parse("backend", `package kube; import _ "`+module+`/internal/standin"`),   // internal/ is for tests and suites
+		parse("internal", `package tooltest; import _ "k8s.io/client-go/rest"`),  // "internal" alone has no rules
+		parse("backend", `package kube; import _ "`+module+`/internal/standin"`), // internal/ is for tests and suites
 	}
 	if got := importViolations(bad); len(got) != 6 {
 		t.Errorf("import violations = %d, want 6:\n%s", len(got), strings.Join(got, "\n"))
