@@ -49,6 +49,7 @@ var allowedInternal = map[string][]string{
 	"internal/tooltest": {},
 	"internal/nvmecli":  {},
 	"internal/kubetest": {"internal"},
+	"internal/kubenode": {},
 	"internal/standin":  {"internal", "backend", "record", "nvmeof", "fio", "sim", "workload"},
 }
 
@@ -59,7 +60,7 @@ var stdlibOnly = []string{"nvmeof", "fio", "record", "sim", "internal"}
 // stdlibOnlyExempt are directories inside a stdlibOnly group that may import
 // modules: internal/kubetest drives the real control plane through
 // controller-runtime's envtest and client-go (test helper only).
-var stdlibOnlyExempt = []string{"internal/kubetest/", "internal/standin/"}
+var stdlibOnlyExempt = []string{"internal/kubetest/", "internal/standin/", "internal/kubenode/"}
 
 // deterministic groups may not read the wall clock or global randomness.
 var deterministic = []string{"sim", "nvmeof", "fio"}

@@ -250,7 +250,7 @@ func TestDebianImagesAreReproducible(t *testing.T) {
 				return
 			}
 			ds = append(ds, digest(t, img))
-			if spec.Name == "fio" && FioTag(debs) == "unknown" {
+			if spec.Name == "fio" && Tag(spec, debs) == "unknown" {
 				t.Errorf("fio image: no fio package among %d", len(debs))
 			}
 		}

@@ -58,11 +58,31 @@ func FioSpec() Spec {
 	}
 }
 
-// FioTag is the fio image's tag: the fio package's Debian version, with
-// the characters a tag cannot hold ('+', '~', ':') as '.'.
-func FioTag(debs []Deb) string {
+// PauseSpec is a pod sandbox ("pause") image for a node that cannot pull
+// one (internal/kubenode's containerd sandbox_image): busybox's sh as PID
+// 1, sleeping until SIGTERM or SIGINT, which it exits 0 on; user
+// 65535:65535 as Kubernetes' own pause image.
+func PauseSpec() Spec {
+	return Spec{
+		Name:     "pause",
+		Packages: []string{"busybox-static"},
+		Copy:     []string{"/bin/busybox"},
+		Symlinks: map[string]string{"/bin/sh": "busybox", "/bin/sleep": "busybox"},
+		Config: v1.Config{
+			Entrypoint: []string{"/bin/sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 86400 & wait $!; done"},
+			User:       "65535:65535",
+			Env:        []string{pathEnv},
+			WorkingDir: "/",
+		},
+	}
+}
+
+// Tag is the tag of an image made from Debian packages: the Debian
+// version of spec's first package, with the characters a tag cannot hold
+// ('+', '~', ':') as '.'.
+func Tag(spec Spec, debs []Deb) string {
 	for _, d := range debs {
-		if d.Package == "fio" {
+		if len(spec.Packages) > 0 && d.Package == spec.Packages[0] {
 			return strings.NewReplacer("+", ".", "~", ".", ":", ".").Replace(d.Version)
 		}
 	}

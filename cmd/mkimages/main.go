@@ -41,15 +41,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	deb := images.Debian{Cache: *debs, Logf: func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }}
 	refs := map[string]string{}
-	for _, spec := range []images.Spec{images.FiomigSpec(*fiomig), images.FioSpec()} {
+	for _, spec := range []images.Spec{images.FiomigSpec(*fiomig), images.FioSpec(), images.PauseSpec()} {
 		img, debs, err := images.Build(ctx, spec, deb)
 		if err != nil {
 			fmt.Fprintf(stderr, "mkimages: %v\n", err)
 			return 1
 		}
 		tag := *version
-		if spec.Name == "fio" {
-			tag = images.FioTag(debs)
+		if spec.Name != "fiomig" {
+			tag = images.Tag(spec, debs)
 		}
 		ref, err := name.NewTag(strings.TrimSuffix(*repo, "/") + "/" + spec.Name + ":" + tag)
 		if err != nil {
