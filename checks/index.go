@@ -103,13 +103,13 @@ func (r *runIndex) settleSampleInterval() float64 {
 }
 
 // computeCoverage compares the record's last sample with the end of the
-// settle period: the last migration's terminal phase (or its last phase
-// line, when it never reached one; the run start without migrations) plus
-// plan.params.settle_s (DESIGN.md: the leak and completeness checks look at
-// the hosts at the end of the settle period). One settle sample interval is
-// tolerated. A timeline with fewer migrations than the plan asked for
-// stopped before its settle period began. It returns the coverage and the
-// earliest last-sample time that covers the settle period.
+// settle period: the last migration's terminal phase (or its last phase line,
+// when it never reached one; the run start without migrations) plus
+// plan.params.settle_s (docs/concepts.md "Leak": the leak and completeness
+// checks look at the hosts at the end of the settle period). One settle
+// sample interval is tolerated. A timeline with fewer migrations than the
+// plan asked for stopped before its settle period began. It returns the
+// coverage and the earliest last-sample time that covers the settle period.
 func (r *runIndex) computeCoverage() (record.Coverage, float64) {
 	p := r.plan.Params
 	start, what := 0.0, "the run start"

@@ -56,7 +56,7 @@ func pathIPs(nqn string, before, at *record.Line) []string {
 
 // Paused reports whether one host sample shows a pause of subsystem nqn:
 // some namespace has no leg that is optimized or non-optimized on a live
-// controller of that subsystem (DESIGN.md "The run record"; kernel
+// controller of that subsystem (docs/concepts.md "Pause window"; kernel
 // drivers/nvme/host/multipath.c: only such legs carry I/O, anything else
 // requeues it). The namespaces judged are nsids (the volume's, from the
 // plan) plus those the sample shows for nqn, as multipath heads or as legs.

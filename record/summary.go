@@ -11,18 +11,18 @@ const (
 
 // Summary is summary.json. Fields may be added, never renamed.
 type Summary struct {
-	Seed              int64              `json:"seed"`
-	Verdict           string             `json:"verdict"`
-	Checks            []CheckResult      `json:"checks"`
-	Migrations        []MigrationSummary `json:"migrations"`
-	Unattributed      []HostWindow       `json:"unattributed_windows"`
+	Seed         int64              `json:"seed"`
+	Verdict      string             `json:"verdict"`
+	Checks       []CheckResult      `json:"checks"`
+	Migrations   []MigrationSummary `json:"migrations"`
+	Unattributed []HostWindow       `json:"unattributed_windows"`
 	// FaultWindows are the pause windows outside every migration that cut
 	// over which an injected fault explains (HostWindow.Cause): not
 	// findings. Added field.
-	FaultWindows []HostWindow `json:"fault_windows"`
-	LeakedControllers []Leak             `json:"leaked_controllers"`
-	MissingEndpoints  []MissingEndpoint  `json:"missing_endpoints"`
-	Stats             Stats              `json:"stats"`
+	FaultWindows      []HostWindow      `json:"fault_windows"`
+	LeakedControllers []Leak            `json:"leaked_controllers"`
+	MissingEndpoints  []MissingEndpoint `json:"missing_endpoints"`
+	Stats             Stats             `json:"stats"`
 	// Fio is what real fio measured (fiomig run --workload=fio only;
 	// absent otherwise). Added field.
 	Fio *FioSummary `json:"fio,omitempty"`
@@ -108,7 +108,8 @@ type SampleHole struct {
 }
 
 // HoleFactor: a gap between two observations of a host longer than
-// HoleFactor × its sampling interval is a hole (DESIGN.md "The run record").
+// HoleFactor × its sampling interval is a hole (docs/concepts.md "What the
+// samples can see").
 const HoleFactor = 3.0
 
 // FaultOutcome is one injected (or scheduled and never injected) fault as

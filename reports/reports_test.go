@@ -30,8 +30,8 @@ func fixture() (record.Plan, record.Summary) {
 	plan := record.Plan{
 		Tool: "fiomig", Scenario: "migrations", Backend: "sim", Seed: 42,
 		Command: "fiomig run --seed 42 --migrations 2 --cutover-pause 7",
-		Params: record.Params{Migrations: 2, Volumes: 2, Hosts: 2, ConsumersPerVolume: 2, SampleIntervalS: 0.25,
-			PauseCritS: 5, FreezesAllowed: 1, SettleS: 60, AttributionMarginS: 30},
+		Params: record.Params{Migrations: 2, SampleIntervalS: 0.25, PauseCritS: 5, FreezesAllowed: 1, SettleS: 60, AttributionMarginS: 30,
+			Model: record.Model{Volumes: 2, Hosts: 2, ConsumersPerVolume: 2}},
 		Topology: record.Topology{
 			Nodes: []record.Node{{Name: "node-1", IP: "10.0.0.1"}, {Name: "node-2", IP: "10.0.0.2"}, {Name: "node-3", IP: "10.0.0.3"}},
 			Hosts: []record.HostInfo{{Name: "host-a", HostNQN: "nqn.host-a"}, {Name: "host-b", HostNQN: "nqn.host-b"}},
