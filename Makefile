@@ -24,21 +24,26 @@ PUSH        ?=
 # A real node's runtime for internal/kubenode (make node-tools): Debian's
 # containerd, runc, CNI plugins, and nftables for the nft helper's image.
 NODE_PKGS   := containerd runc containernetworking-plugins nftables
+# staticcheck for make lint: honnef.co/go/tools, pinned (go install from the
+# Go module proxy into .cache/tools/staticcheck-VERSION/ once).
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := .cache/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
 .DEFAULT_GOAL := help
-.PHONY: help run reproduce test bench lint fuzz tools kube-bins kube-node-bins node-tools images kind-up build clean
+.PHONY: help run reproduce test bench lint fuzz tools kube-bins kube-node-bins node-tools images e2e-node kind-up build clean
 
 help: ## print this help
 	@echo "fiomig — a test-and-chaos harness for live migrations of NVMe-oF volumes"
 	@echo
 	@echo "Quick start:  make run    then    make test"
 	@echo
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 	@echo
 	@echo "Variables: RUN_FLAGS='--seed 7 --cutover-pause 7' (passed to fiomig run), OUT=$(OUT), FUZZTIME=$(FUZZTIME)"
 
-build: ## build bin/fiomig
+build: ## build bin/fiomig and bin/fiomig-host (the host tools alone: hosts, inspect, release, reap; starts like nvme-cli)
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/fiomig
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/fiomig-host ./cmd/fiomig-host
 
 run: build ## the main job: 23 migrations on the embedded simulator (with fiomig's source release), report under out/ (OUT)
 	./$(BIN) run --release-sources --out $(OUT) $(RUN_FLAGS)
@@ -81,12 +86,15 @@ node-tools: ## install Debian's containerd, runc, CNI plugins and nftables when 
 		echo "node-tools: missing$$missing — install them (Debian: apt-get install$$missing); tests that need them will skip, or fail under FIOMIG_REQUIRE_TOOLS=1"; \
 	fi
 
-images: ## build the fiomig and fio images (OCI, reproducible, no registry) into $(IMAGES); PUSH=registry/prefix also pushes them
+e2e-node: tools node-tools kube-node-bins images ## real pods here: the internal/kubenode cluster tests (kubelets + containerd in a network namespace; root)
+	FIOMIG_REQUIRE_TOOLS=1 $(GO) test -count=1 -timeout 30m -v ./internal/kubenode/
+
+images: ## build the fiomig, fio and pause images (OCI, reproducible, no registry) into bin/images (IMAGES); PUSH=registry/prefix also pushes them
 	@mkdir -p $(IMAGES)
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags "-s -w -X main.version=$(VERSION)" -o $(IMAGES)/fiomig-linux-amd64 ./cmd/fiomig
 	$(GO) run ./cmd/mkimages --fiomig $(IMAGES)/fiomig-linux-amd64 --version $(VERSION) --out $(IMAGES) --debs .cache/debs $(if $(PUSH),--push $(PUSH))
 
-test: tools kube-bins ## install missing tools and build kube-bins, then run go vet and every test (Ginkgo JUnit in out/junit/, OUT)
+test: tools kube-bins node-tools kube-node-bins images ## install missing tools, build kube-bins, kube-node-bins and images, then run go vet and every test (Ginkgo JUnit in out/junit/, OUT)
 	$(GO) vet ./...
 	FIOMIG_JUNIT_DIR=$(CURDIR)/$(OUT)/junit $(GO) test -count=1 -timeout 20m ./...
 
@@ -98,9 +106,16 @@ kind-up: ## create the kind cluster of kind-config/ and apply deploy/ (needs kin
 bench: ## run every benchmark once (figures go in the closing notes)
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
 
-lint: ## gofmt and go vet
+lint: $(STATICCHECK) ## gofmt, go vet, staticcheck (pinned, built once into .cache/tools) and go mod tidy -diff (go.mod's indirect marks)
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(STATICCHECK) ./...
+	$(GO) mod tidy -diff
+
+# staticcheck with its default checks (no staticcheck.conf), built from the
+# Go module proxy at a pinned version the first time make lint runs.
+$(STATICCHECK):
+	GOBIN=$(CURDIR)/$(@D) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 fuzz: ## run every fuzz target for FUZZTIME each (a duration, or a count like 3000x: CI uses 3000x, see .ci/run), one after another; the long run: FUZZTIME=10m
 	@set -e; for d in $$(grep -l '^func Fuzz' $$(git ls-files '*_test.go') | xargs -n1 dirname | sort -u); do \

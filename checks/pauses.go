@@ -1,11 +1,10 @@
 package checks
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/fiomig/fiomig/record"
@@ -24,15 +23,40 @@ const (
 )
 
 // window is one pause window on a host: [start, end] in seconds since run
-// start; open when it was still open at the host's last sample.
+// start; open when it was still open at the host's last sample; ips are
+// the node IPs of the host's controllers of the subsystem just before and
+// at its start (pathIPs), to tell which faults can have caused it.
 type window struct {
 	start, end float64
 	open       bool
+	ips        []string
+}
+
+// pathIPs returns the IPs (sorted, without port) of the controllers of nqn
+// in the samples before and at a window's start (before may be nil): the
+// nodes whose loss can pause the subsystem on that host.
+func pathIPs(nqn string, before, at *record.Line) []string {
+	var ips []string
+	for _, s := range []*record.Line{before, at} {
+		if s == nil {
+			continue
+		}
+		for _, c := range s.Controllers {
+			if c.NQN != nqn {
+				continue
+			}
+			if ip := splitEndpoint(c.Address).Traddr; !slices.Contains(ips, ip) {
+				ips = append(ips, ip)
+			}
+		}
+	}
+	slices.Sort(ips)
+	return ips
 }
 
 // Paused reports whether one host sample shows a pause of subsystem nqn:
 // some namespace has no leg that is optimized or non-optimized on a live
-// controller of that subsystem (DESIGN.md "The run record"; kernel
+// controller of that subsystem (docs/concepts.md "Pause window"; kernel
 // drivers/nvme/host/multipath.c: only such legs carry I/O, anything else
 // requeues it). The namespaces judged are nsids (the volume's, from the
 // plan) plus those the sample shows for nqn, as multipath heads or as legs.
@@ -77,151 +101,108 @@ func Paused(sample record.Line, nqn string, nsids []int) bool {
 
 func accessible(ana string) bool { return ana == "optimized" || ana == "non-optimized" }
 
-// pauseWindows returns the pause windows of nqn in one host's samples (time
-// ordered): maximal runs of paused samples, each from its first paused
-// sample to the first sample after it; a run still paused at the last
-// sample closes there and is flagged open.
-func pauseWindows(samples []record.Line, nqn string, nsids []int) []window {
-	var out []window
-	inPause := false
-	var start float64
-	for _, s := range samples {
-		p := Paused(s, nqn, nsids)
-		switch {
-		case p && !inPause:
-			inPause, start = true, s.T
-		case !p && inPause:
-			inPause = false
-			out = append(out, window{start: start, end: s.T})
-		}
-	}
-	if inPause {
-		out = append(out, window{start: start, end: samples[len(samples)-1].T, open: true})
-	}
-	return out
-}
-
 // pauseResult is the pause analysis of a run.
 type pauseResult struct {
 	migrations   []record.MigrationSummary
 	unattributed []record.HostWindow
+	// faultWindows are the windows outside every migration that a fault
+	// explains (faultCause).
+	faultWindows []record.HostWindow
 	// unsampled lists "migration on host" pairs with no sample of the host
-	// within the migration's phase lines.
+	// within the migration's phase lines (migrations that started their
+	// cutover only).
 	unsampled []string
 }
 
-// pauses computes every consumer host's pause windows per subsystem and
-// attributes each to the migration whose span contains its start.
-func (r *runIndex) pauses() pauseResult {
-	var res pauseResult
-	res.unattributed = []record.HostWindow{}
-	migs := make([]record.MigrationSummary, len(r.migrations))
-	for i, m := range r.migrations {
-		end := m.terminal
-		if math.IsInf(end, 1) {
-			end = math.Max(m.start, r.settleEnd)
-		}
-		migs[i] = record.MigrationSummary{
-			ID: m.id, NQN: m.nqn, Outcome: m.outcome,
-			StartS: m.start, EndS: end, CompletedS: m.completed,
-			Hosts: map[string]record.HostPauses{},
-		}
-		for _, h := range r.consumers(m.nqn) {
-			migs[i].Hosts[h] = record.HostPauses{Windows: [][2]float64{}}
-			n := 0
-			for _, s := range r.samples[h] {
-				if s.T >= m.start && s.T <= m.coreEnd() {
-					n++
-				}
-			}
-			if n == 0 {
-				res.unsampled = append(res.unsampled, m.id+" on "+h)
-			}
-		}
-	}
-	for _, nqn := range r.nqns() {
-		nsids := r.volumes[nqn].NSIDs
-		for _, h := range r.consumers(nqn) {
-			for _, w := range pauseWindows(r.samples[h], nqn, nsids) {
-				i := r.attribute(nqn, w.start)
-				if i < 0 {
-					res.unattributed = append(res.unattributed, record.HostWindow{
-						Host: h, NQN: nqn, Window: [2]float64{w.start, w.end},
-					})
-					continue
-				}
-				hp := migs[i].Hosts[h]
-				hp.Windows = append(hp.Windows, [2]float64{w.start, w.end})
-				if d := record.RoundT(w.end - w.start); d > hp.LongestPauseS {
-					hp.LongestPauseS = d
-				}
-				hp.OpenWindow = hp.OpenWindow || w.open
-				hp.Freezes = len(hp.Windows)
-				if hp.Freezes > migs[i].Freezes {
-					migs[i].Freezes = hp.Freezes
-				}
-				migs[i].Hosts[h] = hp
-			}
-		}
-	}
-	for i, m := range r.migrations {
-		for h, hp := range migs[i].Hosts {
-			hp.CutoverS = r.cutoverInstant(m, h)
-			if hp.CutoverS != nil && m.completed != nil {
-				lag := record.RoundT(*hp.CutoverS - *m.completed)
-				hp.CutoverLagS = &lag
-			}
-			migs[i].Hosts[h] = hp
-		}
-	}
-	sort.SliceStable(res.unattributed, func(i, j int) bool {
-		a, b := res.unattributed[i], res.unattributed[j]
-		if a.Window[0] != b.Window[0] {
-			return a.Window[0] < b.Window[0]
-		}
-		if a.Host != b.Host {
-			return a.Host < b.Host
-		}
-		return a.NQN < b.NQN
-	})
-	res.migrations = migs
-	return res
+func newPauseResult() pauseResult {
+	return pauseResult{unattributed: []record.HostWindow{}, faultWindows: []record.HostWindow{}}
 }
 
-// Migrations computes, for every migration of the run and each consumer
-// host of its volume, the pause windows attributed to it (seconds since run
-// start), the longest one (seconds), the freeze count and the host-observed
-// cutover instant; and the pause windows outside every migration.
-func Migrations(plan record.Plan, timeline []record.Line) ([]record.MigrationSummary, []record.HostWindow) {
-	res := newIndex(plan, timeline).pauses()
-	return res.migrations, res.unattributed
+// outside files a window of nqn on host that no migration takes: under
+// the fault that explains it, or unattributed.
+func (res *pauseResult) outside(r *runIndex, host, nqn string, w window) {
+	hw := record.HostWindow{Host: host, NQN: nqn, Window: [2]float64{w.start, w.end}}
+	if cause := r.faultCause(host, w); cause != "" {
+		hw.Cause = cause
+		res.faultWindows = append(res.faultWindows, hw)
+		return
+	}
+	res.unattributed = append(res.unattributed, hw)
 }
 
-// PauseBound is the check "pause-bound": for every migration and consumer
-// host the longest pause window is at most plan.Params.PauseCritS. The
+// sort orders the windows outside migrations by start, host and NQN.
+func (res *pauseResult) sort() {
+	for _, ws := range [][]record.HostWindow{res.unattributed, res.faultWindows} {
+		slices.SortStableFunc(ws, func(x, y record.HostWindow) int {
+			return cmp.Or(cmp.Compare(x.Window[0], y.Window[0]), cmp.Compare(x.Host, y.Host), cmp.Compare(x.NQN, y.NQN))
+		})
+	}
+}
+
+// faultCause names the fault that explains a pause window outside every
+// migration that started its cutover ("" if none): a landed fault injected
+// at or before the window's start and not recovered more than one sample
+// interval before it (the first paused sample comes up to an interval
+// after the pause began), aimed at what the host's paths of the subsystem
+// need — the host itself (reset-controller), the host and a node its paths
+// lead to (network-partition "host/node"), or such a node (target-restart,
+// node-crash, ana-flap, ...; plan topology node name → IP). The first such
+// fault in injection order wins. Faults aimed elsewhere (the operator, a
+// migration) explain no host's pause.
+func (r *runIndex) faultCause(host string, w window) string {
+	nodeIP := map[string]string{}
+	for _, n := range r.plan.Topology.Nodes {
+		nodeIP[n.Name] = n.IP
+	}
+	reaches := func(node string) bool {
+		ip, ok := nodeIP[node]
+		return ok && slices.Contains(w.ips, splitEndpoint(ip).Traddr)
+	}
+	outcomes, _ := r.faultOutcomes()
+	for _, o := range outcomes {
+		if o.Status != record.FaultLanded || o.InjectedS > w.start {
+			continue
+		}
+		if o.RecoveredS != nil && *o.RecoveredS+r.intervalAt(w.start) < w.start-1e-9 {
+			continue
+		}
+		h, node, pair := strings.Cut(o.Target, "/")
+		if (pair && h == host && reaches(node)) || (!pair && (o.Target == host || reaches(o.Target))) {
+			return fmt.Sprintf("%s on %s from %s", o.Kind, o.Target, fmtS(o.InjectedS))
+		}
+	}
+	return ""
+}
+
+// pauseBound is the check "pause-bound": for every migration and consumer
+// host the longest pause window is at most plan.Params.PauseCritS; a
+// window that spans a hole in the host's samples counts only with what was
+// seen of it (JudgedPauseS). The
 // failing detail stays one line — how many pairs are over, the longest and
 // where — since report.md's "Over the pause bound" lists every pair. It is
 // inconclusive (when nothing fails) if the record holds no migration
 // (plan.Params.Migrations is 0 or the timeline has no phase line), a
 // consumer host has no sample during a migration, or the timeline holds
 // fewer migrations than the plan asked for.
-func PauseBound(plan record.Plan, timeline []record.Line) record.CheckResult {
-	r := newIndex(plan, timeline)
-	return pauseBound(plan, r, r.pauses())
-}
-
 func pauseBound(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResult {
 	crit := plan.Params.PauseCritS
 	over, open := 0, 0
 	longest, where, pairs := 0.0, "", 0
+	var worst record.HostPauses
+	var none []string
 	for _, m := range pr.migrations {
+		if m.NoCutover {
+			none = append(none, m.ID)
+			continue
+		}
 		for _, h := range slices.Sorted(maps.Keys(m.Hosts)) {
 			hp := m.Hosts[h]
 			pairs++
-			if where == "" || hp.LongestPauseS > longest {
-				longest, where = hp.LongestPauseS, m.ID+" on "+h
+			p := JudgedPauseS(hp)
+			if where == "" || p > longest {
+				longest, where, worst = p, m.ID+" on "+h, hp
 			}
-			if hp.LongestPauseS > crit {
+			if p > crit {
 				over++
 				if hp.OpenWindow {
 					open++
@@ -229,6 +210,7 @@ func pauseBound(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResul
 			}
 		}
 	}
+	noCut := noCutoverNote(none)
 	inconclusive := func(detail string) record.CheckResult {
 		return record.CheckResult{Name: CheckPauseBound, Verdict: record.Inconclusive, Detail: detail}
 	}
@@ -240,6 +222,10 @@ func pauseBound(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResul
 	switch {
 	case over > 0:
 		d := fmt.Sprintf("%d of %d migration/host pair(s) over CUTOVER_PAUSE_CRIT_S = %s; longest %s (%s)", over, pairs, fmtS(crit), fmtS(longest), where)
+		if worst.LongestSeenPauseS != nil {
+			d = fmt.Sprintf("%d of %d migration/host pair(s) over CUTOVER_PAUSE_CRIT_S = %s; longest %s seen paused (%s, whose window measured %s spans a hole in its samples)",
+				over, pairs, fmtS(crit), fmtS(longest), where, fmtS(worst.LongestPauseS))
+		}
 		if fs := r.faultsDuring(longestWindow(pr, where)); len(fs) > 0 {
 			d += "; faults in effect then: " + strings.Join(fs, ", ")
 		}
@@ -253,31 +239,46 @@ func pauseBound(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResul
 		return inconclusive("no host sample during the migration for: " + strings.Join(pr.unsampled, ", "))
 	case r.missingMigrations() != "":
 		return inconclusive(r.missingMigrations())
+	case pairs == 0 && len(none) > 0:
+		return inconclusive("no cutover pause to judge" + noCut)
 	case pairs == 0:
 		return inconclusive("no migration has a consumer host")
 	case coarse != "":
 		return inconclusive(fmt.Sprintf("%s; measured longest %s (%s)", coarse, fmtS(longest), where))
 	}
 	return record.CheckResult{Name: CheckPauseBound, Verdict: record.Pass,
-		Detail: fmt.Sprintf("longest pause %s (%s) <= %s over %d migration/host pairs", fmtS(longest), where, fmtS(crit), pairs)}
+		Detail: fmt.Sprintf("longest pause %s (%s) <= %s over %d migration/host pairs", fmtS(longest), where, fmtS(crit), pairs) + noCut}
 }
 
-// Freezes is the check "freezes": every migration's freezes (the most pause
+// noCutoverNote is "; N migration(s) ended before Running: no cutover (ids)",
+// or "" for none.
+func noCutoverNote(ids []string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	const most = 10
+	list := strings.Join(ids[:min(len(ids), most)], ", ")
+	if len(ids) > most {
+		list += ", …"
+	}
+	return fmt.Sprintf("; %d migration(s) ended before Running: no cutover (%s)", len(ids), list)
+}
+
+// freezes is the check "freezes": every migration's freezes (the most pause
 // windows any one consumer host saw) are at most plan.Params.FreezesAllowed.
 // A second freeze means the cutover was retried. The failing detail names
 // how many migrations are over and the worst one (report.md's "Over the
 // pause bound" lists every one). Inconclusive (when nothing fails) if the
 // record holds no migration or fewer migrations than the plan asked for.
-func Freezes(plan record.Plan, timeline []record.Line) record.CheckResult {
-	r := newIndex(plan, timeline)
-	return freezes(plan, r, r.pauses())
-}
-
 func freezes(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResult {
 	allowed := plan.Params.FreezesAllowed
 	over, most, worst := 0, 0, ""
-	var failing []string
+	var failing, none []string
 	for _, m := range pr.migrations {
+		if m.NoCutover {
+			none = append(none, m.ID)
+			continue
+		}
 		if m.Freezes > allowed {
 			over++
 			failing = append(failing, m.ID)
@@ -293,13 +294,16 @@ func freezes(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResult {
 			worst = m.ID + " on " + strings.Join(hs, ", ")
 		}
 	}
+	cut := len(pr.migrations) - len(none)
 	switch {
 	case over > 0:
 		return record.CheckResult{Name: CheckFreezes, Verdict: record.Fail,
 			Detail: fmt.Sprintf("%d of %d migration(s) over CUTOVER_FREEZES_ALLOWED = %d; most %d freezes (%s); see \"Over the pause bound\"",
-				over, len(pr.migrations), allowed, most, worst), Failing: slices.Sorted(slices.Values(failing))}
+				over, cut, allowed, most, worst), Failing: slices.Sorted(slices.Values(failing))}
 	case r.noMigration() != "":
 		return record.CheckResult{Name: CheckFreezes, Verdict: record.Inconclusive, Detail: r.noMigration()}
+	case cut == 0:
+		return record.CheckResult{Name: CheckFreezes, Verdict: record.Inconclusive, Detail: "no cutover to count freezes of" + noCutoverNote(none)}
 	case r.missingMigrations() != "":
 		return record.CheckResult{Name: CheckFreezes, Verdict: record.Inconclusive, Detail: r.missingMigrations()}
 	case r.resolution() != "":
@@ -308,21 +312,40 @@ func freezes(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResult {
 		return record.CheckResult{Name: CheckFreezes, Verdict: record.Inconclusive, Detail: r.resolution()}
 	}
 	return record.CheckResult{Name: CheckFreezes, Verdict: record.Pass,
-		Detail: fmt.Sprintf("at most %d freeze(s) per migration over %d migrations <= %d allowed", most, len(pr.migrations), allowed)}
+		Detail: fmt.Sprintf("at most %d freeze(s) per migration over %d migrations <= %d allowed", most, cut, allowed) + noCutoverNote(none)}
 }
 
-// UnattributedPauses is the check "unattributed-pauses": a pause window on
-// a consumer host outside every migration's span (first phase line to
-// terminal phase plus plan.Params.AttributionMarginS) is a finding.
-func UnattributedPauses(plan record.Plan, timeline []record.Line) record.CheckResult {
-	r := newIndex(plan, timeline)
-	return unattributedPauses(r, r.pauses())
-}
-
+// unattributedPauses is the check "unattributed-pauses": a pause window on
+// a consumer host outside the span of every migration that started its
+// cutover (first phase line to terminal phase plus
+// plan.Params.AttributionMarginS) is a finding, unless a fault explains it
+// (faultCause; those are listed in the detail and in summary.json
+// fault_windows). With no sample of any consumer host it is inconclusive.
 func unattributedPauses(r *runIndex, pr pauseResult) record.CheckResult {
+	sampled := false
+	for _, nqn := range r.nqns() {
+		for _, h := range r.consumers(nqn) {
+			_, ok := r.lastSample(h)
+			sampled = sampled || ok
+		}
+	}
+	if len(pr.unattributed) == 0 && !sampled {
+		return record.CheckResult{Name: CheckUnattributedPauses, Verdict: record.Inconclusive,
+			Detail: "no consumer host has a sample: no pause window could be seen"}
+	}
 	if len(pr.unattributed) == 0 {
-		return record.CheckResult{Name: CheckUnattributedPauses, Verdict: record.Pass,
-			Detail: "every pause window lies within a migration"}
+		d := "every pause window lies within a migration"
+		if n := len(pr.faultWindows); n > 0 {
+			var ws []string
+			for _, w := range pr.faultWindows[:min(n, 5)] {
+				ws = append(ws, fmt.Sprintf("%s %s %s (%s)", w.Host, w.NQN, fmtWindows([][2]float64{w.Window}), w.Cause))
+			}
+			if n > 5 {
+				ws = append(ws, fmt.Sprintf("and %d more (summary.json fault_windows)", n-5))
+			}
+			d = fmt.Sprintf("every pause window lies within a migration that cut over, or %d under a fault that explains it: %s", n, strings.Join(ws, "; "))
+		}
+		return record.CheckResult{Name: CheckUnattributedPauses, Verdict: record.Pass, Detail: d}
 	}
 	var ws []string
 	for _, w := range pr.unattributed {

@@ -11,19 +11,19 @@ import (
 	"github.com/fiomig/fiomig/record"
 )
 
-// Judge computes Evaluate's summary from a timeline streamed line by line
-// (issue 15): it keeps only the state the checks need — each host's last
-// sample, the open pause window per host and subsystem, the migrations
-// whose sample span is still open, the faults, the published endpoints and
-// the findings themselves — so its memory grows with hosts × controllers
-// and with the findings (one summary entry per migration), not with the
-// number of samples. Feed it per-tick states: record.Expander's output
-// (record.ScanStates), in timeline order. Its summary equals Evaluate's on
-// the same lines (TestJudgeEqualsEvaluate); Evaluate, which indexes the
-// whole record in memory, is the reference.
+// Judge is the checks' one implementation: it judges a timeline streamed
+// line by line (issue 15), keeping only the state the checks need — each
+// host's last sample, the open pause window per host and subsystem, the
+// migrations whose sample span is still open, the faults, the published
+// endpoints and the findings themselves — so its memory grows with hosts ×
+// controllers and with the findings (one summary entry per migration), not
+// with the number of samples. Feed it per-tick states: record.Expander's
+// output (record.ScanStates), in timeline order. Evaluate is a fold of a
+// whole record over it; TestJudgeEqualsReference holds it to an
+// independent whole-record implementation kept in the tests.
 //
 // Lines of one instant are judged together once the stream moves past it
-// (phase, endpoints and fault lines before samples), as Evaluate sees them.
+// (phase, endpoints and fault lines before samples).
 type Judge struct {
 	r   *runIndex
 	err error
@@ -74,12 +74,12 @@ type shost struct {
 type pstate struct {
 	paused bool
 	start  float64
+	ips    []string // pathIPs at the window's start
 }
 
 type closedWindow struct {
 	nqn, host string
 	w         window
-	mig       *smig // nil = unattributed
 }
 
 // smig is one migration and its accumulators.
@@ -130,7 +130,7 @@ type servedSample struct {
 // NewJudge starts judging a timeline against plan.
 func NewJudge(plan record.Plan) *Judge {
 	r := &runIndex{
-		plan: plan, samples: map[string][]record.Line{}, heartbeats: map[string][]float64{},
+		plan: plan, last: map[string]record.Line{},
 		hostNQN: map[string]string{}, volumes: map[string]record.VolumeInfo{},
 		endpoints: map[string][]string{}, ever: map[string]map[string]bool{},
 		settleEnd: math.Inf(-1), seen: map[string]map[string]seenSpan{},
@@ -300,6 +300,7 @@ func (j *Judge) phase(l record.Line) {
 	}
 	if math.IsInf(m.terminal, 1) {
 		m.outcome = l.Phase
+		m.running = m.running || l.Phase == record.PhaseRunning
 		if record.IsTerminal(l.Phase) {
 			m.terminal = l.T
 		}
@@ -320,7 +321,10 @@ func (j *Judge) phase(l record.Line) {
 	}
 }
 
-// spanTo is the end (exclusive) of m's sample span (runIndex.sampleSpan).
+// spanTo is the end (exclusive) of m's sample span: from its first phase
+// line to its terminal phase plus the attribution margin (inclusive), cut
+// at the first phase line of the next migration of the same subsystem
+// (whose source and target may be this one's reversed).
 func (j *Judge) spanTo(m *smig) float64 {
 	to := m.spanEnd(j.r.plan.Params.AttributionMarginS)
 	if math.IsInf(to, 1) || math.IsNaN(to) {
@@ -388,10 +392,10 @@ func (j *Judge) sample(s record.Line) {
 			p := Paused(s, nqn, r.volumes[nqn].NSIDs)
 			switch {
 			case p && !ps.paused:
-				ps.paused, ps.start = true, s.T
+				ps.paused, ps.start, ps.ips = true, s.T, pathIPs(nqn, h.lastSample, &s)
 			case !p && ps.paused:
 				ps.paused = false
-				j.closeWindow(nqn, s.Host, window{start: ps.start, end: s.T})
+				j.closeWindow(nqn, s.Host, window{start: ps.start, end: s.T, ips: ps.ips})
 			}
 		}
 	}
@@ -490,19 +494,25 @@ func (j *Judge) sample(s record.Line) {
 	}
 }
 
-// closeWindow attributes a pause window of nqn on host once it closed:
-// every migration that can contain its start is known by then.
+// closeWindow keeps a pause window of nqn on host once it closed; it is
+// attributed at the end, when every migration's outcome is known.
 func (j *Judge) closeWindow(nqn, host string, w window) {
-	j.closed = append(j.closed, closedWindow{nqn: nqn, host: host, w: w, mig: j.attribute(nqn, w.start)})
+	j.closed = append(j.closed, closedWindow{nqn: nqn, host: host, w: w})
 }
 
-// attribute is runIndex.attribute over the migrations seen so far.
+// attribute returns the migration a pause window of nqn starting at t
+// belongs to, among the migrations seen so far, or nil: the migration of
+// the NQN whose span (first phase line to terminal phase plus the
+// attribution margin; open-ended while it has no terminal phase) contains
+// t. When several do, one whose phase lines themselves span t wins over one
+// that only covers t with its margin, and then the one that started last.
+// A migration that never started its cutover (noCutover) takes no window.
 func (j *Judge) attribute(nqn string, t float64) *smig {
 	margin := j.r.plan.Params.AttributionMarginS
 	var best *smig
 	bestCore := false
 	for _, m := range j.byNQN[nqn] {
-		if t < m.start || t > m.spanEnd(margin) {
+		if t < m.start || t > m.spanEnd(margin) || m.noCutover() {
 			continue
 		}
 		core := t <= m.coreEnd()
@@ -513,8 +523,8 @@ func (j *Judge) attribute(nqn string, t float64) *smig {
 	return best
 }
 
-// Summary ends the stream and returns the summary Evaluate would give
-// for the same lines. Call it once. plan is the plan as finally written
+// Summary ends the stream and returns the summary (see Evaluate). Call it
+// once. plan is the plan as finally written
 // (the fault schedule as executed); its params and topology must be the
 // ones NewJudge got.
 func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
@@ -549,7 +559,7 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 	for name, h := range j.hosts {
 		if h.lastSample != nil {
 			hostSet[name] = true
-			r.samples[name] = []record.Line{*h.lastSample}
+			r.last[name] = *h.lastSample
 			r.seen[name] = h.seen
 			for k := range h.present {
 				r.seen[name][k] = seenSpan{lastSeen: h.lastSample.T, gone: h.seen[k].gone}
@@ -567,11 +577,17 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 		h := j.hosts[name]
 		for _, nqn := range slices.Sorted(maps.Keys(h.pause)) {
 			if ps := h.pause[nqn]; ps.paused {
-				j.closeWindow(nqn, name, window{start: ps.start, end: h.lastSample.T, open: true})
+				j.closeWindow(nqn, name, window{start: ps.start, end: h.lastSample.T, open: true, ips: ps.ips})
 			}
 		}
 	}
+	if j.hasObs {
+		r.obsStart = j.obsStart
+	}
+	holes := j.sampleHoles()
+	r.holes = holes
 	pr := j.pauses()
+	r.markUnseen(pr.migrations)
 	leaks, leakRes := r.leakedControllers()
 	missing, complRes := r.pathCompleteness()
 	results := []record.CheckResult{
@@ -585,7 +601,6 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 		r.faultsLanded(),
 	}
 	results = append(results, j.seedChecks()...)
-	holes := j.sampleHoles()
 	r.blind(results, holes)
 	outcomes, matrix := r.faultOutcomes()
 	cov := r.coverage
@@ -595,21 +610,23 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 	}
 	return record.Summary{
 		Seed: r.plan.Seed, Verdict: Overall(results), Checks: results, Migrations: migs,
-		Unattributed: pr.unattributed, LeakedControllers: leaks, MissingEndpoints: missing,
+		Unattributed: pr.unattributed, FaultWindows: pr.faultWindows, LeakedControllers: leaks, MissingEndpoints: missing,
 		Coverage: &cov, SampleHoles: holes, Faults: outcomes, FaultMatrix: matrix,
 	}, nil
 }
 
-// pauses is runIndex.pauses from the streamed windows and accumulators.
+// pauses attributes the streamed pause windows (each host's maximal runs
+// of paused samples of a subsystem, from the first paused sample to the
+// first sample after it; one still open at the host's last sample closes
+// there, flagged open) and builds the migrations' summaries.
 func (j *Judge) pauses() pauseResult {
 	r := j.r
-	var res pauseResult
-	res.unattributed = []record.HostWindow{}
+	res := newPauseResult()
 	inRun := map[string]bool{}
 	for _, n := range r.nqns() {
 		inRun[n] = true
 	}
-	// Windows in the order runIndex.pauses finds them: NQN, host, time.
+	// Windows by NQN, host, time.
 	sort.SliceStable(j.closed, func(a, b int) bool {
 		x, y := j.closed[a], j.closed[b]
 		if x.nqn != y.nqn {
@@ -624,11 +641,12 @@ func (j *Judge) pauses() pauseResult {
 		if !inRun[c.nqn] || !r.consumes(c.host, c.nqn) {
 			continue
 		}
-		if c.mig == nil {
-			res.unattributed = append(res.unattributed, record.HostWindow{Host: c.host, NQN: c.nqn, Window: [2]float64{c.w.start, c.w.end}})
+		m := j.attribute(c.nqn, c.w.start)
+		if m == nil {
+			res.outside(r, c.host, c.nqn, c.w)
 			continue
 		}
-		c.mig.windows[c.host] = append(c.mig.windows[c.host], c.w)
+		m.windows[c.host] = append(m.windows[c.host], c.w)
 	}
 	migs := make([]record.MigrationSummary, len(j.migs))
 	for i, m := range j.migs {
@@ -637,10 +655,10 @@ func (j *Judge) pauses() pauseResult {
 			end = math.Max(m.start, r.settleEnd)
 		}
 		migs[i] = record.MigrationSummary{ID: m.id, NQN: m.nqn, Outcome: m.outcome,
-			StartS: m.start, EndS: end, CompletedS: m.completed, Hosts: map[string]record.HostPauses{}}
+			StartS: m.start, EndS: end, CompletedS: m.completed, Hosts: map[string]record.HostPauses{}, NoCutover: m.noCutover()}
 		for _, h := range r.consumers(m.nqn) {
 			hp := record.HostPauses{Windows: [][2]float64{}}
-			if !m.sampledCore[h] {
+			if !m.sampledCore[h] && !m.noCutover() {
 				res.unsampled = append(res.unsampled, m.id+" on "+h)
 			}
 			for _, w := range m.windows[h] {
@@ -664,16 +682,7 @@ func (j *Judge) pauses() pauseResult {
 			migs[i].Hosts[h] = hp
 		}
 	}
-	sort.SliceStable(res.unattributed, func(a, b int) bool {
-		x, y := res.unattributed[a], res.unattributed[b]
-		if x.Window[0] != y.Window[0] {
-			return x.Window[0] < y.Window[0]
-		}
-		if x.Host != y.Host {
-			return x.Host < y.Host
-		}
-		return x.NQN < y.NQN
-	})
+	res.sort()
 	res.migrations = migs
 	return res
 }
@@ -694,7 +703,7 @@ func (j *Judge) splitBrain() record.CheckResult {
 			}
 		}
 	}
-	return splitBrainResult(found, unknown, checked, len(j.migs))
+	return j.r.splitBrainResult(found, unknown, checked, len(j.migs))
 }
 
 func (j *Judge) servedAfterCutover() record.CheckResult {
@@ -733,6 +742,11 @@ func (j *Judge) servedAfterCutover() record.CheckResult {
 					m.id, h, fmtS(*m.completed), fmtS(margin), fmtS(*m.completed+margin), lastAt))
 				continue
 			}
+			instant := math.Min(*m.completed+margin, m.next)
+			if d := r.unseenAt(m.id, h, instant, s.t); d != "" {
+				unknown = append(unknown, d)
+				continue
+			}
 			judged++
 			if len(s.missing) > 0 {
 				bad = append(bad, fmt.Sprintf("%s on %s at %s: NSID %s not served by a live controller at the target",
@@ -743,7 +757,7 @@ func (j *Judge) servedAfterCutover() record.CheckResult {
 	return r.servedResult(bad, unknown, judged)
 }
 
-// sampleHoles is runIndex.sampleHoles over the streamed observations.
+// sampleHoles are every host's holes (observed.go), by host and time.
 func (j *Judge) sampleHoles() []record.SampleHole {
 	r := j.r
 	out := []record.SampleHole{}
@@ -773,21 +787,6 @@ func (j *Judge) sampleHoles() []record.SampleHole {
 	return out
 }
 
-// EvaluateStream is Evaluate through a Judge: lines sorted by time
-// (stably), then streamed. It exists for tests and small records; a
-// caller with a file streams it (record.ScanStates into Judge.Add).
-func EvaluateStream(plan record.Plan, timeline []record.Line) (record.Summary, error) {
-	lines := slices.Clone(timeline)
-	sort.SliceStable(lines, func(a, b int) bool { return lines[a].T < lines[b].T })
-	j := NewJudge(plan)
-	for _, l := range lines {
-		if err := j.Add(l); err != nil {
-			return record.Summary{}, err
-		}
-	}
-	return j.Summary(plan)
-}
-
 // seedChecks is SeedChecks on what the Judge kept: the lines they read but
 // samples (JudgesLine), each host's first and last sample (dirty-start,
 // paths-per-subsystem), and loss-timeout accumulated over every state.
@@ -800,7 +799,6 @@ func (j *Judge) seedChecks() []record.CheckResult {
 	}
 	sort.SliceStable(lines, func(a, b int) bool { return lines[a].T < lines[b].T })
 	out := SeedChecks(j.r.plan, lines)
-	notJudgedShort(out, j.r.plan, lines, j.r.coverage)
 	// loss-timeout read every state the Judge saw, not only the kept ones;
 	// it goes where SeedChecks puts it, before paths-per-subsystem.
 	out = slices.DeleteFunc(out, func(c record.CheckResult) bool { return c.Name == CheckLossTimeout })
@@ -808,5 +806,7 @@ func (j *Judge) seedChecks() []record.CheckResult {
 		at := slices.IndexFunc(out, func(c record.CheckResult) bool { return c.Name == CheckPathsPerSubsystem })
 		out = slices.Insert(out, at, res)
 	}
+	out = notJudgedShort(out, j.r.plan, lines, j.r.coverage)
+	j.r.notJudgedStale(out, lines)
 	return out
 }

@@ -11,14 +11,18 @@ const (
 
 // Summary is summary.json. Fields may be added, never renamed.
 type Summary struct {
-	Seed              int64              `json:"seed"`
-	Verdict           string             `json:"verdict"`
-	Checks            []CheckResult      `json:"checks"`
-	Migrations        []MigrationSummary `json:"migrations"`
-	Unattributed      []HostWindow       `json:"unattributed_windows"`
-	LeakedControllers []Leak             `json:"leaked_controllers"`
-	MissingEndpoints  []MissingEndpoint  `json:"missing_endpoints"`
-	Stats             Stats              `json:"stats"`
+	Seed         int64              `json:"seed"`
+	Verdict      string             `json:"verdict"`
+	Checks       []CheckResult      `json:"checks"`
+	Migrations   []MigrationSummary `json:"migrations"`
+	Unattributed []HostWindow       `json:"unattributed_windows"`
+	// FaultWindows are the pause windows outside every migration that cut
+	// over which an injected fault explains (HostWindow.Cause): not
+	// findings. Added field.
+	FaultWindows      []HostWindow      `json:"fault_windows"`
+	LeakedControllers []Leak            `json:"leaked_controllers"`
+	MissingEndpoints  []MissingEndpoint `json:"missing_endpoints"`
+	Stats             Stats             `json:"stats"`
 	// Fio is what real fio measured (fiomig run --workload=fio only;
 	// absent otherwise). Added field.
 	Fio *FioSummary `json:"fio,omitempty"`
@@ -104,7 +108,8 @@ type SampleHole struct {
 }
 
 // HoleFactor: a gap between two observations of a host longer than
-// HoleFactor × its sampling interval is a hole (DESIGN.md "The run record").
+// HoleFactor × its sampling interval is a hole (docs/concepts.md "What the
+// samples can see").
 const HoleFactor = 3.0
 
 // FaultOutcome is one injected (or scheduled and never injected) fault as
@@ -178,6 +183,11 @@ type MigrationSummary struct {
 	// Freezes is the most pause windows any one host saw.
 	Freezes int                   `json:"freezes"`
 	Hosts   map[string]HostPauses `json:"hosts"`
+	// NoCutover is true for a migration that ended Failed or Aborted
+	// before its Running phase: it never started its cutover, so no pause
+	// window is charged to it and the pause statistics leave it out.
+	// Added field.
+	NoCutover bool `json:"no_cutover,omitempty"`
 }
 
 // HostPauses is what one consumer host saw of one migration.
@@ -187,6 +197,12 @@ type HostPauses struct {
 	Windows       [][2]float64 `json:"windows"`
 	// OpenWindow is true when a window was still open at the last sample.
 	OpenWindow bool `json:"open_window,omitempty"`
+	// LongestSeenPauseS is set when a window of this host spans a hole in
+	// its observations (SampleHole): the longest stretch of any of its
+	// windows seen paused with no hole in it, in seconds. LongestPauseS
+	// measures across the hole; pause-bound judges this instead. Added
+	// field.
+	LongestSeenPauseS *float64 `json:"longest_seen_pause_s,omitempty"`
 	// CutoverS is the host-observed cutover instant: the first sample with a
 	// target path optimized and no source path optimized.
 	CutoverS *float64 `json:"cutover_s,omitempty"`
@@ -199,6 +215,9 @@ type HostWindow struct {
 	Host   string     `json:"host"`
 	NQN    string     `json:"nqn"`
 	Window [2]float64 `json:"window"`
+	// Cause names the fault that explains the window (in FaultWindows):
+	// "KIND on TARGET from T s". Added field.
+	Cause string `json:"cause,omitempty"`
 }
 
 // Leak is one leaked controller after the settle period.

@@ -1,0 +1,49 @@
+package analysis
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLoadIncidentRejectsUnknownNames: a band naming a figure, a check or a
+// comparison fiomig does not compute is a bad incident file (an error naming
+// the file and the field), never a band that silently fails at the end of
+// the run ("check freezez: not run").
+func TestLoadIncidentRejectsUnknownNames(t *testing.T) {
+	good, err := os.ReadFile(filepath.Join("..", "cmd", "fiomig", "testdata", "incidents", "small-healthy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, from, to, want string }{
+		{"figure", "figure: validation_failed", "figure: validation_faild", `expected[1].figure: unknown figure "validation_faild"`},
+		{"check", "check: freezes", "check: freezez", `expected[2].check: unknown check "freezez"`},
+		{"compare", "compare: fixed-le-prefix-confined", "compare: fixed-le-prefix", `expected[3].compare: unknown comparison "fixed-le-prefix"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !strings.Contains(string(good), tc.from) {
+				t.Fatalf("fixture lacks %q", tc.from)
+			}
+			file := filepath.Join(t.TempDir(), "small-healthy.yaml")
+			if err := os.WriteFile(file, []byte(strings.Replace(string(good), tc.from, tc.to, 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := LoadIncident(file)
+			if err == nil {
+				t.Fatalf("LoadIncident accepted %s", tc.to)
+			}
+			if !strings.Contains(err.Error(), file+": "+tc.want) {
+				t.Errorf("error %q\nwant it to contain %q", err, file+": "+tc.want)
+			}
+		})
+	}
+	// The unchanged file loads: the rejections above are the edits'.
+	file := filepath.Join(t.TempDir(), "small-healthy.yaml")
+	if err := os.WriteFile(file, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadIncident(file); err != nil {
+		t.Fatalf("unchanged fixture: %v", err)
+	}
+}
