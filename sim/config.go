@@ -70,10 +70,12 @@ type Config struct {
 	// "does not allow host" reply does not (default false).
 	TargetDNR bool
 
-	// ConnectTimeoutS is how long a CONNECT that gets no answer blocks
-	// before it fails: the Fabrics CONNECT is an admin command and times out
-	// after nvme_core's admin_timeout (default 60 s).
-	ConnectTimeoutS float64
+	// HostKernel is the consumer hosts' Linux version where the model
+	// depends on it: HostKernel612 (default, 6.12) or HostKernel61 (6.1,
+	// Debian bookworm's kernel). It selects the TCP SYN timers that end a
+	// connect nobody answers (hostnet.go synGiveUpS: 3 s on both, with the
+	// NVMe/TCP host's one SYN retry).
+	HostKernel string
 	// ControlPlaneConnect overrides the connect options the control plane
 	// answers CreateMigration with (zero value: ControlPlaneConnectOptions,
 	// simplyblock's 3600/2/8/4). A CtrlLossTmo of -1 or 0 here shows the
@@ -247,8 +249,8 @@ func (c Config) withDefaults() Config {
 	if c.KernelDNR == "" {
 		c.KernelDNR = KernelDNRHonor
 	}
-	if c.ConnectTimeoutS == 0 {
-		c.ConnectTimeoutS = 60
+	if c.HostKernel == "" {
+		c.HostKernel = HostKernel612
 	}
 	if c.ControlPlane == "" {
 		c.ControlPlane = ControlPlaneSbcli
@@ -342,8 +344,11 @@ func (c Config) validate() error {
 	if !(c.SwapReaddFail >= 0 && c.SwapReaddFail <= 1) {
 		errs = append(errs, fmt.Errorf("swap re-add failure probability %g: need 0..1", c.SwapReaddFail))
 	}
-	if c.ConnectTimeoutS < 0 || c.PodToleranceS < 0 || c.PodIOPS < 0 || c.PodIODepth < 0 || c.IOIntervalS <= 0 {
-		errs = append(errs, errors.New("connect timeout, pod tolerance, IOPS, I/O depth must not be negative and the I/O interval must be positive"))
+	if c.HostKernel != HostKernel612 && c.HostKernel != HostKernel61 {
+		errs = append(errs, fmt.Errorf("host kernel %q: want %q or %q", c.HostKernel, HostKernel612, HostKernel61))
+	}
+	if c.PodToleranceS < 0 || c.PodIOPS < 0 || c.PodIODepth < 0 || c.IOIntervalS <= 0 {
+		errs = append(errs, errors.New("pod tolerance, IOPS, I/O depth must not be negative and the I/O interval must be positive"))
 	}
 	return errors.Join(errs...)
 }

@@ -272,7 +272,7 @@ func (ts *TargetSubsystem) setANA(port int, ana nvmeof.ANAState) {
 }
 
 // removeListener deletes the listener at port; SPDK disconnects the
-// qpairs of host controllers connected through it.
+// qpairs of host controllers connected through it (Ctrl.targetClosed).
 func (ts *TargetSubsystem) removeListener(port int) {
 	i, ok := ts.listener(port)
 	if !ok {
@@ -281,7 +281,7 @@ func (ts *TargetSubsystem) removeListener(port int) {
 	ts.Listeners = append(ts.Listeners[:i], ts.Listeners[i+1:]...)
 	for _, c := range append([]*Ctrl(nil), ts.ctrls...) {
 		if c.port == port {
-			c.transportLost("listener removed")
+			c.targetClosed("listener removed")
 		}
 	}
 }
@@ -403,9 +403,12 @@ type connectResult struct {
 
 // fabricConnect runs the target's side of one CONNECT from hostNQN for nqn
 // arriving at ip:port (SPDK lib/nvmf ctrlr.c nvmf_ctrlr_cmd_connect): the
-// TCP connect is refused when nothing listens on the port; otherwise the
-// Fabrics CONNECT is rejected (and counted) when the subsystem is not on
-// the node, has no listener at that port, or does not allow the host.
+// SYN gets no answer when the node is silent to the host (crashed, drops
+// every packet, partitioned from it) or a DropConnects rule drops it (the
+// drop is counted); the TCP connect is refused when nothing listens on the
+// port; otherwise the Fabrics CONNECT is rejected (and counted) when the
+// subsystem is not on the node, has no listener at that port, or does not
+// allow the host.
 func (w *World) fabricConnect(ip string, port int, nqn, hostNQN string) connectResult {
 	r := w.fabricConnect1(ip, port, nqn, hostNQN)
 	if r.err != nil && r.err.Kind == ConnectRejected {
@@ -416,14 +419,14 @@ func (w *World) fabricConnect(ip string, port int, nqn, hostNQN string) connectR
 
 func (w *World) fabricConnect1(ip string, port int, nqn, hostNQN string) connectResult {
 	n, ok := w.nodeByIP[ip]
-	if ok && (n.blackhole || n.crashed || w.partitioned(hostNQN, n)) {
-		return connectResult{err: &ConnectError{Kind: ConnectNoAnswer, Msg: "failed to connect queue: 0 ret=881"}}
+	if ok && w.silentNode(n, hostNQN) {
+		return connectResult{err: noAnswerErr()}
 	}
 	if !ok || !n.serves(port) {
 		return connectResult{err: &ConnectError{Kind: ConnectRefused, Msg: "failed to connect socket: -111"}}
 	}
 	if w.dropConnect(n, port) {
-		return connectResult{err: &ConnectError{Kind: ConnectNoAnswer, Msg: "failed to connect queue: 0 ret=881"}}
+		return connectResult{err: noAnswerErr()}
 	}
 	if w.rejectConnect(n, port, hostNQN) {
 		n.rejected++

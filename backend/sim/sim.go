@@ -70,9 +70,6 @@ type Config struct {
 	// PodToleranceS: a pod dies after this long without a completed I/O
 	// (default 5 s).
 	PodToleranceS float64
-	// ConnectTimeoutS: how long a CONNECT that gets no answer blocks
-	// (default 60 s, nvme_core admin_timeout).
-	ConnectTimeoutS float64
 	// Tune, when set, adjusts the simulator's configuration last (any
 	// sim.Config knob not listed here).
 	Tune func(*sim.Config)
@@ -89,7 +86,7 @@ func (c Config) simConfig() sim.Config {
 		ReconnectReset: c.ReconnectReset, KernelDNR: c.KernelDNR, TargetDNR: c.TargetDNR,
 		SyncMinS: c.SyncMinS, SyncMaxS: c.SyncMaxS, JobStartMinS: c.JobStartMinS, JobStartMaxS: c.JobStartMaxS,
 		ListenerRace: c.ListenerRace, SwapReaddFail: c.SwapReaddFail, NSIDDivergence: c.NSIDDivergence,
-		Operator: c.Operator, ReleaseSources: c.ReleaseSources, ControlPlane: c.ControlPlane, Pods: c.Pods, PodToleranceS: c.PodToleranceS, ConnectTimeoutS: c.ConnectTimeoutS,
+		Operator: c.Operator, ReleaseSources: c.ReleaseSources, ControlPlane: c.ControlPlane, Pods: c.Pods, PodToleranceS: c.PodToleranceS,
 		Clock: c.Clock,
 	}
 	if c.Tune != nil {
@@ -169,6 +166,9 @@ func Line(e sim.Event) record.Line {
 		}
 	case sim.EventFault:
 		l.Fault, l.Action, l.Target, l.Evidence = e.Fault, e.Action, e.Target, e.Evidence
+	case sim.EventStall:
+		l.Host, l.Controller, l.NQN, l.Address, l.Action, l.Reason = e.Host, e.Controller, e.NQN, e.Address, e.Action, e.Reason
+		l.NSIDs, l.StartS = e.NSIDs, e.StartS
 	}
 	return l
 }
