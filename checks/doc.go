@@ -47,15 +47,17 @@
 // that host and time range inconclusive, naming both. The summary also
 // lists every fault with its outcome and a kind × stage matrix.
 //
-// Two ways in (issue 15): Judge streams per-tick states (record.ScanStates,
-// or the lines as a run writes them) keeping only what the checks need —
-// each host's last sample, open pause windows per host and subsystem, the
-// migrations whose span is open — so memory follows hosts × controllers,
-// not the run's length; fiomig run and fiomig report use it. Evaluate
-// indexes a whole record in memory: the reference Judge is tested against
-// (TestJudgeEqualsEvaluate) and the short call for tests. A new check goes
-// into both: its per-sample part as a Judge accumulator, its verdict in a
-// function both share (as splitBrainResult and servedResult are).
+// One judge (issues 15, 22): Judge streams per-tick states
+// (record.ScanStates, or the lines as a run writes them) keeping only what
+// the checks need — each host's last sample, open pause windows per host
+// and subsystem, the migrations whose span is open — so memory follows
+// hosts × controllers, not the run's length. fiomig run and fiomig report
+// feed it line by line; Evaluate is the same Judge folded over a record
+// held in memory. A check is written once: its per-sample part in the
+// Judge, its verdict in a function of the findings (pauseBound,
+// splitBrainResult, servedResult, leakedControllers, ...). The tests keep
+// an independent whole-record implementation of the per-sample parts
+// (reference_test.go) and hold the Judge to it (TestJudgeEqualsReference).
 //
 // Import direction (DESIGN.md): checks may import only the leaves record,
 // nvmeof and fio (and the standard library).

@@ -63,51 +63,6 @@ func (r *runIndex) intervalAt(t float64) float64 {
 	return r.plan.Params.SampleIntervalS
 }
 
-// sampleHoles computes every host's holes (see above), sorted by host and
-// time. No hole rule applies without a sample interval in the plan.
-func (r *runIndex) sampleHoles() []record.SampleHole {
-	out := []record.SampleHole{}
-	if r.plan.Params.SampleIntervalS <= 0 {
-		return out
-	}
-	end := r.settleEnd
-	// Observation starts with the record's first sample or heartbeat of any
-	// host (a wall-clock run samples once its workload is up).
-	start := math.Inf(1)
-	for _, h := range r.hosts {
-		if s := r.samples[h]; len(s) > 0 {
-			start = math.Min(start, s[0].T)
-		}
-		for _, t := range r.heartbeats[h] {
-			start = math.Min(start, t)
-		}
-	}
-	if math.IsInf(start, 1) {
-		start = 0
-	}
-	for _, h := range r.hosts {
-		var ts []float64
-		for _, s := range r.samples[h] {
-			ts = append(ts, s.T)
-		}
-		ts = append(ts, r.heartbeats[h]...)
-		slices.Sort(ts)
-		if len(ts) == 0 {
-			out = append(out, record.SampleHole{Host: h, From: start, To: end, IntervalS: r.plan.Params.SampleIntervalS, NoSample: true})
-			continue
-		}
-		prev := start
-		for _, t := range append(ts, end) {
-			iv := math.Max(r.intervalAt(prev), r.intervalAt(t))
-			if t-prev > record.HoleFactor*iv+1e-9 {
-				out = append(out, record.SampleHole{Host: h, From: prev, To: t, IntervalS: iv})
-			}
-			prev = math.Max(prev, t)
-		}
-	}
-	return out
-}
-
 func fmtHole(h record.SampleHole) string {
 	if h.NoSample {
 		return fmt.Sprintf("host %s has no sample (%s to %s unobserved)", h.Host, fmtS(h.From), fmtS(h.To))

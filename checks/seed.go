@@ -662,7 +662,7 @@ func SeedChecks(plan record.Plan, lines []record.Line) []record.CheckResult {
 	return out
 }
 
-// JudgesLine returns the filter of the lines Evaluate reads for plan:
+// JudgesLine returns the filter of the lines the Judge reads for plan:
 // every kind Judges accepts, plus what the seed harness's checks read —
 // target lines; kernel lines of controllers created or removed, and the
 // one reconnect attempt of a controller that crosses MaxReconnects; io

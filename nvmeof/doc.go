@@ -7,7 +7,7 @@
 //     subsystems -> controllers -> legs, plus namespaces.
 //   - Judging: Inspect classifies what is wrong with one subsystem (five
 //     defect kinds, in teardown order with co-tenants; ambiguous-head as
-//     research/upstream.md §3.2); NotLive names controllers that are not
+//     docs/sources.md §6.2); NotLive names controllers that are not
 //     live; HostState.Multipath says whether native multipath is on (off:
 //     no legs, no ANA states, nothing to judge a cutover by); MissingEndpoints and
 //     StaleEndpoints compare attached controllers with published endpoints by
@@ -25,10 +25,11 @@
 // never read, kept or quoted.
 //
 // The kernel, nvme-cli and simplyblock facts it honours are listed in
-// DESIGN.md ("Domain facts"); each function's doc names its source.
+// docs/sources.md (§1 the kernel, §2 nvme-cli, §5.5 release and reap, §6
+// Inspect); each function's doc names its source.
 //
-// Imports: the standard library only (a leaf of DESIGN.md's direction); its
-// tests also use github.com/google/go-cmp and github.com/prometheus/procfs
-// (the independent parser of the cross-check). It never reads the wall clock
-// or global randomness.
+// Imports: the standard library only (a leaf of the import direction of
+// docs/architecture.md); its tests also use github.com/google/go-cmp and
+// github.com/prometheus/procfs (the independent parser of the cross-check).
+// It never reads the wall clock or global randomness.
 package nvmeof

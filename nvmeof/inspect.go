@@ -87,7 +87,7 @@ func (d Defect) String() string {
 // yields nothing: it is not attached, which is not a defect.
 //
 // Rules (simplyblock-operator atlas-lib/nvmeof inspect semantics,
-// research/upstream.md §3.2, issues 3 and 13):
+// docs/sources.md §6.2, issues 3 and 13):
 //
 //   - ambiguous-head: more than one kernel subsystem instance carrying the
 //     NQN has a namespace the selector matches (sel.NSID, or any namespace
@@ -279,7 +279,7 @@ func inspectNQN(subs []Subsystem, nqn string, nsid int, targets []Target) []Defe
 }
 
 // DefectNotLive is the finding NotLive reports: a controller that is not
-// live (the leak check's not-live kind, DESIGN.md).
+// live (the leak check's not-live kind, docs/concepts.md "Leak").
 const DefectNotLive DefectKind = "not-live"
 
 // NotLive reports, for subsystem nqn ("" = every NQN) on h, each controller
@@ -287,7 +287,7 @@ const DefectNotLive DefectKind = "not-live"
 // — as a controller-scope DefectNotLive: it carries no I/O now, and a
 // single reading cannot tell a path that is coming back from a leak (a
 // controller reconnecting to an endpoint that is gone keeps doing so every
-// reconnect_delay until ctrl_loss_tmo, DESIGN.md "Reconnect"). Its Detail
+// reconnect_delay until ctrl_loss_tmo, docs/sources.md §1.3). Its Detail
 // gives the state, endpoint and reconnect budget. Never auto-repaired:
 // Inspect leaves these out and release/reap never tear them down by this
 // finding. Controllers named in skip (stale-endpoint findings) are left out.
@@ -320,7 +320,7 @@ func NotLive(h HostState, nqn string, skip map[string]bool) []Defect {
 }
 
 // reconnectBudget says how long a controller keeps reconnecting
-// (max_reconnects = ceil(ctrl_loss_tmo / reconnect_delay); DESIGN.md).
+// (max_reconnects = ceil(ctrl_loss_tmo / reconnect_delay); docs/sources.md §1.3).
 func reconnectBudget(c Controller) string {
 	switch {
 	case c.CtrlLossTmo < 0:

@@ -117,7 +117,9 @@ func TestChangeOnlySamplesAgreeWithFullSamples(t *testing.T) {
 			if d := cmp.Diff(byTick(a), byTick(b)); d != "" {
 				t.Errorf("expanded change-only timeline differs from the full one:\n%s", d)
 			}
-			// And the streaming Judge agrees with the in-memory reference.
+			// And the judge agrees on the two formats read back from disk, and
+			// with what it said while the run streamed (checks.TestJudgeEqualsReference
+			// holds it to an independent implementation).
 			if d := cmp.Diff(checks.Evaluate(full.Plan, a), checks.Evaluate(co.Plan, b)); d != "" {
 				t.Errorf("Evaluate differs between the formats:\n%s", d)
 			}
