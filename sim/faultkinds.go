@@ -339,9 +339,10 @@ func (w *World) operatorAfter(d float64, fn func()) {
 // ResetControllers is `echo 1 > /sys/class/nvme/nvmeN/reset_controller` on
 // every live controller of host (only those at node's IP when node is not
 // ""): each goes resetting, tears its queues down and reconnects at once
-// (tcp.c nvme_reset_ctrl_work: teardown, connecting, setup; a failed setup
-// falls into the reconnect loop with reconnect_delay). A controller that is
-// not live is left alone (nvme_reset_ctrl refuses with -EBUSY). The
+// (Linux 6.12 drivers/nvme/host/tcp.c:2734-2760 nvme_reset_ctrl_work:
+// teardown, connecting, setup; a failed setup falls into the reconnect loop
+// with reconnect_delay). A controller that is not live is left alone
+// (core.c:207-215 nvme_reset_ctrl refuses with -EBUSY). The
 // evidence names the controllers reset.
 func (w *World) ResetControllers(host, node string) (map[string]string, error) {
 	h, err := w.hostByName(host)

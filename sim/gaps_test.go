@@ -16,7 +16,7 @@ import (
 // that path — its leg there stays optimized through the cutover window and
 // after (the last ANA state the kernel read) — until its keep-alive
 // expires, kato to 1.5 × kato after the partition (Linux 6.12
-// drivers/nvme/host/core.c:1280-1293, 1371). Its other paths see the
+// drivers/nvme/host/core.c:1280-1293, 1372). Its other paths see the
 // cutover.
 func TestPartitionedHostSeesNoCutoverUntilKeepAlive(t *testing.T) {
 	for _, seed := range []int64{1, 2, 3} {

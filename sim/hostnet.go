@@ -14,7 +14,7 @@ import "github.com/fiomig/fiomig/nvmeof"
 // (tcp.c:1167-1193 nvme_tcp_state_change). The controller stays live with
 // the ANA states it last read (sysfs ana_state shows ns->ana_state,
 // sysfs.c) until its keep-alive times out (core.c:1280-1293: a Keep Alive
-// every kato/2; core.c:1371: each times out after kato; tcp.c:2856-2891
+// every kato/2; core.c:1372: each times out after kato; tcp.c:2856-2891
 // nvme_tcp_timeout → error recovery) or the path heals, when TCP
 // retransmission delivers what the target sent meanwhile [inference: the
 // connection survives a silence shorter than the host's keep-alive timeout;
@@ -153,7 +153,7 @@ func (w *World) tcpConnect(ip string, port int, nqn, hostNQN string, wait bool, 
 	}
 	w.after(giveUp, func() { finish(res) })
 	return func() {
-		finish(connectResult{err: &ConnectError{Kind: ConnectInterrupted, Msg: "failed to connect socket: -512"}})
+		finish(connectResult{err: &ConnectError{Kind: ConnectInterrupted, Msg: "failed to connect socket: -512", Status: -512}})
 	}
 }
 
@@ -188,7 +188,7 @@ type silence struct {
 // and I/O sent to it does not complete; the host notices when a keep-alive
 // times out: the last one answered was sent at most kato/2 before, the
 // next one is sent within kato/2 and times out kato later (core.c:1280-1293,
-// 1371), so detection falls in [kato, 1.5 kato) after the silence began,
+// 1372), so detection falls in [kato, 1.5 kato) after the silence began,
 // drawn uniformly [inference: the phase of the keep-alive timer against the
 // fault is unknown].
 func (c *Ctrl) goSilent(reason string) {
@@ -326,5 +326,5 @@ func (c *Ctrl) optimizedNSIDs() []int {
 
 // noAnswerErr is the connect failure of a SYN nobody answers.
 func noAnswerErr() *ConnectError {
-	return &ConnectError{Kind: ConnectNoAnswer, Msg: synTimeoutMsg}
+	return &ConnectError{Kind: ConnectNoAnswer, Msg: synTimeoutMsg, Status: -110}
 }

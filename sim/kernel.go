@@ -11,7 +11,8 @@ import (
 )
 
 // ConnectOptions are the Fabrics connect options the kernel keeps per
-// controller (kernel drivers/nvme/host/fabrics.c nvmf_parse_options).
+// controller (Linux 6.12 drivers/nvme/host/fabrics.c:713
+// nvmf_parse_options).
 // Seconds as int, as the kernel takes them.
 type ConnectOptions struct {
 	// CtrlLossTmo: give up reconnecting after about this many seconds
@@ -40,13 +41,15 @@ var (
 	ControlPlaneConnectOptions = ConnectOptions{CtrlLossTmo: 3600, ReconnectDelay: 2, FastIOFailTmo: 8, KeepAliveTmo: 4}
 )
 
-// Kernel defaults (include/linux/nvme.h, drivers/nvme/host/fabrics.h).
+// Kernel defaults (Linux 6.12 drivers/nvme/host/nvme.h:31
+// NVME_DEFAULT_KATO).
 const (
 	kernelDefaultKato = 5
 )
 
 // maxReconnects is the kernel's max_reconnects for o: -1 (forever) for a
-// negative ctrl_loss_tmo, else ceil(ctrl_loss_tmo / reconnect_delay).
+// negative ctrl_loss_tmo, else ceil(ctrl_loss_tmo / reconnect_delay)
+// (Linux 6.12 drivers/nvme/host/fabrics.c:1075-1079).
 func (o ConnectOptions) maxReconnects() int {
 	if o.CtrlLossTmo < 0 {
 		return -1
@@ -90,8 +93,9 @@ const (
 	ConnectRejected ConnectErrorKind = "rejected"
 	// ConnectNoAnswer: the CONNECT got no answer (dropped) and timed out.
 	ConnectNoAnswer ConnectErrorKind = "no-answer"
-	// ConnectAlready: a controller with the same key exists
-	// (drivers/nvme/host/tcp.c nvme_tcp_existing_controller, -EALREADY).
+	// ConnectAlready: a controller with the same key exists (Linux 6.12
+	// drivers/nvme/host/tcp.c:3089-3105 nvme_tcp_existing_controller,
+	// :3165-3167 -EALREADY).
 	ConnectAlready ConnectErrorKind = "already-connected"
 	// ConnectInvalid: the request itself is invalid.
 	ConnectInvalid ConnectErrorKind = "invalid"
@@ -108,6 +112,13 @@ type ConnectError struct {
 	Msg       string
 	TargetMsg string
 	DNR       bool // the rejection carried the Do Not Retry bit
+	// Status is what the kernel's setup returned: a negative errno
+	// (-111 refused, -110 SYN timeout, -512 interrupted) or the NVMe
+	// status of a rejected CONNECT, (SCT << 8) | SC with 0x4000 for DNR
+	// (Linux 6.12 include/linux/nvme.h:1964-1966 NVME_SC_CONNECT_INVALID_PARAM
+	// 0x182, NVME_SC_CONNECT_INVALID_HOST 0x184); "Removing controller
+	// (%d)..." prints it (drivers/nvme/host/tcp.c:2591).
+	Status int
 }
 
 func (e *ConnectError) Error() string {
@@ -241,7 +252,8 @@ func (h *Host) kernelLog(c string, msg string) {
 	h.w.emit(Event{Kind: EventKernel, Host: h.Name, Controller: c, Message: msg})
 }
 
-// allocInstance takes the lowest free instance number (ida_alloc).
+// allocInstance takes the lowest free instance number (Linux 6.12
+// drivers/nvme/host/core.c:4918 ida_alloc).
 func (h *Host) allocInstance() int {
 	if h.held == nil {
 		h.held = map[int]bool{}
@@ -411,8 +423,9 @@ func insertSorted(cs []*Ctrl, c *Ctrl) []*Ctrl {
 
 func (h *Host) insertCtrl(c *Ctrl) {
 	h.ctrls = insertSorted(h.ctrls, c)
-	// join or create the subsystem (core.c nvme_init_subsystem: a new
-	// subsystem is named after its first controller's instance).
+	// join or create the subsystem (Linux 6.12 drivers/nvme/host/core.c:3031
+	// nvme_init_subsystem: a new subsystem is named after its first
+	// controller's instance).
 	for _, s := range h.subsystems {
 		if s.NQN == c.Spec.NQN {
 			c.sub = s
@@ -429,7 +442,10 @@ func (h *Host) insertCtrl(c *Ctrl) {
 
 // establish makes c live on target subsystem res.ts at port: the admin
 // queue is up, and the controller learns the namespaces the target exposes
-// to this host now, with the listener's ANA state.
+// to this host now, with the listener's ANA state (Linux 6.12
+// drivers/nvme/host/tcp.c:2597-2660 nvme_tcp_setup_ctrl: multipath.c:1043
+// nvme_mpath_init_identify reads the ANA log page on every (re)connect,
+// core.c:4780-4809 nvme_start_ctrl queues a scan).
 func (c *Ctrl) establish(res connectResult, port int) {
 	c.ts, c.port, c.Cntlid = res.ts, port, res.cntlid
 	res.ts.attach(c)
@@ -447,16 +463,18 @@ func (c *Ctrl) setState(s nvmeof.ControllerState) {
 
 // syncNamespaces rescans: legs for the namespaces the connected target
 // exposes to this host (removing the others), all with the listener's ANA
-// state (scan_work + ANA log page). A namespace whose identity disagrees
+// state (Linux 6.12 drivers/nvme/host/core.c:4285 nvme_scan_work +
+// multipath.c:818 ANA log page). A namespace whose identity disagrees
 // with the subsystem's head is refused on this controller, as the kernel
-// does (drivers/nvme/host/core.c): a leg whose NSID now carries another
-// namespace goes ("identifiers changed for nsid N", nvme_validate_ns) and
-// is not re-attached in the same scan; a new one is refused when the head
-// of its NSID stands for another namespace ("IDs don't match for shared
-// namespace N") or another head stands for its namespace ("duplicate IDs
-// in subsystem for nsid N", nvme_init_ns_head) [sourced; the messages as
-// sbcli quotes them, lvol_controller.py:1264-1276]. A head goes only with
-// its last path (releaseHead: nvme_ns_remove).
+// does: a leg whose NSID now carries another namespace goes ("identifiers
+// changed for nsid N", core.c:4075-4081 nvme_validate_ns) and is not
+// re-attached in the same scan; a new one is refused when the head of its
+// NSID stands for another namespace ("IDs don't match for shared namespace
+// N", core.c:3844) or another head stands for its namespace ("duplicate
+// IDs in subsystem for nsid N", core.c:3825; nvme_init_ns_head :3775)
+// [sourced; the messages as sbcli quotes them too,
+// lvol_controller.py:1264-1276]. A head goes only with its last path
+// (releaseHead: core.c:4019 nvme_ns_remove).
 func (c *Ctrl) syncNamespaces() {
 	var visible []int
 	ana := nvmeof.ANAInaccessible
@@ -517,8 +535,9 @@ func containsInt(xs []int, x int) bool {
 
 // acquireHead returns the subsystem's head for nsid carrying namespace
 // ident, allocating the lowest free head index from 1 when none exists
-// (core.c nvme_alloc_ns_head), or the kernel's refusal message when the
-// identities disagree (core.c nvme_init_ns_head; see syncNamespaces).
+// (Linux 6.12 drivers/nvme/host/core.c:3691 nvme_alloc_ns_head), or the
+// kernel's refusal message when the identities disagree (core.c:3775-3850
+// nvme_init_ns_head; see syncNamespaces).
 func (h *Host) acquireHead(s *hostSubsys, nsid, ident int) (*head, string) {
 	for _, hd := range s.heads {
 		if hd.nsid == nsid {
@@ -548,8 +567,9 @@ func (h *Host) acquireHead(s *hostSubsys, nsid, ident int) (*head, string) {
 }
 
 // releaseHead drops path l of its head, and the head's current path if
-// it was l (core.c nvme_ns_remove: nvme_mpath_clear_current_path); the
-// head goes with its last path.
+// it was l (Linux 6.12 drivers/nvme/host/core.c:4019 nvme_ns_remove →
+// multipath.c:190 nvme_mpath_clear_current_path); the head goes with its
+// last path.
 func (h *Host) releaseHead(s *hostSubsys, l *leg) {
 	hd := l.head
 	if hd.cur == l {
@@ -602,13 +622,15 @@ func (c *Ctrl) anaChangeNotice() {
 }
 
 // nsAttrNotice: the target added or removed a namespace of c's subsystem
-// and sent a namespace attribute notice (SPDK
-// nvmf_ctrlr_async_event_ns_notice). The host queues a rescan (core.c
-// nvme_handle_aen_notice → nvme_queue_scan) that sees the target as it is
-// when it runs (nvme_scan_work). While one is queued, further notices add
+// and sent a namespace attribute notice (SPDK lib/nvmf/ctrlr.c:4523
+// nvmf_ctrlr_async_event_ns_notice at 3230130e). The host queues a rescan
+// (Linux 6.12 drivers/nvme/host/core.c:4548-4556 nvme_handle_aen_notice →
+// :150 nvme_queue_scan) that sees the target as it is when it runs
+// (:4285 nvme_scan_work). While one is queued, further notices add
 // nothing: SPDK masks the notice until the host reads the Changed
-// Namespace List log page (nvmf_ctrlr_mask_aen), which nvme_scan_work does
-// first (nvme_clear_changed_ns_log) [sourced]; a change after that gets a
+// Namespace List log page (SPDK ctrlr.c:2419 nvmf_ctrlr_mask_aen), which
+// nvme_scan_work does first (core.c:4260 nvme_clear_changed_ns_log)
+// [sourced]; a change after that gets a
 // new notice and a new rescan. The delay from notice to scan is one draw
 // of the AEN latency (Config.AENLatencyS, default 10-30 ms), from r
 // [assumption: no source measures it; short against a swap's RPCs]. A
@@ -644,9 +666,10 @@ func (c *Ctrl) nsAttrNotice(r *rand.Rand) {
 
 // transportLost: the host's connection to the target broke (the target's
 // FIN or RST reached it, or its keep-alive expired). A live controller
-// starts error recovery (tcp.c nvme_tcp_error_recovery: "starting error
-// recovery"): resetting, teardown, then connecting with a reconnect every
-// reconnect_delay.
+// starts error recovery (Linux 6.12 drivers/nvme/host/tcp.c:639-645
+// nvme_tcp_error_recovery: resetting, "starting error recovery";
+// :2694-2719 nvme_tcp_error_recovery_work: teardown, connecting, then a
+// reconnect every reconnect_delay).
 func (c *Ctrl) transportLost(reason string) {
 	c.disconnectTarget(reason)
 	if c.State != nvmeof.StateLive {
@@ -683,7 +706,8 @@ func (c *Ctrl) disconnectTarget(reason string) {
 }
 
 // enterConnecting moves c to connecting and starts the fast_io_fail timer
-// (core.c nvme_start_failfast_work).
+// (Linux 6.12 drivers/nvme/host/core.c:188-195 nvme_start_failfast_work,
+// :175-186 nvme_failfast_work: "failfast expired").
 func (c *Ctrl) enterConnecting() {
 	c.setState(nvmeof.StateConnecting)
 	if tmo := c.Spec.Options.FastIOFailTmo; tmo >= 0 {
@@ -700,10 +724,11 @@ func (c *Ctrl) enterConnecting() {
 }
 
 // reconnectOrRemove schedules the next reconnect attempt or removes the
-// controller (tcp.c nvme_tcp_reconnect_or_remove, fabrics.c
-// nvmf_should_reconnect): a rejection with DNR stops retrying when the
-// kernel honours it; otherwise retry while max_reconnects is -1 or
-// nr_reconnects < max_reconnects.
+// controller (Linux 6.12 drivers/nvme/host/tcp.c:2574-2595
+// nvme_tcp_reconnect_or_remove, fabrics.c:589-602 nvmf_should_reconnect):
+// a rejection with DNR stops retrying when the kernel honours it;
+// otherwise retry while max_reconnects is -1 or nr_reconnects <
+// max_reconnects.
 func (c *Ctrl) reconnectOrRemove(cerr *ConnectError) {
 	if c.State != nvmeof.StateConnecting {
 		return
@@ -716,7 +741,7 @@ func (c *Ctrl) reconnectOrRemove(cerr *ConnectError) {
 	if !retry {
 		status := 0
 		if cerr != nil {
-			status = 1
+			status = cerr.Status
 		}
 		c.host.kernelLog(c.Name(), fmt.Sprintf("Removing controller (%d)...", status))
 		c.host.deleteCtrl(c)
@@ -732,9 +757,12 @@ func (c *Ctrl) reconnectOrRemove(cerr *ConnectError) {
 	})
 }
 
-// reconnectAttempt is tcp.c nvme_tcp_reconnect_ctrl_work: one connect
+// reconnectAttempt is nvme_tcp_reconnect_ctrl_work (Linux 6.12
+// drivers/nvme/host/tcp.c:2668-2692): the counter goes up, one connect
 // attempt (World.tcpConnect: a SYN nobody answers fails after the kernel's
-// SYN timers give up), then success or the next step of the loop.
+// SYN timers give up), then "Successfully reconnected (attempt N/M)" and
+// the counter back to 0, or "Failed reconnect attempt N/M" and the next
+// step of the loop.
 func (c *Ctrl) reconnectAttempt() {
 	h := c.host
 	c.nrReconnects++
@@ -746,7 +774,7 @@ func (c *Ctrl) reconnectAttempt() {
 		}
 		if res.err == nil {
 			c.establish(res, port)
-			h.kernelLog(c.Name(), fmt.Sprintf("Successfully reconnected (%d attempt)", c.nrReconnects))
+			h.kernelLog(c.Name(), fmt.Sprintf("Successfully reconnected (attempt %d/%d)", c.nrReconnects, c.maxRecon))
 			c.nrReconnects = 0
 			return
 		}
@@ -763,9 +791,12 @@ func (c *Ctrl) reconnectAttempt() {
 	})
 }
 
-// deleteCtrl removes c (core.c nvme_delete_ctrl / nvme_do_delete_ctrl):
+// deleteCtrl removes c (Linux 6.12 drivers/nvme/host/core.c:251
+// nvme_delete_ctrl, :231-240 nvme_do_delete_ctrl: "Removing ctrl: NQN"):
 // its legs, heads without other paths, and its subsystem with the last
-// controller.
+// controller. Deleting is instantaneous here [a shortcut of the model], so
+// the kernel's rule that a deleting controller still carries I/O while its
+// queues are live (multipath.c:243-258; nvme.h:851-852) never applies.
 func (h *Host) deleteCtrl(c *Ctrl) {
 	if c.firstConnect {
 		// Deleted while its first connect runs: it goes, and the connect
@@ -796,7 +827,7 @@ func (h *Host) deleteCtrl(c *Ctrl) {
 		}
 	}
 	// The instance number stays held while it names the subsystem
-	// (core.c nvme_free_ctrl / nvme_release_subsystem).
+	// (Linux 6.12 core.c:4835 nvme_free_ctrl, :2938 nvme_release_subsystem).
 	if c.Instance != s.Instance {
 		delete(h.held, c.Instance)
 	}
@@ -815,7 +846,8 @@ func (h *Host) deleteCtrl(c *Ctrl) {
 }
 
 // sysfsCtrlLossTmo is what class/nvme/nvmeN/ctrl_loss_tmo shows:
-// max_reconnects × reconnect_delay, or -1 ("off") when reconnecting forever.
+// max_reconnects × reconnect_delay, or -1 ("off") when reconnecting forever
+// (Linux 6.12 drivers/nvme/host/sysfs.c:427-436).
 func (c *Ctrl) sysfsCtrlLossTmo() int {
 	if c.maxRecon < 0 {
 		return -1

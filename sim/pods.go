@@ -103,7 +103,7 @@ const (
 // headStatus applies the kernel's multipath rule (default iopolicy numa,
 // one NUMA node) to namespace nsid of subsystem nqn on h: what an I/O
 // submitted now does (Linux 6.12 drivers/nvme/host/multipath.c
-// nvme_ns_head_submit_bio, :446-483). The head's path is route's; I/O on
+// nvme_ns_head_submit_bio, :450-493). The head's path is route's; I/O on
 // it hangs while the path is silent (hostnet.go), is requeued when the
 // target answers with an ANA error because the host has not yet read the
 // change (multipath.c:95-103: ANA_PENDING, failover), and fails when the
@@ -112,7 +112,7 @@ const (
 // host completes a DNR error to the caller without failover (core.c
 // nvme_decide_disposition) — EIO. With no path, I/O is requeued while a
 // controller with a leg is live, resetting or connecting and not
-// failfast-expired (nvme_available_path, multipath.c:426-443), and fails
+// failfast-expired (nvme_available_path, multipath.c:427-448), and fails
 // otherwise ("no available path - failing I/O"); with no head (the
 // namespace's last path went, core.c nvme_ns_remove) it fails too.
 func (h *Host) headStatus(nqn string, nsid int) ioStatus {
@@ -150,7 +150,7 @@ func (h *Host) headStatus(nqn string, nsid int) ioStatus {
 // current path while that path's controller is live and its leg
 // optimized — the leg as the host last read it, so a silent path whose
 // node moved the ANA state elsewhere stays current — and otherwise picks
-// anew (__nvme_find_path, multipath.c:263-298): the first path in sibling
+// anew (__nvme_find_path, multipath.c:260-298): the first path in sibling
 // order, skipping disabled ones (controller neither live nor deleting,
 // multipath.c:243-258), that is optimized, else the first non-optimized;
 // it caches what it found (and keeps the old pointer when it found
