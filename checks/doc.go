@@ -1,5 +1,5 @@
 // Package checks computes fiomig's verdicts as pure functions of the run
-// record (DESIGN.md "The run record"): plan.json and timeline.jsonl in,
+// record (docs/run-record.md): plan.json and timeline.jsonl in,
 // record.Summary out. Nothing here reads a clock, a file or a cluster, so a
 // run's verdicts can be recomputed later from its directory alone
 // (`fiomig report <run-dir>`).
@@ -26,7 +26,7 @@
 //     inconclusive, never a pass.
 //
 // The seed harness's checks (seed.go; operator fio_migration_test.py and
-// sbtest, research/upstream.md §4), thresholds in plan.Params.Seed, each a
+// sbtest, docs/sources.md §8), thresholds in plan.Params.Seed, each a
 // self-contained function of the plan and the lines: migration-outcomes,
 // io-outage, data-integrity (with the verify lag), controller-churn,
 // loss-timeout (warn), paths-per-subsystem (warn), dirty-start
@@ -59,6 +59,6 @@
 // an independent whole-record implementation of the per-sample parts
 // (reference_test.go) and hold the Judge to it (TestJudgeEqualsReference).
 //
-// Import direction (DESIGN.md): checks may import only the leaves record,
-// nvmeof and fio (and the standard library).
+// Import direction (docs/architecture.md): checks may import only the
+// leaves record, nvmeof and fio (and the standard library).
 package checks

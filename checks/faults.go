@@ -188,7 +188,7 @@ func (r *runIndex) requestedKinds() []string {
 			kinds = append(kinds, f.Fault)
 		}
 	}
-	if v := r.plan.Params.Extra["faults"]; v != "" && v != "default" && v != "none" && !strings.HasPrefix(v, "file:") {
+	if v := r.plan.Params.Faults; v != "" && v != record.FaultsDefault && v != record.FaultsNone && !strings.HasPrefix(v, record.FaultsFilePrefix) {
 		for _, k := range strings.Split(v, ",") {
 			if k = strings.TrimSpace(k); k != "" && !slices.Contains(kinds, k) {
 				kinds = append(kinds, k)

@@ -44,6 +44,11 @@ type runIndex struct {
 	// seen maps host and NQN\x00endpoint to when a controller there was
 	// last seen and first gone after that (missingCause).
 	seen map[string]map[string]seenSpan
+	// obsStart is the record's first observation of any host (a sample or
+	// a heartbeat; 0 without one).
+	obsStart float64
+	// holes are every host's sample holes (observed.go), once known.
+	holes []record.SampleHole
 	// requiredEnd is the time the last sample must reach (less one settle
 	// sample interval) for the record to cover the settle period.
 	requiredEnd float64
@@ -83,13 +88,13 @@ func (r *runIndex) settleSampleInterval() float64 {
 }
 
 // computeCoverage compares the record's last sample with the end of the
-// settle period: the last migration's terminal phase (or its last phase
-// line, when it never reached one; the run start without migrations) plus
-// plan.params.settle_s (DESIGN.md: the leak and completeness checks look at
-// the hosts at the end of the settle period). One settle sample interval is
-// tolerated. A timeline with fewer migrations than the plan asked for
-// stopped before its settle period began. It returns the coverage and the
-// earliest last-sample time that covers the settle period.
+// settle period: the last migration's terminal phase (or its last phase line,
+// when it never reached one; the run start without migrations) plus
+// plan.params.settle_s (docs/concepts.md "Leak": the leak and completeness
+// checks look at the hosts at the end of the settle period). One settle
+// sample interval is tolerated. A timeline with fewer migrations than the
+// plan asked for stopped before its settle period began. It returns the
+// coverage and the earliest last-sample time that covers the settle period.
 func (r *runIndex) computeCoverage() (record.Coverage, float64) {
 	p := r.plan.Params
 	start, what := 0.0, "the run start"

@@ -20,7 +20,7 @@ import (
 const LeakNotLive = "not-live"
 
 // leakKinds are the nvmeof.Inspect defect kinds that make a controller a
-// leak (DESIGN.md assertion 2).
+// leak (docs/concepts.md "Leak").
 var leakKinds = map[nvmeof.DefectKind]bool{
 	nvmeof.DefectStaleEndpoint:             true,
 	nvmeof.DefectControllerNotContributing: true,

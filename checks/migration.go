@@ -48,20 +48,19 @@ func splitBrainResult(found, unknown []string, checked, migrations int) record.C
 		Detail: fmt.Sprintf("no sample with a source and a target path both optimized (%d host samples within %d migrations)", checked, migrations)}
 }
 
-// The check "served-after-cutover": after every
-// Completed migration, on every consumer host, the sample at the judgement
-// instant shows every namespace of the subsystem with an optimized or
-// non-optimized leg on a live controller at a target endpoint of the
-// migration. The judgement instant is the end of the attribution margin
-// (DESIGN.md): the first sample at or after Completed plus
-// plan.Params.AttributionMarginS — or, when the next migration of the
-// subsystem starts before that sample, the last sample before it starts.
-// A host with no such sample (the record ends too early), or a migration
-// without target endpoints, makes it inconclusive unless something fails;
-// so does a record without migrations (plan.Params.Migrations is 0 or no
-// phase line) or with fewer migrations than the plan asked for.
-// Judge.servedAfterCutover finds the judged samples; servedResult is the
-// verdict from the findings.
+// The check "served-after-cutover": after every Completed migration, on every
+// consumer host, the sample at the judgement instant shows every namespace of
+// the subsystem with an optimized or non-optimized leg on a live controller
+// at a target endpoint of the migration. The judgement instant is the end of
+// the attribution margin (docs/concepts.md "Pause window"): the first sample
+// at or after Completed plus plan.Params.AttributionMarginS — or, when the
+// next migration of the subsystem starts before that sample, the last sample
+// before it starts. A host with no such sample (the record ends too early),
+// or a migration without target endpoints, makes it inconclusive unless
+// something fails; so does a record without migrations
+// (plan.Params.Migrations is 0 or no phase line) or with fewer migrations
+// than the plan asked for. Judge.servedAfterCutover finds the judged samples;
+// servedResult is the verdict from the findings.
 func (r *runIndex) servedResult(bad, unknown []string, judged int) record.CheckResult {
 	margin := r.plan.Params.AttributionMarginS
 	inconclusive := func(detail string) record.CheckResult {

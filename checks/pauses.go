@@ -30,7 +30,7 @@ type window struct {
 
 // Paused reports whether one host sample shows a pause of subsystem nqn:
 // some namespace has no leg that is optimized or non-optimized on a live
-// controller of that subsystem (DESIGN.md "The run record"; kernel
+// controller of that subsystem (docs/concepts.md "Pause window"; kernel
 // drivers/nvme/host/multipath.c: only such legs carry I/O, anything else
 // requeues it). The namespaces judged are nsids (the volume's, from the
 // plan) plus those the sample shows for nqn, as multipath heads or as legs.
@@ -85,7 +85,9 @@ type pauseResult struct {
 }
 
 // pauseBound is the check "pause-bound": for every migration and consumer
-// host the longest pause window is at most plan.Params.PauseCritS. The
+// host the longest pause window is at most plan.Params.PauseCritS; a
+// window that spans a hole in the host's samples counts only with what was
+// seen of it (JudgedPauseS). The
 // failing detail stays one line — how many pairs are over, the longest and
 // where — since report.md's "Over the pause bound" lists every pair. It is
 // inconclusive (when nothing fails) if the record holds no migration
@@ -96,14 +98,16 @@ func pauseBound(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResul
 	crit := plan.Params.PauseCritS
 	over, open := 0, 0
 	longest, where, pairs := 0.0, "", 0
+	var worst record.HostPauses
 	for _, m := range pr.migrations {
 		for _, h := range slices.Sorted(maps.Keys(m.Hosts)) {
 			hp := m.Hosts[h]
 			pairs++
-			if where == "" || hp.LongestPauseS > longest {
-				longest, where = hp.LongestPauseS, m.ID+" on "+h
+			p := JudgedPauseS(hp)
+			if where == "" || p > longest {
+				longest, where, worst = p, m.ID+" on "+h, hp
 			}
-			if hp.LongestPauseS > crit {
+			if p > crit {
 				over++
 				if hp.OpenWindow {
 					open++
@@ -122,6 +126,10 @@ func pauseBound(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResul
 	switch {
 	case over > 0:
 		d := fmt.Sprintf("%d of %d migration/host pair(s) over CUTOVER_PAUSE_CRIT_S = %s; longest %s (%s)", over, pairs, fmtS(crit), fmtS(longest), where)
+		if worst.LongestSeenPauseS != nil {
+			d = fmt.Sprintf("%d of %d migration/host pair(s) over CUTOVER_PAUSE_CRIT_S = %s; longest %s seen paused (%s, whose window measured %s spans a hole in its samples)",
+				over, pairs, fmtS(crit), fmtS(longest), where, fmtS(worst.LongestPauseS))
+		}
 		if fs := r.faultsDuring(longestWindow(pr, where)); len(fs) > 0 {
 			d += "; faults in effect then: " + strings.Join(fs, ", ")
 		}

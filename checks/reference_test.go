@@ -130,6 +130,18 @@ func newRefIndex(plan record.Plan, timeline []record.Line) *refIndex {
 		r.seen[h] = refSeen(ss)
 	}
 	r.coverage, r.requiredEnd = r.computeCoverage()
+	r.obsStart = math.Inf(1)
+	for _, h := range r.hosts {
+		if s := r.samples[h]; len(s) > 0 {
+			r.obsStart = math.Min(r.obsStart, s[0].T)
+		}
+		for _, t := range r.heartbeats[h] {
+			r.obsStart = math.Min(r.obsStart, t)
+		}
+	}
+	if math.IsInf(r.obsStart, 1) {
+		r.obsStart = 0
+	}
 	return r
 }
 
@@ -160,7 +172,10 @@ func refSeen(samples []record.Line) map[string]seenSpan {
 // refEvaluate is Evaluate computed by the reference.
 func refEvaluate(plan record.Plan, timeline []record.Line) record.Summary {
 	r := newRefIndex(plan, timeline)
+	holes := r.sampleHoles()
+	r.holes = holes
 	pr := r.pauses()
+	r.markUnseen(pr.migrations)
 	leaks, leakRes := r.leakedControllers()
 	missing, complRes := r.pathCompleteness()
 	results := []record.CheckResult{
@@ -175,8 +190,8 @@ func refEvaluate(plan record.Plan, timeline []record.Line) record.Summary {
 	}
 	seed := SeedChecks(plan, timeline)
 	notJudgedShort(seed, plan, timeline, r.coverage)
+	r.notJudgedStale(seed, timeline)
 	results = append(results, seed...)
-	holes := r.sampleHoles()
 	r.blind(results, holes)
 	outcomes, matrix := r.faultOutcomes()
 	cov := r.coverage
@@ -459,6 +474,11 @@ func (r *refIndex) servedAfterCutover() record.CheckResult {
 					m.id, h, fmtS(*m.completed), fmtS(margin), fmtS(*m.completed+margin), lastAt))
 				continue
 			}
+			instant := math.Min(*m.completed+margin, r.nextStart(i))
+			if d := r.unseenAt(m.id, h, instant, s.T); d != "" {
+				unknown = append(unknown, d)
+				continue
+			}
 			judged++
 			if missing := unservedAtTarget(*s, m.nqn, r.volumes[m.nqn].NSIDs, m.target); len(missing) > 0 {
 				bad = append(bad, fmt.Sprintf("%s on %s at %s: NSID %s not served by a live controller at the target",
@@ -476,19 +496,7 @@ func (r *refIndex) sampleHoles() []record.SampleHole {
 	if r.plan.Params.SampleIntervalS <= 0 {
 		return out
 	}
-	end := r.settleEnd
-	start := math.Inf(1)
-	for _, h := range r.hosts {
-		if s := r.samples[h]; len(s) > 0 {
-			start = math.Min(start, s[0].T)
-		}
-		for _, t := range r.heartbeats[h] {
-			start = math.Min(start, t)
-		}
-	}
-	if math.IsInf(start, 1) {
-		start = 0
-	}
+	end, start := r.settleEnd, r.obsStart
 	for _, h := range r.hosts {
 		var ts []float64
 		for _, s := range r.samples[h] {

@@ -142,7 +142,7 @@ func podKey(l record.Line) string {
 
 // hasWorkload: the record has io lines, or the plan says it ran pods.
 func hasWorkload(plan record.Plan, lines []record.Line) bool {
-	if plan.Params.Extra["pods"] == "true" {
+	if plan.Params.Model.Pods {
 		return true
 	}
 	for _, l := range lines {

@@ -579,7 +579,13 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 			}
 		}
 	}
+	if j.hasObs {
+		r.obsStart = j.obsStart
+	}
+	holes := j.sampleHoles()
+	r.holes = holes
 	pr := j.pauses()
+	r.markUnseen(pr.migrations)
 	leaks, leakRes := r.leakedControllers()
 	missing, complRes := r.pathCompleteness()
 	results := []record.CheckResult{
@@ -593,7 +599,6 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 		r.faultsLanded(),
 	}
 	results = append(results, j.seedChecks()...)
-	holes := j.sampleHoles()
 	r.blind(results, holes)
 	outcomes, matrix := r.faultOutcomes()
 	cov := r.coverage
@@ -744,6 +749,11 @@ func (j *Judge) servedAfterCutover() record.CheckResult {
 					m.id, h, fmtS(*m.completed), fmtS(margin), fmtS(*m.completed+margin), lastAt))
 				continue
 			}
+			instant := math.Min(*m.completed+margin, m.next)
+			if d := r.unseenAt(m.id, h, instant, s.t); d != "" {
+				unknown = append(unknown, d)
+				continue
+			}
 			judged++
 			if len(s.missing) > 0 {
 				bad = append(bad, fmt.Sprintf("%s on %s at %s: NSID %s not served by a live controller at the target",
@@ -797,6 +807,7 @@ func (j *Judge) seedChecks() []record.CheckResult {
 	sort.SliceStable(lines, func(a, b int) bool { return lines[a].T < lines[b].T })
 	out := SeedChecks(j.r.plan, lines)
 	notJudgedShort(out, j.r.plan, lines, j.r.coverage)
+	j.r.notJudgedStale(out, lines)
 	// loss-timeout read every state the Judge saw, not only the kept ones;
 	// it goes where SeedChecks puts it, before paths-per-subsystem.
 	out = slices.DeleteFunc(out, func(c record.CheckResult) bool { return c.Name == CheckLossTimeout })

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/record"
 )
 
 // The host-model gaps of issue 28, one acceptance test each (the third,
@@ -20,7 +21,7 @@ import (
 // cutover.
 func TestPartitionedHostSeesNoCutoverUntilKeepAlive(t *testing.T) {
 	for _, seed := range []int64{1, 2, 3} {
-		w := newWorld(t, Config{Seed: seed, Volumes: 1, SyncMinS: 0.5, SyncMaxS: 1})
+		w := newWorld(t, Config{Seed: seed, Model: record.Model{Volumes: 1, SyncMinS: 0.5, SyncMaxS: 1}})
 		advance(t, w, 1)
 		v := w.Volumes()[0]
 		h := w.hosts[v.Consumers[0]]
@@ -94,7 +95,7 @@ func TestPartitionedHostSeesNoCutoverUntilKeepAlive(t *testing.T) {
 // tcp.c:2051-2052; net/ipv4/tcp_timer.c), and is removed after the last:
 // kato + 30 × (2 + 3) s to 1.5 × kato + 30 × (2 + 3) s after the crash.
 func TestCrashLongerThanCtrlLossRemovesCSIPaths(t *testing.T) {
-	w := newWorld(t, Config{Seed: 5, Volumes: 3})
+	w := newWorld(t, Config{Seed: 5, Model: record.Model{Volumes: 3}})
 	advance(t, w, 1)
 	n := w.nodes[1]
 	var csi []*Ctrl

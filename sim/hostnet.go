@@ -1,6 +1,9 @@
 package sim
 
-import "github.com/fiomig/fiomig/nvmeof"
+import (
+	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/record"
+)
 
 // What reaches a host over its NVMe/TCP connections, and what it takes the
 // host's kernel to notice that nothing does (issue 28; docs/host-model.md).
@@ -38,8 +41,8 @@ const (
 
 // Host kernels (Config.HostKernel).
 const (
-	HostKernel612 = "6.12"
-	HostKernel61  = "6.1"
+	HostKernel612 = record.HostKernel612
+	HostKernel61  = record.HostKernel61
 )
 
 // synLinearTimeouts is net.ipv4.tcp_syn_linear_timeouts of kernel k: 4 in

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/record"
 )
 
 // TestSYNGiveUp: the kernel's SYN retransmit timer as synTimers runs it.
@@ -32,12 +33,12 @@ func TestSYNGiveUp(t *testing.T) {
 		}
 	}
 	for _, k := range []string{HostKernel612, HostKernel61} {
-		w := newWorld(t, Config{Seed: 1, Volumes: 1, HostKernel: k})
+		w := newWorld(t, Config{Seed: 1, Model: record.Model{Volumes: 1, HostKernel: k}})
 		if got := w.synTimeoutS(); got != 3 {
 			t.Errorf("kernel %s: SYN timeout %g s, want 3", k, got)
 		}
 	}
-	if _, err := New(Config{HostKernel: "5.4"}); err == nil || !strings.Contains(err.Error(), "host kernel") {
+	if _, err := New(Config{Model: record.Model{HostKernel: "5.4"}}); err == nil || !strings.Contains(err.Error(), "host_kernel") {
 		t.Errorf("HostKernel 5.4: err %v, want a host kernel error", err)
 	}
 }
@@ -47,7 +48,7 @@ func TestSYNGiveUp(t *testing.T) {
 // listener: the connect of a migration target path.
 func firstConnectWorld(t *testing.T, kernel string) (*World, *Host, ConnectSpec) {
 	t.Helper()
-	w := newWorld(t, Config{Seed: 1, Volumes: 1, HostKernel: kernel})
+	w := newWorld(t, Config{Seed: 1, Model: record.Model{Volumes: 1, HostKernel: kernel}})
 	advance(t, w, 1)
 	v := w.Volumes()[0]
 	other := w.lvstores[(v.LVS+1)%len(w.lvstores)]
@@ -161,7 +162,7 @@ func partitionedPrimary(t *testing.T, w *World) (*Host, *Ctrl) {
 // expires.
 func TestSilentPathHearsNothingUntilHeal(t *testing.T) {
 	t.Run("notices", func(t *testing.T) {
-		w := newWorld(t, Config{Seed: 1, Volumes: 1, NamespacesPerVolume: 2})
+		w := newWorld(t, Config{Seed: 1, Model: record.Model{Volumes: 1, NamespacesPerVolume: 2}})
 		advance(t, w, 1)
 		h, c := partitionedPrimary(t, w)
 		ts := c.ts
@@ -178,7 +179,7 @@ func TestSilentPathHearsNothingUntilHeal(t *testing.T) {
 		}
 	})
 	t.Run("close", func(t *testing.T) {
-		w := newWorld(t, Config{Seed: 1, Volumes: 1})
+		w := newWorld(t, Config{Seed: 1, Model: record.Model{Volumes: 1}})
 		advance(t, w, 1)
 		h, c := partitionedPrimary(t, w)
 		node := c.ts.Node
@@ -208,7 +209,7 @@ func TestSilentPathHearsNothingUntilHeal(t *testing.T) {
 // target went optimized, until the keep-alive expires; the stall events
 // name that time.
 func TestStaleOptimizedPathHoldsIO(t *testing.T) {
-	w := newWorld(t, Config{Seed: 2, Volumes: 1, Pods: true, PodToleranceS: 60, SyncMinS: 0.5, SyncMaxS: 1})
+	w := newWorld(t, Config{Seed: 2, Model: record.Model{Volumes: 1, Pods: true, PodToleranceS: 60, SyncMinS: 0.5, SyncMaxS: 1}})
 	advance(t, w, 1)
 	v := w.Volumes()[0]
 	id, _ := w.StartMigration(v.NQN)
@@ -250,7 +251,7 @@ func TestStaleOptimizedPathHoldsIO(t *testing.T) {
 // TestStallEvents: the partition's stall events, start and end, for the
 // path that showed an optimized leg only.
 func TestStallEvents(t *testing.T) {
-	w := newWorld(t, Config{Seed: 4, Volumes: 1})
+	w := newWorld(t, Config{Seed: 4, Model: record.Model{Volumes: 1}})
 	evs := advance(t, w, 1)
 	v := w.Volumes()[0]
 	h := w.hosts[v.Consumers[0]]
@@ -282,7 +283,7 @@ func TestStallEvents(t *testing.T) {
 // namespace, before the host's rescan drops the leg, fails with EIO: SPDK
 // answers Invalid Namespace with DNR and the host does not fail over.
 func TestRemovedNamespaceFailsIO(t *testing.T) {
-	w := newWorld(t, Config{Seed: 1, Volumes: 1, Pods: true, AENLatencyS: 1})
+	w := newWorld(t, Config{Seed: 1, AENLatencyS: 1, Model: record.Model{Volumes: 1, Pods: true}})
 	advance(t, w, 1)
 	v := w.Volumes()[0]
 	ts, _ := primaryNode(w, v).Subsystem(v.NQN)
