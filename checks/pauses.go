@@ -320,8 +320,19 @@ func freezes(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResult {
 // cutover (first phase line to terminal phase plus
 // plan.Params.AttributionMarginS) is a finding, unless a fault explains it
 // (faultCause; those are listed in the detail and in summary.json
-// fault_windows).
+// fault_windows). With no sample of any consumer host it is inconclusive.
 func unattributedPauses(r *runIndex, pr pauseResult) record.CheckResult {
+	sampled := false
+	for _, nqn := range r.nqns() {
+		for _, h := range r.consumers(nqn) {
+			_, ok := r.lastSample(h)
+			sampled = sampled || ok
+		}
+	}
+	if len(pr.unattributed) == 0 && !sampled {
+		return record.CheckResult{Name: CheckUnattributedPauses, Verdict: record.Inconclusive,
+			Detail: "no consumer host has a sample: no pause window could be seen"}
+	}
 	if len(pr.unattributed) == 0 {
 		d := "every pause window lies within a migration"
 		if n := len(pr.faultWindows); n > 0 {

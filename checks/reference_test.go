@@ -190,7 +190,7 @@ func refEvaluate(plan record.Plan, timeline []record.Line) record.Summary {
 		r.faultsLanded(),
 	}
 	seed := SeedChecks(plan, timeline)
-	notJudgedShort(seed, plan, timeline, r.coverage)
+	seed = notJudgedShort(seed, plan, timeline, r.coverage)
 	r.notJudgedStale(seed, timeline)
 	results = append(results, seed...)
 	r.blind(results, holes)
@@ -407,7 +407,7 @@ func (r *refIndex) splitBrain() record.CheckResult {
 			}
 		}
 	}
-	return splitBrainResult(found, unknown, checked, len(r.migrations))
+	return r.splitBrainResult(found, unknown, checked, len(r.migrations))
 }
 
 // nextStart returns the first phase line of the next migration of the same

@@ -703,7 +703,7 @@ func (j *Judge) splitBrain() record.CheckResult {
 			}
 		}
 	}
-	return splitBrainResult(found, unknown, checked, len(j.migs))
+	return j.r.splitBrainResult(found, unknown, checked, len(j.migs))
 }
 
 func (j *Judge) servedAfterCutover() record.CheckResult {
@@ -799,8 +799,6 @@ func (j *Judge) seedChecks() []record.CheckResult {
 	}
 	sort.SliceStable(lines, func(a, b int) bool { return lines[a].T < lines[b].T })
 	out := SeedChecks(j.r.plan, lines)
-	notJudgedShort(out, j.r.plan, lines, j.r.coverage)
-	j.r.notJudgedStale(out, lines)
 	// loss-timeout read every state the Judge saw, not only the kept ones;
 	// it goes where SeedChecks puts it, before paths-per-subsystem.
 	out = slices.DeleteFunc(out, func(c record.CheckResult) bool { return c.Name == CheckLossTimeout })
@@ -808,5 +806,7 @@ func (j *Judge) seedChecks() []record.CheckResult {
 		at := slices.IndexFunc(out, func(c record.CheckResult) bool { return c.Name == CheckPathsPerSubsystem })
 		out = slices.Insert(out, at, res)
 	}
+	out = notJudgedShort(out, j.r.plan, lines, j.r.coverage)
+	j.r.notJudgedStale(out, lines)
 	return out
 }
