@@ -73,6 +73,9 @@ type job struct {
 	h     *Host
 	state jobState
 	round int
+	// abort interrupts the connect the Job's pod is blocked in, if any
+	// (Host.connectAsync).
+	abort func()
 }
 
 // Job timing: validation attempts and the delay between them, seconds.
@@ -207,7 +210,10 @@ func (w *World) ensure(j *job, conns []nvmeof.Target, done func(*ValidationFailu
 			})
 			return
 		}
-		j.h.connectAsync(spec, func(c *Ctrl, err error) {
+		pending := true
+		abort := j.h.connectAsync(spec, func(c *Ctrl, err error) {
+			pending = false
+			j.abort = nil
 			if c != nil {
 				c.Origin = j.m.ID
 			}
@@ -216,6 +222,9 @@ func (w *World) ensure(j *job, conns []nvmeof.Target, done func(*ValidationFailu
 			}
 			step(i + 1)
 		})
+		if pending {
+			j.abort = abort
+		}
 	}
 	step(0)
 }
@@ -484,6 +493,8 @@ func (w *World) KillValidationJob(id, host string) (map[string]string, error) {
 		j.state = jobKilled
 		ev := map[string]string{"migration": id, "host": host, "round": fmt.Sprint(j.round + 1)}
 		var names []string
+		// Controllers as the kill found them, before it interrupted the
+		// connect the pod was blocked in.
 		for _, c := range j.h.ctrls {
 			for _, t := range m.answer {
 				if c.Spec.NQN == t.NQN && c.Spec.Addr() == t.Endpoint() {
@@ -492,6 +503,9 @@ func (w *World) KillValidationJob(id, host string) (map[string]string, error) {
 			}
 		}
 		ev["target_path_controllers"] = fmt.Sprint(names)
+		if j.abort != nil {
+			j.abort()
+		}
 		w.operatorAfter(w.reconcileDelay(), func() {
 			w.failOn(m, &ValidationFailure{Host: host, Detail: "validation Job killed"},
 				fmt.Sprintf("NVMe path validation failed on %s: validation Job killed", host), j)

@@ -211,7 +211,7 @@ func TestKillValidationJob(t *testing.T) {
 			// Wait until one host's Job has validated while the other's has
 			// not connected anything yet; then CONNECTs to the target
 			// tertiary get no answer, so the other Job connects the primary
-			// and secondary and blocks on the tertiary (admin_timeout): it
+			// and secondary and blocks on the tertiary (its SYN gets no answer): it
 			// is killed mid-attempt there.
 			var victim, other *Host
 			var vj *job
