@@ -10,7 +10,7 @@ import (
 	"github.com/fiomig/fiomig/record"
 )
 
-// The mechanism chain of research/incident.md §6.2, one test per event
+// The mechanism chain of docs/sources.md §9.4, one test per event
 // kind, with sbcli's control plane (ControlPlaneSbcli) on the 3-node
 // 3-cycle layout (every target node is an overlap node), on virtual time.
 //

@@ -9,7 +9,7 @@ import (
 
 // The lvol monitor's repair and the CSI driver's path restore: the two
 // components that bring back what sbcli's cancel before continue takes from
-// the source's tertiary node (research/incident.md §4, §6.1).
+// the source's tertiary node (docs/sources.md §4.4, §4.7, §7).
 
 // CSI restore variants (Config.CSIRestore).
 const (
