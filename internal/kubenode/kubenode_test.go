@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -107,6 +109,7 @@ func TestNodeRunsTheImages(t *testing.T) {
 			t.Errorf("fio --version on %s: phase %s, log %q", n.Name, phase, log)
 		}
 	}
+	logRSS(t, c)
 	if t.Failed() {
 		for i := range c.Nodes {
 			t.Logf("kubelet-%d log:\n%s", i+1, c.Log(fmt.Sprintf("kubelet-%d", i+1), 30))
@@ -121,4 +124,37 @@ func TestNodeRunsTheImages(t *testing.T) {
 	if left := Leftovers(c.NetnsBefore, c.Sysctls); len(left) > 0 {
 		t.Errorf("left after Close:\n%s", strings.Join(left, "\n"))
 	}
+}
+
+// logRSS logs the resident memory of the cluster's daemons and of every
+// other process naming BaseDir (the shims), MiB.
+func logRSS(t *testing.T, c *Cluster) {
+	t.Helper()
+	rss := func(pid int) float64 {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		for l := range strings.Lines(string(b)) {
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+				kb, _ := strconv.ParseFloat(f[1], 64)
+				return kb / 1024
+			}
+		}
+		return 0
+	}
+	var parts []string
+	total := 0.0
+	c.mu.Lock()
+	procs := append([]proc(nil), c.ledger.Procs...)
+	c.mu.Unlock()
+	for _, p := range procs {
+		m := rss(p.Pid)
+		total += m
+		parts = append(parts, fmt.Sprintf("%s %.0f", p.Name, m))
+	}
+	shims := 0.0
+	for _, p := range referring() {
+		if !slices.ContainsFunc(procs, func(q proc) bool { return q.Pid == p.Pid }) {
+			shims += rss(p.Pid)
+		}
+	}
+	t.Logf("RSS MiB: %s, shims %.0f; total %.0f", strings.Join(parts, ", "), shims, total+shims)
 }
