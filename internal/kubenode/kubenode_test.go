@@ -19,19 +19,29 @@ import (
 	"github.com/fiomig/fiomig/internal/tooltest"
 )
 
-// testOptions are the repo's binaries and images, or tb skipped (failed
-// under FIOMIG_REQUIRE_TOOLS=1) naming what is missing.
-func testOptions(tb testing.TB) Options {
-	tb.Helper()
+// repoOptions are the repo's binaries (.cache/kube/bin, or
+// $FIOMIG_KUBE_BINS) and images (bin/images).
+func repoOptions() (Options, error) {
 	root, err := kubetest.RepoRoot()
 	if err != nil {
-		tb.Fatal(err)
+		return Options{}, err
 	}
 	bin := os.Getenv(kubetest.BinsEnv)
 	if bin == "" {
 		bin = filepath.Join(root, ".cache", "kube", "bin")
 	}
-	opts := Options{BinDir: bin, ImagesDir: filepath.Join(root, "bin", "images"), Logf: tb.Logf}
+	return Options{BinDir: bin, ImagesDir: filepath.Join(root, "bin", "images")}, nil
+}
+
+// testOptions are repoOptions logging to tb, or tb skipped (failed under
+// FIOMIG_REQUIRE_TOOLS=1) naming what is missing.
+func testOptions(tb testing.TB) Options {
+	tb.Helper()
+	opts, err := repoOptions()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	opts.Logf = tb.Logf
 	tooltest.Require(tb, Available(opts))
 	return opts
 }
@@ -121,7 +131,7 @@ func TestNodeRunsTheImages(t *testing.T) {
 		t.Errorf("Close: %v", err)
 	}
 	t.Logf("Close removed: %s", strings.Join(did, ", "))
-	if left := Leftovers(c.NetnsBefore, c.Sysctls); len(left) > 0 {
+	if left := Leftovers(c.Before); len(left) > 0 {
 		t.Errorf("left after Close:\n%s", strings.Join(left, "\n"))
 	}
 }
