@@ -105,9 +105,9 @@ func liveAtHost(env Env, hosts *backend.HostReader, ip, host string) ([]string, 
 }
 
 // NodeCrash crashes a node for a window (NodeCrasher). It lands when a host
-// controller that was live at the node at injection leaves live — the
-// hosts notice a crash only by keep-alive timeout (kato, 4–5 s for
-// simplyblock's paths; docs/sources.md §4.2, §7), so the landed line comes seconds after
+// controller that was live at the node at injection leaves live — the hosts
+// notice a crash only by keep-alive timeout (kato, 4–5 s for simplyblock's
+// paths; docs/sources.md §4.2, §7), so the landed line comes seconds after
 // the inject line.
 type NodeCrash struct {
 	Node string
