@@ -372,7 +372,7 @@ func PairMarkdown(d analysis.PairDescription, incident string) []byte {
 // each band, its source, the incident's own figure and what the run gave.
 func BandsMarkdown(bands []analysis.BandResult) []byte {
 	var b bytes.Buffer
-	b.WriteString("\n## Expectations (incident file)\n\n| expectation | operator | band | source | incident | got | holds |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n## Expectations (incident file)\n\n| expectation | operator | band | source | got | holds |\n|---|---|---|---|---|---|\n")
 	for _, r := range bands {
 		e := r.Expectation
 		holds := "yes"
@@ -382,8 +382,8 @@ func BandsMarkdown(bands []analysis.BandResult) []byte {
 		case !r.OK:
 			holds = "**NO**"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", analysis.BandName(e), orDefault(e.Operator, "any"), e.Range(), e.Source,
-			orDefault(e.Incident, "—"), r.Got, holds)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", analysis.BandName(e), orDefault(e.Operator, "any"), e.Range(), e.Source,
+			r.Got, holds)
 	}
 	b.WriteString("\nNotes on the sources of each band:\n\n")
 	for _, r := range bands {
