@@ -78,9 +78,17 @@ func (d Debian) Fetch(ctx context.Context, pkgs []string) ([]Deb, error) {
 		return nil, err
 	}
 	defer os.Remove(empty)
-	out, err := run(ctx, empty, "apt-get", append([]string{"download", "--print-uris"}, pkgs...)...)
+	args := append([]string{"download", "--print-uris"}, pkgs...)
+	out, err := run(ctx, empty, "apt-get", args...)
+	if err != nil && os.Geteuid() == 0 {
+		// A fresh machine may have no package lists yet.
+		d.logf("images: %v; running apt-get update once", err)
+		if _, uerr := run(ctx, "", "apt-get", "update", "-qq"); uerr == nil {
+			out, err = run(ctx, empty, "apt-get", args...)
+		}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%w (run apt-get update once first)", err)
+		return nil, fmt.Errorf("%w (apt-get update may help)", err)
 	}
 	// Each line: 'URI' FILE SIZE HASH.
 	var debs []Deb

@@ -1,7 +1,7 @@
 package sim
 
 // Event kinds: what the world reports from AdvanceTo. They mirror the run
-// record's timeline kinds (DESIGN.md "The run record"); backend/sim turns
+// record's timeline kinds (docs/run-record.md); backend/sim turns
 // each Event into one record.Line.
 const (
 	EventPhase     = "phase"     // a migration entered a phase

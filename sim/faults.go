@@ -104,7 +104,7 @@ func (w *World) StopDroppingConnects(target string) (map[string]string, error) {
 // SPDK process restarts: connections are reset at once, new TCP
 // connections are refused, and its NVMe-oF configuration — every
 // subsystem, namespace and listener — is gone, since SPDK keeps it in
-// memory only [sourced: research/incident.md §5 "Target restart fault"];
+// memory only [sourced: docs/sources.md §3, §4.8];
 // StartTarget brings back what sbcli re-creates. With silent true the node
 // drops every packet: its connected controllers' paths go silent (they
 // hear nothing until their keep-alive expires or StartTarget, hostnet.go)
@@ -265,7 +265,7 @@ func (v *Volume) recordLVS() int {
 // target listener that a target restart took is added again, inaccessible
 // (the cutover sets its ANA next). A node without the subsystem is left
 // alone here [not modelled: that function's re-create of a missing
-// subsystem, :743-751, research/incident.md §2 mechanism 1]. Returns the
+// subsystem, :743-751, docs/sources.md §4.10 item 1]. Returns the
 // listeners restored.
 func (w *World) restoreMigrationListeners(m *Migration) int {
 	k := 0

@@ -219,7 +219,7 @@ func (w *World) listenerEndpoints(nqn string, lvs int) []endpoint {
 // allowed: sbcli creates lvol subsystems with allow_any_host=True (sbcli
 // rpc_client.py:302-311 subsystem_create; the lvol monitor's repair too
 // unless the lvol names allowed hosts, storage_node_ops.py:9975-9983) and
-// adds no per-namespace host mask [sourced, research/incident.md §2].
+// adds no per-namespace host mask [sourced, docs/sources.md §3].
 func (n *Node) ensureSubsystem(v *Volume) *TargetSubsystem {
 	if ts, ok := n.subsystems[v.NQN]; ok {
 		return ts
