@@ -19,24 +19,34 @@ import (
 )
 
 // helperEnv makes the test binary a cluster process for the janitor
-// tests (TestHelperCluster).
+// tests (TestMain).
 const helperEnv = "FIOMIG_KUBENODE_HELPER"
 
-// TestHelperCluster is not a test: run by the janitor tests as a child
-// process, it starts a one-node cluster with a running pod, prints
-// "ready", and on SIGINT closes the cluster and exits.
-func TestHelperCluster(t *testing.T) {
-	if os.Getenv(helperEnv) != "1" {
-		t.Skip("the janitor tests' child process")
+// TestMain makes the test binary a cluster process when helperEnv is set
+// (the janitor tests' child): it starts a one-node cluster with a running
+// pod, prints "ready", and on SIGINT closes the cluster and exits.
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "1" {
+		os.Exit(helperCluster())
 	}
+	os.Exit(m.Run())
+}
+
+func helperCluster() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	opts := testOptions(t)
-	opts.Logf = func(string, ...any) {}
+	opts, err := repoOptions()
+	if err == nil {
+		err = Available(opts)
+	}
+	if err != nil {
+		fmt.Println("error:", err)
+		return 2
+	}
 	c, err := Start(ctx, opts)
 	if err != nil {
 		fmt.Println("error:", err)
-		os.Exit(2)
+		return 2
 	}
 	cs, _ := kubernetes.NewForConfig(c.Config)
 	_, err = cs.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
@@ -54,23 +64,22 @@ func TestHelperCluster(t *testing.T) {
 	if err != nil {
 		fmt.Println("error:", err)
 		c.Close()
-		os.Exit(2)
+		return 2
 	}
 	fmt.Println("ready")
 	<-ctx.Done()
-	_, err = c.Close()
-	if err != nil {
+	if _, err := c.Close(); err != nil {
 		fmt.Println("error:", err)
-		os.Exit(1)
+		return 1
 	}
-	os.Exit(0)
+	return 0
 }
 
-// startHelper runs TestHelperCluster in a child process and waits for
-// its "ready".
+// startHelper runs the test binary as a cluster process (TestMain) and
+// waits for its "ready".
 func startHelper(t *testing.T) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCluster$", "-test.count=1")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), helperEnv+"=1")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -109,7 +118,7 @@ func startHelper(t *testing.T) *exec.Cmd {
 // running tears everything down itself.
 func TestSIGINTLeavesNothing(t *testing.T) {
 	testOptions(t)
-	before, sysctls := netnsList(), mustSysctls(t)
+	before := mustSnapshot(t)
 	cmd := startHelper(t)
 	cmd.Process.Signal(os.Interrupt)
 	done := make(chan error, 1)
@@ -123,7 +132,7 @@ func TestSIGINTLeavesNothing(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatal("cluster process still running 2 min after SIGINT")
 	}
-	if left := Leftovers(before, sysctls); len(left) > 0 {
+	if left := Leftovers(before); len(left) > 0 {
 		t.Errorf("left after SIGINT:\n%s", strings.Join(left, "\n"))
 		Janitor(time.Minute, t.Logf)
 	}
@@ -134,7 +143,7 @@ func TestSIGINTLeavesNothing(t *testing.T) {
 // test can fail); Janitor removes all of it.
 func TestJanitorAfterSIGKILL(t *testing.T) {
 	testOptions(t)
-	before, sysctls := netnsList(), mustSysctls(t)
+	before := mustSnapshot(t)
 	cmd := startHelper(t)
 	cmd.Process.Kill()
 	err := cmd.Wait()
@@ -142,7 +151,7 @@ func TestJanitorAfterSIGKILL(t *testing.T) {
 	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("cluster process: %v, want killed", err)
 	}
-	left := Leftovers(before, sysctls)
+	left := Leftovers(before)
 	if len(left) == 0 {
 		t.Error("a SIGKILLed cluster left nothing: the janitor has nothing to prove")
 	}
@@ -152,16 +161,16 @@ func TestJanitorAfterSIGKILL(t *testing.T) {
 		t.Errorf("Janitor: %v", err)
 	}
 	t.Logf("Janitor removed: %s", strings.Join(did, ", "))
-	if left := Leftovers(before, sysctls); len(left) > 0 {
+	if left := Leftovers(before); len(left) > 0 {
 		t.Errorf("left after Janitor:\n%s", strings.Join(left, "\n"))
 	}
 }
 
-func mustSysctls(t *testing.T) map[string]string {
+func mustSnapshot(t *testing.T) Snapshot {
 	t.Helper()
-	m, err := readSysctls()
+	s, err := TakeSnapshot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m
+	return s
 }

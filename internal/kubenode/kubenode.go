@@ -84,10 +84,8 @@ type Cluster struct {
 	Images map[string]string
 	// Digests maps the same names to images.json's tag@digest references.
 	Digests map[string]string
-	// NetnsBefore and Sysctls are the machine's state before the cluster,
-	// for Leftovers.
-	NetnsBefore []string
-	Sysctls     map[string]string
+	// Before is the machine's state before the cluster, for Leftovers.
+	Before Snapshot
 
 	opts      Options
 	lockFile  *os.File
@@ -205,16 +203,10 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	} else if len(did) > 0 {
 		opts.Logf("kubenode: removed what a killed cluster left: %s", strings.Join(did, ", "))
 	}
-	if c.Sysctls, err = readSysctls(); err != nil {
+	if c.Before, err = TakeSnapshot(); err != nil {
 		return c, err
 	}
-	c.NetnsBefore = netnsList()
-	c.ledger = &ledger{Owner: os.Getpid(), OwnerStart: startTime(os.Getpid()), Started: time.Now(), Sysctls: c.Sysctls, NetnsBefore: c.NetnsBefore}
-	for _, d := range []string{"/var/log/containers", "/var/lib/cni"} {
-		if _, err := os.Stat(d); errors.Is(err, os.ErrNotExist) {
-			c.ledger.Created = append(c.ledger.Created, d)
-		}
-	}
+	c.ledger = &ledger{Owner: os.Getpid(), OwnerStart: startTime(os.Getpid()), Started: time.Now(), Before: c.Before}
 	if err := c.ledger.save(); err != nil {
 		return c, err
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,19 +19,29 @@ import (
 	"github.com/fiomig/fiomig/internal/tooltest"
 )
 
-// testOptions are the repo's binaries and images, or tb skipped (failed
-// under FIOMIG_REQUIRE_TOOLS=1) naming what is missing.
-func testOptions(tb testing.TB) Options {
-	tb.Helper()
+// repoOptions are the repo's binaries (.cache/kube/bin, or
+// $FIOMIG_KUBE_BINS) and images (bin/images).
+func repoOptions() (Options, error) {
 	root, err := kubetest.RepoRoot()
 	if err != nil {
-		tb.Fatal(err)
+		return Options{}, err
 	}
 	bin := os.Getenv(kubetest.BinsEnv)
 	if bin == "" {
 		bin = filepath.Join(root, ".cache", "kube", "bin")
 	}
-	opts := Options{BinDir: bin, ImagesDir: filepath.Join(root, "bin", "images"), Logf: tb.Logf}
+	return Options{BinDir: bin, ImagesDir: filepath.Join(root, "bin", "images")}, nil
+}
+
+// testOptions are repoOptions logging to tb, or tb skipped (failed under
+// FIOMIG_REQUIRE_TOOLS=1) naming what is missing.
+func testOptions(tb testing.TB) Options {
+	tb.Helper()
+	opts, err := repoOptions()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	opts.Logf = tb.Logf
 	tooltest.Require(tb, Available(opts))
 	return opts
 }
@@ -107,6 +119,7 @@ func TestNodeRunsTheImages(t *testing.T) {
 			t.Errorf("fio --version on %s: phase %s, log %q", n.Name, phase, log)
 		}
 	}
+	logRSS(t, c)
 	if t.Failed() {
 		for i := range c.Nodes {
 			t.Logf("kubelet-%d log:\n%s", i+1, c.Log(fmt.Sprintf("kubelet-%d", i+1), 30))
@@ -118,7 +131,40 @@ func TestNodeRunsTheImages(t *testing.T) {
 		t.Errorf("Close: %v", err)
 	}
 	t.Logf("Close removed: %s", strings.Join(did, ", "))
-	if left := Leftovers(c.NetnsBefore, c.Sysctls); len(left) > 0 {
+	if left := Leftovers(c.Before); len(left) > 0 {
 		t.Errorf("left after Close:\n%s", strings.Join(left, "\n"))
 	}
+}
+
+// logRSS logs the resident memory of the cluster's daemons and of every
+// other process naming BaseDir (the shims), MiB.
+func logRSS(t *testing.T, c *Cluster) {
+	t.Helper()
+	rss := func(pid int) float64 {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		for l := range strings.Lines(string(b)) {
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+				kb, _ := strconv.ParseFloat(f[1], 64)
+				return kb / 1024
+			}
+		}
+		return 0
+	}
+	var parts []string
+	total := 0.0
+	c.mu.Lock()
+	procs := append([]proc(nil), c.ledger.Procs...)
+	c.mu.Unlock()
+	for _, p := range procs {
+		m := rss(p.Pid)
+		total += m
+		parts = append(parts, fmt.Sprintf("%s %.0f", p.Name, m))
+	}
+	shims := 0.0
+	for _, p := range referring() {
+		if !slices.ContainsFunc(procs, func(q proc) bool { return q.Pid == p.Pid }) {
+			shims += rss(p.Pid)
+		}
+	}
+	t.Logf("RSS MiB: %s, shims %.0f; total %.0f", strings.Join(parts, ", "), shims, total+shims)
 }

@@ -47,17 +47,70 @@ var kubeletSysctls = []string{"vm/overcommit_memory", "vm/panic_on_oom", "kernel
 // ledger is what a cluster made, written before each thing is made, so
 // that Janitor can undo the work of a process that was killed.
 type ledger struct {
-	Owner      int               `json:"owner"`
-	OwnerStart uint64            `json:"owner_start"`
-	Started    time.Time         `json:"started"`
-	Procs      []proc            `json:"procs"`
-	Sysctls    map[string]string `json:"sysctls"`
-	// NetnsBefore lists /run/netns before the cluster: a cni-* entry
-	// not in it is a pod sandbox's (containerd makes them there).
-	NetnsBefore []string `json:"netns_before"`
-	// Created lists machine-wide folders the cluster created (removed
-	// when empty).
-	Created []string `json:"created"`
+	Owner      int       `json:"owner"`
+	OwnerStart uint64    `json:"owner_start"`
+	Started    time.Time `json:"started"`
+	Procs      []proc    `json:"procs"`
+	// Before is the machine as it was before the cluster.
+	Before Snapshot `json:"before"`
+}
+
+// Snapshot is what of the machine a cluster may change, as it was: the
+// kubelet's sysctls, which machine-wide folders existed, and the entries
+// of the machine-wide folders daemons write into whatever their
+// configuration says (containerd's pod namespaces in /run/netns, its
+// shims' sockets in /run/containerd/s, libcni's result cache, the
+// kubelet's /var/log/containers links).
+type Snapshot struct {
+	Sysctls map[string]string   `json:"sysctls"`
+	Exists  map[string]bool     `json:"exists"`
+	Entries map[string][]string `json:"entries"`
+}
+
+// machinePaths are the machine-wide folders a cluster's daemons create
+// outside BaseDir whatever their configuration (containerd's shim socket
+// folder, libcni's cache, the kubelet's device-plugin socket folder and
+// container log links).
+var machinePaths = []string{"/run/containerd", "/run/containerd/s", "/var/lib/cni", "/var/lib/cni/results", "/var/lib/kubelet", "/var/log/containers"}
+
+// entryDirs are the folders whose new entries are the cluster's.
+var entryDirs = []string{"/run/netns", "/run/containerd/s", "/var/lib/cni/results", "/var/log/containers"}
+
+// TakeSnapshot reads the machine's state a cluster may change.
+func TakeSnapshot() (Snapshot, error) {
+	s := Snapshot{Exists: map[string]bool{}, Entries: map[string][]string{}}
+	var err error
+	if s.Sysctls, err = readSysctls(); err != nil {
+		return s, err
+	}
+	for _, p := range machinePaths {
+		_, err := os.Lstat(p)
+		s.Exists[p] = err == nil
+	}
+	for _, d := range entryDirs {
+		s.Entries[d] = dirEntries(d)
+	}
+	return s, nil
+}
+
+func dirEntries(dir string) []string {
+	var out []string
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// newEntries are dir's entries that were not in before.
+func (s Snapshot) newEntries(dir string) []string {
+	var out []string
+	for _, n := range dirEntries(dir) {
+		if !slices.Contains(s.Entries[dir], n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // proc is a started daemon: its pid and start time (field 22 of
@@ -196,7 +249,7 @@ func sweep(graceful bool) ([]string, error) {
 
 	d, err := unmountUnder(BaseDir)
 	did, errs = append(did, d...), appendErr(errs, err)
-	d, err = removePodNetns(l.NetnsBefore)
+	d, err = removePodNetns(l.Before)
 	did, errs = append(did, d...), appendErr(errs, err)
 	if _, err := os.Stat(filepath.Join("/run/netns", Netns)); err == nil {
 		if out, err := exec.Command("ip", "netns", "delete", Netns).CombinedOutput(); err != nil {
@@ -209,20 +262,20 @@ func sweep(graceful bool) ([]string, error) {
 		exec.Command("ip", "link", "delete", hostVeth).Run()
 		did = append(did, "link "+hostVeth)
 	}
-	for _, k := range slices.Sorted(mapsKeys(l.Sysctls)) {
+	for _, k := range slices.Sorted(mapsKeys(l.Before.Sysctls)) {
 		path := "/proc/sys/" + k
-		if cur, _ := os.ReadFile(path); strings.TrimSpace(string(cur)) != l.Sysctls[k] {
-			if err := os.WriteFile(path, []byte(l.Sysctls[k]), 0o644); err != nil {
+		if cur, _ := os.ReadFile(path); strings.TrimSpace(string(cur)) != l.Before.Sysctls[k] {
+			if err := os.WriteFile(path, []byte(l.Before.Sysctls[k]), 0o644); err != nil {
 				errs = append(errs, fmt.Errorf("restore sysctl %s: %w", k, err))
 			} else {
-				did = append(did, fmt.Sprintf("sysctl %s %s -> %s", k, strings.TrimSpace(string(cur)), l.Sysctls[k]))
+				did = append(did, fmt.Sprintf("sysctl %s %s -> %s", k, strings.TrimSpace(string(cur)), l.Before.Sysctls[k]))
 			}
 		}
 	}
 	d, err = removeCgroups()
 	did, errs = append(did, d...), appendErr(errs, err)
 	did = append(did, removeLinksInto("/var/log/containers", BaseDir)...)
-	did = append(did, removeCNIState()...)
+	did = append(did, removeMachineEntries(l.Before)...)
 	if _, err := os.Stat(BaseDir); err == nil {
 		if err := os.RemoveAll(BaseDir); err != nil {
 			errs = append(errs, err)
@@ -230,9 +283,15 @@ func sweep(graceful bool) ([]string, error) {
 			did = append(did, "dir "+BaseDir)
 		}
 	}
-	for _, dir := range slices.Backward(l.Created) {
-		if os.Remove(dir) == nil {
-			did = append(did, "dir "+dir)
+	for _, p := range slices.Backward(machinePaths) {
+		if l.Before.Exists != nil && !l.Before.Exists[p] {
+			if _, err := os.Lstat(p); err == nil {
+				if err := os.RemoveAll(p); err != nil {
+					errs = append(errs, err)
+				} else {
+					did = append(did, "dir "+p)
+				}
+			}
 		}
 	}
 	if err := os.Remove(LedgerPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -434,18 +493,17 @@ func unmountUnder(dir string) ([]string, error) {
 
 // podNetns lists /run/netns/cni-* entries not in before (containerd's
 // pod sandbox namespaces).
-func podNetns(before []string) []string {
+func podNetns(before Snapshot) []string {
 	var out []string
-	entries, _ := os.ReadDir("/run/netns")
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "cni-") && !slices.Contains(before, e.Name()) {
-			out = append(out, e.Name())
+	for _, n := range before.newEntries("/run/netns") {
+		if strings.HasPrefix(n, "cni-") {
+			out = append(out, n)
 		}
 	}
 	return out
 }
 
-func removePodNetns(before []string) ([]string, error) {
+func removePodNetns(before Snapshot) ([]string, error) {
 	var did []string
 	var errs []error
 	for _, n := range podNetns(before) {
@@ -512,31 +570,48 @@ func removeLinksInto(dir, target string) []string {
 	return did
 }
 
-// removeCNIState removes the CNI result cache entries of the cluster's
-// networks (libcni keeps them in /var/lib/cni/results whatever the
-// configuration).
-func removeCNIState() []string {
+// removeMachineEntries removes the entries that appeared in
+// /run/containerd/s (shim sockets no process listens on any more) and
+// /var/lib/cni/results (libcni's cache of the cluster's pod networks)
+// since before; under the lock, only this cluster's containerds made
+// them.
+func removeMachineEntries(before Snapshot) []string {
 	var did []string
-	for _, dir := range []string{"/var/lib/cni/results", "/var/lib/cni/cache/results"} {
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			if strings.HasPrefix(e.Name(), cniPrefix) {
-				if os.Remove(filepath.Join(dir, e.Name())) == nil {
-					did = append(did, "cni cache "+e.Name())
-				}
-			}
+	listening := unixListeners()
+	for _, n := range before.newEntries("/run/containerd/s") {
+		p := filepath.Join("/run/containerd/s", n)
+		if !listening[p] && os.Remove(p) == nil {
+			did = append(did, "shim socket "+p)
+		}
+	}
+	for _, n := range before.newEntries("/var/lib/cni/results") {
+		if os.Remove(filepath.Join("/var/lib/cni/results", n)) == nil {
+			did = append(did, "cni cache "+n)
 		}
 	}
 	return did
 }
 
-// Leftovers lists what of a cluster is still on the machine: processes
-// referring to BaseDir or in the kubelets' cgroups, mounts under
-// BaseDir, the network namespaces (the cluster's and pod sandboxes'
-// created after before), the veth, cgroups, BaseDir, the ledger, links
-// in /var/log/containers into BaseDir, sysctls not equal to sysctls. A
-// test asserts it is empty after Close or Janitor.
-func Leftovers(netnsBefore []string, sysctls map[string]string) []string {
+// unixListeners are the paths of the bound unix sockets (/proc/net/unix).
+func unixListeners() map[string]bool {
+	out := map[string]bool{}
+	b, _ := os.ReadFile("/proc/net/unix")
+	for l := range strings.Lines(string(b)) {
+		if f := strings.Fields(l); len(f) >= 8 && strings.HasPrefix(f[7], "/") {
+			out[f[7]] = true
+		}
+	}
+	return out
+}
+
+// Leftovers lists what of a cluster is still on the machine, compared
+// with before (TakeSnapshot before Start, or Cluster.Before): processes
+// referring to BaseDir or in the kubelets' cgroups, mounts under BaseDir,
+// the cluster's network namespace and veth, cgroups, BaseDir, the ledger,
+// new entries of /run/netns, /run/containerd/s, /var/lib/cni/results and
+// /var/log/containers, machine-wide folders that did not exist, and
+// sysctls that differ. A test asserts it is empty after Close or Janitor.
+func Leftovers(before Snapshot) []string {
 	var out []string
 	for _, p := range referring() {
 		out = append(out, fmt.Sprintf("process %s pid %d", p.Name, p.Pid))
@@ -548,21 +623,27 @@ func Leftovers(netnsBefore []string, sysctls map[string]string) []string {
 	for _, mp := range mps {
 		out = append(out, "mount "+mp)
 	}
-	for _, n := range podNetns(netnsBefore) {
-		out = append(out, "netns "+n)
-	}
-	for _, p := range []string{filepath.Join("/run/netns", Netns), "/sys/class/net/" + hostVeth, BaseDir, LedgerPath} {
+	for _, p := range []string{"/sys/class/net/" + hostVeth, BaseDir, LedgerPath} {
 		if _, err := os.Lstat(p); err == nil {
 			out = append(out, p)
 		}
 	}
-	entries, _ := os.ReadDir("/var/log/containers")
-	for _, e := range entries {
-		if t, err := os.Readlink(filepath.Join("/var/log/containers", e.Name())); err == nil && strings.HasPrefix(t, BaseDir+"/") {
-			out = append(out, "link /var/log/containers/"+e.Name())
+	for _, d := range entryDirs {
+		for _, n := range before.newEntries(d) {
+			// Other tests' namespaces come and go in /run/netns: only
+			// the cluster's and containerd's pod sandboxes' are ours.
+			if d == "/run/netns" && n != Netns && !strings.HasPrefix(n, "cni-") {
+				continue
+			}
+			out = append(out, filepath.Join(d, n))
 		}
 	}
-	for k, v := range sysctls {
+	for _, p := range machinePaths {
+		if _, err := os.Lstat(p); err == nil && !before.Exists[p] {
+			out = append(out, p)
+		}
+	}
+	for k, v := range before.Sysctls {
 		if cur, _ := os.ReadFile("/proc/sys/" + k); strings.TrimSpace(string(cur)) != v {
 			out = append(out, fmt.Sprintf("sysctl %s = %s, was %s", k, strings.TrimSpace(string(cur)), v))
 		}
@@ -582,14 +663,4 @@ func readSysctls() (map[string]string, error) {
 		m[k] = strings.TrimSpace(string(b))
 	}
 	return m, nil
-}
-
-// netnsList lists /run/netns.
-func netnsList() []string {
-	var out []string
-	entries, _ := os.ReadDir("/run/netns")
-	for _, e := range entries {
-		out = append(out, e.Name())
-	}
-	return out
 }
