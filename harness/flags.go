@@ -50,8 +50,11 @@ func RegisterFlags(fs *flag.FlagSet, s *Spec) {
 	k := &s.Kube
 	fs.StringVar(&s.Backend, "backend", d.Backend, "`sim`: the embedded simulator; kube: a real Kubernetes cluster running simplyblock (needs --kubeconfig and --storage-class; see docs/kube.md)")
 	fs.StringVar(&s.Kubeconfig, "kubeconfig", d.Kubeconfig, "with --backend kube: kubeconfig `file` (default $KUBECONFIG)")
-	fs.StringVar(&k.Namespace, "namespace", d.Kube.Namespace, "with --backend kube: `namespace` of the run's objects and of the agent DaemonSet")
-	fs.StringVar(&k.StorageNamespace, "storage-namespace", d.Kube.StorageNamespace, "with --backend kube: simplyblock's `namespace` (StorageNodeSets, SPDK pods, control plane)")
+	fs.StringVar(&k.Namespace, "namespace", d.Kube.Namespace, "with --backend kube: `namespace` of the run's PVCs and pods and of the agent DaemonSet")
+	fs.StringVar(&k.StorageNamespace, "storage-namespace", d.Kube.StorageNamespace, "with --backend kube: the StorageCluster's `namespace` (its StorageNodeSets; the run's VolumeMigrations and the operator's Jobs)")
+	fs.StringVar(&k.ControlPlaneNamespace, "control-plane-namespace", "", "with --backend kube: `namespace` of the control-plane (webappapi) pods (default: --storage-namespace)")
+	fs.StringVar(&k.SPDKNamespace, "spdk-namespace", "", "with --backend kube: `namespace` of the storage nodes' SPDK pods (default: --storage-namespace)")
+	fs.StringVar(&s.ClusterSecretFile, "cluster-secret-file", "", "with --backend kube: `file` holding the control plane's cluster secret, bare or as simplyblock's secret.json (default: $"+kube.SecretEnv+"); it is never printed or recorded")
 	fs.StringVar(&k.StorageClass, "storage-class", d.Kube.StorageClass, "with --backend kube: StorageClass `name` of the volumes' PVCs")
 	fs.StringVar(&k.VolumeSize, "volume-size", d.Kube.VolumeSize, "with --backend kube: each PVC's `size`")
 	fs.StringVar(&k.FioImage, "fio-image", d.Kube.FioImage, "with --backend kube: `image` of the fio container (fio is installed with apk when missing)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -37,10 +38,15 @@ func runKube(ctx context.Context, s Spec, o Options) (Result, error) {
 			return Result{}, Usagef("--faults: %v", err)
 		}
 	}
+	secret, err := kubeSecret(s.ClusterSecretFile)
+	if err != nil {
+		return Result{}, UsageError{err}
+	}
 	k := s.Kube
 	start := time.Now()
 	cluster, err := kube.New(ctx, kube.Config{
 		Kubeconfig: s.Kubeconfig, Namespace: k.Namespace, StorageNamespace: k.StorageNamespace,
+		ControlPlaneNamespace: k.ControlPlaneNamespace, SPDKNamespace: k.SPDKNamespace, ClusterSecret: secret,
 		StorageClass: k.StorageClass, Seed: s.Seed, Volumes: s.Params.Model.Volumes, VolumeSize: k.VolumeSize,
 		FioImage: k.FioImage, HelperImage: k.HelperImage, SetupTimeout: time.Duration(k.SetupTimeoutS * float64(time.Second)),
 		Progress: o.Progress,
@@ -92,3 +98,23 @@ func kubeFio(ctx context.Context, c *kube.Cluster, res Result, o Options) (Resul
 
 // oneLine joins a (possibly joined) error's lines with "; ".
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
+
+// kubeSecret reads the control plane's cluster secret from file, else from
+// $FIOMIG_CLUSTER_SECRET. Neither is an error naming both (kube.ErrNoSecret);
+// the secret itself is never printed.
+func kubeSecret(file string) ([]byte, error) {
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--cluster-secret-file: %w", err)
+		}
+		if len(strings.TrimSpace(string(b))) == 0 {
+			return nil, fmt.Errorf("--cluster-secret-file %s is empty: %w", file, kube.ErrNoSecret)
+		}
+		return b, nil
+	}
+	if v := os.Getenv(kube.SecretEnv); strings.TrimSpace(v) != "" {
+		return []byte(v), nil
+	}
+	return nil, fmt.Errorf("--backend kube: %w", kube.ErrNoSecret)
+}

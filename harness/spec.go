@@ -37,9 +37,10 @@ type Spec struct {
 	// Backend is BackendSim (the embedded simulator) or BackendKube.
 	Backend string
 	// Kube are the kube backend's settings (RunID is filled by the run);
-	// Kubeconfig its kubeconfig file.
-	Kube       record.KubeParams
-	Kubeconfig string
+	// Kubeconfig its kubeconfig file, ClusterSecretFile the file holding
+	// the control plane's cluster secret (neither recorded).
+	Kube                          record.KubeParams
+	Kubeconfig, ClusterSecretFile string
 	// Out is the directory under which the run directory is created.
 	Out string
 }

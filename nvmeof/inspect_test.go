@@ -61,10 +61,6 @@ func TestInspectCaptures(t *testing.T) {
 	}
 
 	healthy := readCaptureFile(t, "healthy.tsv")
-	var allEndpoints []string
-	for _, c := range healthy.Controllers() {
-		allEndpoints = append(allEndpoints, c.Endpoint())
-	}
 	for _, nqn := range healthy.NQNs() {
 		sels := []Selector{{NQN: nqn}}
 		for _, s := range healthy.SubsystemsByNQN(nqn) {
@@ -221,7 +217,7 @@ func TestInspectRules(t *testing.T) {
 			want: []brief{{DefectStaleEndpoint, ScopeController, 1, []string{"nvme0"}, []int{2, 3}}},
 		},
 		{
-			// upstream.md §3.2: only the instance whose devices are all
+			// docs/sources.md §6.2: only the instance whose devices are all
 			// inaccessible is named, with its own controllers only.
 			name: "ambiguous head: the stale instance only, namespace checks stand down",
 			sub: []tSubsys{

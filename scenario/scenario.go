@@ -156,6 +156,15 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	if cerr := tl.Close(); runErr == nil && cerr != nil {
 		runErr = cerr
 	}
+	// plan.json gets the fault schedule as executed (an interrupted run's
+	// too: its faults-landed, and fiomig report's re-judge of it, pair the
+	// fault lines with the migrations they fired on, not with "#N").
+	if ex, ok := cluster.(FaultScheduler); ok {
+		cfg.Plan.Faults = ex.Executed()
+		if err := record.WriteJSON(filepath.Join(dir, record.PlanFile), cfg.Plan); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
 	if errors.Is(runErr, context.Canceled) || errors.Is(runErr, context.DeadlineExceeded) {
 		res.Interrupted = true
 		res.Plan = cfg.Plan
@@ -164,22 +173,13 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 		res.Summary = InterruptedSummary(cfg.Plan, nil)
 		if written > 0 {
 			if sum, jerr := judge.Summary(cfg.Plan); jerr == nil {
-				sum = reports.WithStats(sum)
-				sum.Interrupted, sum.Verdict = true, record.Inconclusive
-				res.Summary = sum
+				res.Summary = checks.Interrupted(reports.WithStats(sum))
 			}
 		}
 		return res, record.WriteJSON(filepath.Join(dir, record.SummaryFile), res.Summary)
 	}
 	if runErr != nil {
 		return res, runErr
-	}
-	// plan.json gets the fault schedule as executed.
-	if ex, ok := cluster.(FaultScheduler); ok {
-		cfg.Plan.Faults = ex.Executed()
-		if err := record.WriteJSON(filepath.Join(dir, record.PlanFile), cfg.Plan); err != nil {
-			return res, err
-		}
 	}
 	res.Plan = cfg.Plan
 	// Judge from the record alone: the lines as written to timeline.jsonl
@@ -203,17 +203,15 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 
 // InterruptedSummary is summary.json of a run stopped by a signal: the
 // checks over what timeline holds (none without a line), Interrupted set,
-// and the verdict inconclusive whatever they say: the run did not reach
-// its end.
+// and the verdict fail if a check failed on what was recorded, else
+// inconclusive (checks.Interrupted).
 func InterruptedSummary(plan record.Plan, timeline []record.Line) record.Summary {
 	sum := record.Summary{Seed: plan.Seed, Checks: []record.CheckResult{}, Migrations: []record.MigrationSummary{},
 		Unattributed: []record.HostWindow{}, LeakedControllers: []record.Leak{}, MissingEndpoints: []record.MissingEndpoint{}}
 	if len(timeline) > 0 {
 		sum = checks.Evaluate(plan, timeline)
 	}
-	sum.Interrupted = true
-	sum.Verdict = record.Inconclusive
-	return sum
+	return checks.Interrupted(sum)
 }
 
 // FaultRecoverer is a cluster with faults injected (faults.Injector):

@@ -97,10 +97,8 @@ func hostsView(st nvmeof.HostState) hostsJSON {
 		per := map[string]*subsystemJSON{}
 		var hosts []string
 		for _, c := range s.Controllers {
-			h, ok := byHost[c.HostNQN]
-			if !ok {
-				h = &hostEntryJSON{HostNQN: c.HostNQN, HostID: c.HostID, Subsystems: []subsystemJSON{}}
-				byHost[c.HostNQN] = h
+			if _, ok := byHost[c.HostNQN]; !ok {
+				byHost[c.HostNQN] = &hostEntryJSON{HostNQN: c.HostNQN, HostID: c.HostID, Subsystems: []subsystemJSON{}}
 				order = append(order, c.HostNQN)
 			}
 			sj, ok := per[c.HostNQN]
