@@ -57,8 +57,8 @@ func RegisterFlags(fs *flag.FlagSet, s *Spec) {
 	fs.StringVar(&s.ClusterSecretFile, "cluster-secret-file", "", "with --backend kube: `file` holding the control plane's cluster secret, bare or as simplyblock's secret.json (default: $"+kube.SecretEnv+"); it is never printed or recorded")
 	fs.StringVar(&k.StorageClass, "storage-class", d.Kube.StorageClass, "with --backend kube: StorageClass `name` of the volumes' PVCs")
 	fs.StringVar(&k.VolumeSize, "volume-size", d.Kube.VolumeSize, "with --backend kube: each PVC's `size`")
-	fs.StringVar(&k.FioImage, "fio-image", d.Kube.FioImage, "with --backend kube: `image` of the fio container (fio is installed with apk when missing)")
-	fs.StringVar(&k.HelperImage, "helper-image", d.Kube.HelperImage, "with --backend kube: `image` whose entry point is fiomig (fio log sidecar, nft helper)")
+	fs.StringVar(&k.FioImage, "fio-image", d.Kube.FioImage, "with --backend kube: `image` of the fio container (make images builds it; an image without fio installs it with apk)")
+	fs.StringVar(&k.HelperImage, "helper-image", d.Kube.HelperImage, "with --backend kube: `image` whose entry point is fiomig (fio log sidecar, nft helper; make images builds it)")
 	fs.BoolVar(&k.FioResults, "fio-results", d.Kube.FioResults, "with --backend kube: stop the fio pods after the run, bring their results and per-I/O logs into <run dir>/fio/ and judge them (the fio-* checks)")
 	fs.Var(seconds{&k.SetupTimeoutS}, "setup-timeout", "with --backend kube: how long to wait for PVCs to bind and pods to run")
 }

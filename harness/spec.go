@@ -52,7 +52,7 @@ func DefaultSpec() Spec {
 	p.FioRateIOPS = workload.DefaultRateIOPS
 	return Spec{Seed: 1, Params: p, Backend: BackendSim, Out: "out",
 		Kube: record.KubeParams{Namespace: "fiomig", StorageNamespace: "simplyblock", VolumeSize: "1Gi",
-			FioImage: "docker.io/library/alpine:3", HelperImage: "ghcr.io/fiomig/fiomig:latest", SetupTimeoutS: 300, FioResults: true},
+			FioImage: "ghcr.io/fiomig/fio:3.33-3", HelperImage: "ghcr.io/fiomig/fiomig:latest", SetupTimeoutS: 300, FioResults: true},
 		Kubeconfig: os.Getenv("KUBECONFIG")}
 }
 
