@@ -661,6 +661,9 @@ func (x *runIndex) explainFailure(v *ValidationFailure) {
 	case v.LeakCaused:
 		o, ok := x.byID[v.Origin]
 		v.Cause = leakCause(*v, ok && o.outcome == record.PhaseCompleted, x.sampleAt(v.Host, v.AtS))
+	case v.Controller != "" && (strings.Contains(v.Detail, "is live with no leg to namespace") ||
+		v.State == "live" && legsKind(x.sampleAt(v.Host, v.AtS), v.Controller) == "zero/partial"):
+		v.Cause = CauseMissingLegs
 	default:
 		v.Cause = CauseUnexplained + " (" + v.Signal + ")"
 	}

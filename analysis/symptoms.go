@@ -20,9 +20,9 @@ const (
 
 // MissRule states when a symptom counts as reproduced.
 const MissRule = "a symptom's miss on one seed is |model − observed| / max(observed, 1), capped at 1 (a miss of the " +
-	"observed value's own size or more counts as wholly missed); it is reproduced when the 95 % upper bound of its mean " +
-	"miss over the seeds (t-interval, n−1) is at most the incident file's tolerance — with one seed, when that seed's " +
-	"miss is; otherwise not reproduced"
+	"observed value's own size or more counts as wholly missed); a seed shows the symptom when its miss is at most the " +
+	"incident file's tolerance, and the symptom is reproduced when more than half of the seeds run show it (with one " +
+	"seed: when it does); otherwise not reproduced"
 
 // DistanceRule states the distance of a run's symptom profile to the
 // incident's.
@@ -77,18 +77,20 @@ type SymptomRow struct {
 	Value  Interval  `json:"value"`
 	Min    float64   `json:"min"`
 	Max    float64   `json:"max"`
-	// Miss is the mean miss over the seeds with its interval (MissRule).
-	Miss Interval `json:"miss"`
+	// Miss is the mean miss over the seeds with its interval; Shown the
+	// seeds whose miss is within the tolerance (MissRule).
+	Miss  Interval `json:"miss"`
+	Shown int      `json:"shown"`
 }
 
 // SymptomTable is an incident's observed symptoms beside one model's
 // values over seeds: the runs of the operator the incident ran.
 type SymptomTable struct {
 	// Declared: the incident file lists symptoms (else the rest is empty).
-	Declared  bool    `json:"declared"`
-	Operator  string  `json:"operator"`
-	Seeds     []int64 `json:"seeds"`
-	Tolerance float64 `json:"tolerance"`
+	Declared  bool         `json:"declared"`
+	Operator  string       `json:"operator"`
+	Seeds     []int64      `json:"seeds"`
+	Tolerance float64      `json:"tolerance"`
 	Rows      []SymptomRow `json:"rows"`
 	// Modelled and Reproduced count the rows; NotModelled the others.
 	Modelled    int `json:"modelled"`
@@ -142,11 +144,14 @@ func Symptoms(inc incidents.Incident, runs []Run) SymptomTable {
 				row.Values = append(row.Values, v)
 				ms = append(ms, Miss(v, o.Value))
 				misses[i] = append(misses[i], ms[i])
+				if ms[i] <= t.Tolerance {
+					row.Shown++
+				}
 			}
 			row.Value, row.Miss = intervalOf(row.Values), intervalOf(ms)
 			row.Min, row.Max = slices.Min(row.Values), slices.Max(row.Values)
 			row.Mark = NotReproduced
-			if row.Miss.Hi <= t.Tolerance {
+			if 2*row.Shown > len(figs) {
 				row.Mark = Reproduced
 				t.Reproduced++
 			}

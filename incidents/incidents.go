@@ -447,6 +447,32 @@ func (fs Faults) validate(field string, migrations int, bad func(string, ...any)
 	}
 }
 
+// Headline is the summary's first sentence (up to its first ". " or
+// "; "), for one-line listings.
+func (inc Incident) Headline() string {
+	s := strings.Join(strings.Fields(inc.Summary), " ")
+	for _, end := range []string{". ", "; "} {
+		if i := strings.Index(s, end); i > 0 {
+			s = s[:i]
+		}
+	}
+	return strings.TrimSuffix(s, ".")
+}
+
+// HypothesisSwitches are the model settings (plan.json names) some
+// alternative of the hypotheses sets, sorted.
+func (inc Incident) HypothesisSwitches() []string {
+	set := map[string]bool{}
+	for _, h := range inc.Hypotheses {
+		for _, a := range h.Alternatives {
+			for _, k := range a.Set.keys {
+				set[k] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
 // OperatorList is Operators.Value as a list: "both" is prefix and fixed.
 func (inc Incident) OperatorList() []string {
 	switch inc.Operators.Value {
