@@ -33,7 +33,7 @@ func SeedsMarkdown(inc incidents.Incident, model, command string, seeds []analys
 	}
 	b.Write(SymptomsMarkdown(analysis.Symptoms(inc, runs), model, true))
 	b.WriteString("\n## Each seed\n\n")
-	b.WriteString("Validation failures by cause (research/incident.md §6.2): **loss** = sbcli subsystem-loss window " +
+	b.WriteString("Validation failures by cause (docs/sources.md §9.4): **loss** = sbcli subsystem-loss window " +
 		"(includes a connecting leak failing at its own target address while its node lacks the subsystem); " +
 		"**fix-removed leak** = live zero/partial-leg, parked at tgt.ter, or another leak a failed validation left; " +
 		"**fault** = an injected fault was active on the endpoint's node/port; **other** = every other cause (see each " +
@@ -224,7 +224,7 @@ func IncidentMarkdown(f analysis.IncidentFigures, s analysis.Shape, all []analys
 		}
 		b.WriteString("\n\"origin\" is the migration whose validation created that controller (bold: an earlier migration, i.e. a leak); " +
 			"\"csi\" is a volume path of the CSI driver. \"signal\" is how the validation failed, \"cause\" why " +
-			"(research/incident.md §6.2).\n")
+			"(docs/sources.md §9.4).\n")
 		b.WriteString("\nBy cause:\n\n")
 		for _, c := range analysis.SortedCauses(f.FailureCauses) {
 			fmt.Fprintf(&b, "- %d %s\n", f.FailureCauses[c], c)
@@ -269,7 +269,7 @@ func SeedsComparisonMarkdown(c analysis.SeedsComparison, e incidents.Expectation
 		"when its interval lies wholly above 0 and passes when its upper bound is ≤ δ; the leak kinds the fix removes are where "+
 		"the difference may be, and a loss-window failure counts with them when the cancel that opened its window was of a migration that "+
 		"failed on one of them (directly or through a chain of loss windows: the fix removes that failure, so that migration is not "+
-		"cancelled before continue and its cancel never deletes the volume's subsystem on the source's tertiary, research/incident.md §4 — inference); one fault kind, and those "+
+		"cancelled before continue and its cancel never deletes the volume's subsystem on the source's tertiary, docs/sources.md §4.4 — inference); one fault kind, and those "+
 		"downstream loss windows, are described, not judged. Any unexplained failure in any run fails the comparison; "+
 		"an interval too wide for either is inconclusive.\n", analysis.IntervalMethodPaired, c.Margin, src)
 	return []byte(b.String())
@@ -283,7 +283,7 @@ func PairMarkdown(d analysis.PairDescription, incident string) []byte {
 	var b strings.Builder
 	p := d.Pair
 	fmt.Fprintf(&b, "\n## Fixed against prefix (seed %d): described, not judged\n\n"+
-		"The claim (%s, research/incident.md §6.2) is judged over seeds: run `fiomig reproduce %s --operator both --seeds 1-10`. "+
+		"The claim (%s, docs/sources.md §9.4) is judged over seeds: run `fiomig reproduce %s --operator both --seeds 1-10`. "+
 		"The two runs of one seed are chaotic (targets come from the world's one random stream, sources from earlier outcomes; "+
 		"faults land and the lvol monitor repairs at other moments), so no single migration's difference is credited to the fix.\n\n",
 		p.Seed, analysis.CompareFixedLEPrefix, orDefault(incident, incidents.Default))
