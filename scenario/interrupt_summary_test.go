@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fiomig/fiomig/checks"
 	"github.com/fiomig/fiomig/record"
 )
 
@@ -62,5 +63,58 @@ func TestInterruptedMidRunJudgesWhatWasRecorded(t *testing.T) {
 	}
 	if len(sum.Migrations) < 2 || len(sum.Migrations) >= p.Migrations {
 		t.Errorf("summary.json has %d migrations, want at least the 2 recorded and fewer than the %d planned", len(sum.Migrations), p.Migrations)
+	}
+}
+
+// TestInterruptedRunResolvesItsFaults (issue 27 item 6): a run interrupted
+// after a fault aimed at "#1" fired writes plan.json with the schedule as
+// executed (the fault's migration resolved), and summary.json's
+// faults-landed agrees with the fault's own lines — not "on #1 planned 1
+// time(s), injected 0" beside a fault landed on mig-0001 — as a re-judge of
+// the stored plan and timeline (fiomig report) does.
+func TestInterruptedRunResolvesItsFaults(t *testing.T) {
+	p := small()
+	c, err := SimCluster(1, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sched := []record.FaultSpec{{Fault: "aborted-validation", Target: "#1", Migration: "#1", Phase: record.PhaseValidating,
+		Params: map[string]string{"mode": "abort", "after_s": "0.5"}}}
+	res, err := Run(ctx, c, Config{Plan: record.Plan{Seed: 1, Params: p, Faults: sched}, OutDir: t.TempDir(), StartUnix: 1,
+		Progress: cancelOn{mark: "[1/", cancel: cancel}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted {
+		t.Fatal("the run was not interrupted")
+	}
+	plan, err := record.ReadPlan(filepath.Join(res.Dir, record.PlanFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Faults) != 1 || plan.Faults[0].Target != "mig-0001" || plan.Faults[0].Params["injected_at_s"] == "" {
+		t.Errorf("plan.json faults %+v: want the schedule as executed (target mig-0001, injected_at_s)", plan.Faults)
+	}
+	var sum record.Summary
+	b, err := os.ReadFile(filepath.Join(res.Dir, record.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	fl := checkOf(sum, checks.CheckFaultsLanded)
+	if fl.Verdict != record.Pass || strings.Contains(fl.Detail, "planned") {
+		t.Errorf("summary.json faults-landed %s %q: want pass (the one fault landed on mig-0001)", fl.Verdict, fl.Detail)
+	}
+	lines, err := record.ReadTimeline(filepath.Join(res.Dir, record.TimelineFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := checkOf(checks.Evaluate(plan, lines), checks.CheckFaultsLanded); again.Verdict != fl.Verdict || again.Detail != fl.Detail {
+		t.Errorf("re-judged from plan.json and timeline.jsonl: %+v; summary.json says %+v", again, fl)
 	}
 }

@@ -156,6 +156,15 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	if cerr := tl.Close(); runErr == nil && cerr != nil {
 		runErr = cerr
 	}
+	// plan.json gets the fault schedule as executed (an interrupted run's
+	// too: its faults-landed, and fiomig report's re-judge of it, pair the
+	// fault lines with the migrations they fired on, not with "#N").
+	if ex, ok := cluster.(FaultScheduler); ok {
+		cfg.Plan.Faults = ex.Executed()
+		if err := record.WriteJSON(filepath.Join(dir, record.PlanFile), cfg.Plan); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
 	if errors.Is(runErr, context.Canceled) || errors.Is(runErr, context.DeadlineExceeded) {
 		res.Interrupted = true
 		res.Plan = cfg.Plan
@@ -173,13 +182,6 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	}
 	if runErr != nil {
 		return res, runErr
-	}
-	// plan.json gets the fault schedule as executed.
-	if ex, ok := cluster.(FaultScheduler); ok {
-		cfg.Plan.Faults = ex.Executed()
-		if err := record.WriteJSON(filepath.Join(dir, record.PlanFile), cfg.Plan); err != nil {
-			return res, err
-		}
 	}
 	res.Plan = cfg.Plan
 	// Judge from the record alone: the lines as written to timeline.jsonl
