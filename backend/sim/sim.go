@@ -98,10 +98,31 @@ func (c Config) simConfig() sim.Config {
 	return sc
 }
 
-// Cluster is the simulated cluster; it implements backend.Cluster.
+// Cluster is the simulated cluster; it implements backend.Cluster and
+// every fault knob of package faults (faults.go).
 type Cluster struct {
 	w     *sim.World
 	hosts []backend.Host
+	// gate is set when other goroutines read the world (FioCluster's FUSE
+	// requests): every call that changes the world holds its lock and
+	// wakes them after (changing). nil on virtual time.
+	gate *gateClock
+}
+
+// changing takes the world's lock for a call that changes the world, when
+// other goroutines read it, and returns what releases it and wakes them
+// (I/O held on the world's state looks again): `defer c.changing()()`.
+// Without a gate it does nothing.
+func (c *Cluster) changing() func() {
+	g := c.gate
+	if g == nil {
+		return func() {}
+	}
+	g.mu.Lock()
+	return func() {
+		g.broadcast()
+		g.mu.Unlock()
+	}
 }
 
 var _ backend.Cluster = (*Cluster)(nil)
@@ -200,7 +221,10 @@ func (c *Cluster) Hosts() []backend.Host { return c.hosts }
 func (c *Cluster) Endpoints(nqn string) []string { return c.w.Endpoints(nqn) }
 
 // StartMigration implements backend.Cluster.
-func (c *Cluster) StartMigration(nqn string) (string, error) { return c.w.StartMigration(nqn) }
+func (c *Cluster) StartMigration(nqn string) (string, error) {
+	defer c.changing()()
+	return c.w.StartMigration(nqn)
+}
 
 // MigrationPhase implements backend.Cluster.
 func (c *Cluster) MigrationPhase(id string) (string, bool) { return c.w.MigrationPhase(id) }

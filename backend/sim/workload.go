@@ -43,16 +43,18 @@ type FioConfig struct {
 // FioCluster is the simulated cluster driven by the wall clock with one
 // real fio process per volume, each on a FUSE file whose reads and writes
 // follow the multipath head of the volume's first consumer host
-// (sim.Host.HeadIO). It implements backend.Cluster and workload.Paths.
+// (sim.Host.HeadIO). It implements backend.Cluster and workload.Paths, and
+// offers every fault knob of the embedded Cluster (faults.go), so a fault
+// schedule runs on it as on virtual time, with the same evidence.
 //
 // Concurrency: the world is single-goroutine. FUSE requests (other
 // goroutines) only read it, under mu; the driving goroutine holds mu
-// whenever it changes the world — inside AdvanceTo, StartMigration — and
-// the wall clock releases mu while it sleeps until the next event, so held
-// I/O is decided at once. Each release wakes held I/O to look again. The
-// fault knobs of Cluster are not offered here; World is for reading only.
+// whenever it changes the world — inside AdvanceTo, StartMigration and
+// every fault knob (Cluster.changing) — and the wall clock releases mu
+// while it sleeps until the next event, so held I/O is decided at once.
+// Each release wakes held I/O to look again. World is for reading only.
 type FioCluster struct {
-	c   *Cluster
+	*Cluster
 	mu  sync.Mutex
 	clk *gateClock
 	wl  *workload.Workload
@@ -104,7 +106,8 @@ func NewFio(ctx context.Context, cfg Config, fc FioConfig) (*FioCluster, error) 
 	if err != nil {
 		return nil, err
 	}
-	f.c = c
+	c.gate = f.clk
+	f.Cluster = c
 	hosts := c.w.Hosts()
 	var vols []workload.Volume
 	for _, v := range c.w.Volumes() {
@@ -133,7 +136,7 @@ func NewFio(ctx context.Context, cfg Config, fc FioConfig) (*FioCluster, error) 
 		return nil, err
 	}
 	f.pending = lines
-	f.nextIO = f.c.Now() + fc.IOIntervalS
+	f.nextIO = f.Now() + fc.IOIntervalS
 	for _, name := range f.volumes {
 		f.lastSeen[name] = f.wl.FS().Counters(name)
 	}
@@ -168,15 +171,8 @@ func (f *FioCluster) advance(t float64) ([]record.Line, error) {
 		f.clk.broadcast()
 		f.mu.Unlock()
 	}()
-	return f.c.AdvanceTo(t)
+	return f.Cluster.AdvanceTo(t)
 }
-
-// Name implements backend.Cluster.
-func (f *FioCluster) Name() string { return "sim" }
-
-// Now implements backend.Cluster: the world's time, seconds since the wall
-// clock started.
-func (f *FioCluster) Now() float64 { return f.c.Now() }
 
 // AdvanceTo implements backend.Cluster: the world runs to t in wall time;
 // the lines are the world's plus one io line per volume per IOIntervalS
@@ -225,35 +221,6 @@ func (f *FioCluster) ioLines(t float64) []record.Line {
 	}
 	return out
 }
-
-// Topology implements backend.Cluster.
-func (f *FioCluster) Topology() record.Topology { return f.c.Topology() }
-
-// Hosts implements backend.Cluster. Sampling reads the world from the
-// driving goroutine, which is the only writer.
-func (f *FioCluster) Hosts() []backend.Host { return f.c.Hosts() }
-
-// Endpoints implements backend.Cluster.
-func (f *FioCluster) Endpoints(nqn string) []string { return f.c.Endpoints(nqn) }
-
-// StartMigration implements backend.Cluster (under mu: it changes the world).
-func (f *FioCluster) StartMigration(nqn string) (string, error) {
-	f.mu.Lock()
-	defer func() {
-		f.clk.broadcast()
-		f.mu.Unlock()
-	}()
-	return f.c.StartMigration(nqn)
-}
-
-// MigrationPhase implements backend.Cluster.
-func (f *FioCluster) MigrationPhase(id string) (string, bool) { return f.c.MigrationPhase(id) }
-
-// NextEventTime is the time of the simulator's next scheduled event.
-func (f *FioCluster) NextEventTime() (float64, bool) { return f.c.NextEventTime() }
-
-// World is the simulator, for reading from the driving goroutine only.
-func (f *FioCluster) World() *sim.World { return f.c.w }
 
 // Workload is the FUSE volumes and fio processes (for CorruptWrite and
 // counters).
