@@ -30,8 +30,9 @@ help: ## print this help
 	@echo
 	@echo "Variables: RUN_FLAGS='--seed 7 --cutover-pause 7' (passed to fiomig run), OUT=$(OUT), FUZZTIME=$(FUZZTIME)"
 
-build: ## build bin/fiomig
+build: ## build bin/fiomig and bin/fiomig-host (the host tools alone: hosts, inspect, release, reap; starts like nvme-cli)
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/fiomig
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/fiomig-host ./cmd/fiomig-host
 
 run: build ## the main job: 23 migrations on the embedded simulator (with fiomig's source release), report under out/ (OUT)
 	./$(BIN) run --release-sources --out $(OUT) $(RUN_FLAGS)

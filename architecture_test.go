@@ -1,9 +1,11 @@
 // The architecture test keeps the import direction of DESIGN.md ("Packages"):
 // leaves are nvmeof, fio, record; checks <- leaves; sim <- nvmeof, fio;
-// reports <- record, checks; workload <- fio; backend <- leaves, sim,
+// analysis (the incident analysis) <- record, checks, incidents; reports
+// <- record, checks, analysis; workload <- fio; backend <- leaves, sim,
 // workload; collectors, faults <- backend; scenario <- all of those;
 // suites and cmd/fiomig on top. It also keeps Ginkgo/Gomega inside suites/,
-// and the wall clock and global randomness out of sim/, nvmeof/ and fio/.
+// and the wall clock and global randomness out of sim/, nvmeof/ and fio/;
+// the lean binary cmd/fiomig-host imports only nvmeof (leanCommands).
 package fiomig_test
 
 import (
@@ -30,13 +32,14 @@ var allowed = map[string][]string{
 	"internal":   {}, // test support; sub-packages have their own rules in allowedInternal
 	"checks":     {"record", "nvmeof", "fio"},
 	"incidents":  {"record"},
+	"analysis":   {"record", "checks", "incidents", "nvmeof", "fio"},
 	"sim":        {"nvmeof", "fio"},
-	"reports":    {"record", "checks", "nvmeof", "fio"},
+	"reports":    {"record", "checks", "nvmeof", "fio", "analysis", "incidents"},
 	"workload":   {"fio"},
 	"backend":    {"backend", "record", "nvmeof", "fio", "sim", "workload"},
 	"collectors": {"backend", "record", "nvmeof", "fio"},
 	"faults":     {"backend", "record", "nvmeof", "fio"},
-	"scenario":   {"backend", "collectors", "faults", "checks", "reports", "record", "nvmeof", "fio", "sim", "workload", "incidents"},
+	"scenario":   {"backend", "collectors", "faults", "checks", "reports", "record", "nvmeof", "fio", "sim", "workload", "incidents", "analysis"},
 	"suites":     {"*"},
 	"cmd":        {"*"},
 }
@@ -59,6 +62,15 @@ var stdlibOnly = []string{"nvmeof", "fio", "record", "sim", "internal"}
 // modules: internal/kubetest drives the real control plane through
 // controller-runtime's envtest and client-go (test helper only).
 var stdlibOnlyExempt = []string{"internal/kubetest/", "internal/standin/"}
+
+// leanCommands are binaries that must start like the system tools they
+// stand beside (fiomig-host: as fast as nvme-cli): their non-test files may
+// import only the standard library and these module package groups. Since
+// nvmeof is itself a standard-library-only leaf, this keeps the whole
+// binary to the standard library and nvmeof.
+var leanCommands = map[string][]string{
+	"cmd/fiomig-host": {"nvmeof"},
+}
 
 // deterministic groups may not read the wall clock or global randomness.
 var deterministic = []string{"sim", "nvmeof", "fio"}
@@ -119,8 +131,12 @@ func importViolations(files []goFile) []string {
 			errorf("%s: package group %q is not in DESIGN.md's layout (add it to the architecture test with its allowed imports)", f.path, f.group)
 			continue
 		}
+		lean, isLean := leanCommands[filepath.ToSlash(filepath.Dir(f.path))]
 		for _, imp := range f.file.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
+			if isLean && !isStdlib(p) && !slices.Contains(lean, strings.SplitN(strings.TrimPrefix(p, module+"/"), "/", 2)[0]) {
+				errorf("%s imports %s: %s is a lean binary of the standard library and %v only", f.path, p, filepath.Dir(f.path), lean)
+			}
 			if strings.HasPrefix(p, module+"/") {
 				to := strings.SplitN(strings.TrimPrefix(p, module+"/"), "/", 2)[0]
 				if to == "internal" && f.group != "internal" && f.group != "suites" {
@@ -132,7 +148,7 @@ func importViolations(files []goFile) []string {
 				}
 				continue
 			}
-			isStd := !strings.Contains(strings.SplitN(p, "/", 2)[0], ".")
+			isStd := isStdlib(p)
 			exempt := slices.ContainsFunc(stdlibOnlyExempt, func(d string) bool { return strings.HasPrefix(filepath.ToSlash(f.path), d) })
 			if !isStd && slices.Contains(stdlibOnly, f.group) && !exempt {
 				errorf("%s imports %s: %s is a leaf of the standard library only", f.path, p, f.group)
@@ -144,6 +160,10 @@ func importViolations(files []goFile) []string {
 	}
 	return out
 }
+
+// isStdlib reports whether import path p is the standard library's (no dot
+// in its first element).
+func isStdlib(p string) bool { return !strings.Contains(strings.SplitN(p, "/", 2)[0], ".") }
 
 // internalPackage names the internal/ sub-package a file is in
 // ("internal/standin" for internal/standin/pods.go).
@@ -223,23 +243,25 @@ func TestEveryPackageHasDocGo(t *testing.T) {
 
 // TestTheRulesCanFail feeds made-up files that break each rule.
 func TestTheRulesCanFail(t *testing.T) {
-	parse := func(group, src string) goFile {
-		f, err := parser.ParseFile(token.NewFileSet(), group+"/x.go", src, 0)
+	parse := func(dir, src string) goFile {
+		f, err := parser.ParseFile(token.NewFileSet(), dir+"/x.go", src, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return goFile{group: group, path: group + "/x.go", file: f}
+		return goFile{group: strings.SplitN(dir, "/", 2)[0], path: dir + "/x.go", file: f}
 	}
 	bad := []goFile{
 		parse("nvmeof", `package nvmeof; import _ "`+module+`/record"`),
 		parse("record", `package record; import _ "github.com/google/go-cmp/cmp"`),
 		parse("checks", `package checks; import _ "github.com/onsi/gomega"`),
 		parse("widgets", `package widgets`),
-		parse("internal", `package tooltest; import _ "k8s.io/client-go/rest"`), // "internal" alone has no rules
-		parse("backend", `package kube; import _ "`+module+`/internal/standin"`),   // internal/ is for tests and suites
+		parse("internal", `package tooltest; import _ "k8s.io/client-go/rest"`),  // "internal" alone has no rules
+		parse("backend", `package kube; import _ "`+module+`/internal/standin"`), // internal/ is for tests and suites
+		parse("cmd/fiomig-host", `package main; import _ "`+module+`/record"`),   // a lean binary: nvmeof only
+		parse("cmd/fiomig-host", `package main; import _ "github.com/google/go-cmp/cmp"`),
 	}
-	if got := importViolations(bad); len(got) != 6 {
-		t.Errorf("import violations = %d, want 6:\n%s", len(got), strings.Join(got, "\n"))
+	if got := importViolations(bad); len(got) != 8 {
+		t.Errorf("import violations = %d, want 8:\n%s", len(got), strings.Join(got, "\n"))
 	}
 	clock := []goFile{
 		parse("sim", `package sim; import ("time"; "math/rand/v2"); var a = time.Now(); var b = rand.IntN(3); var c = rand.New(rand.NewPCG(1, 2))`),

@@ -24,6 +24,10 @@ import (
 //go:embed *.yaml
 var catalogue embed.FS
 
+// Default is the catalogue's first incident, the one fiomig set out to
+// reproduce (the examples of fiomig reproduce name it).
+const Default = "fio-mig-1787159565"
+
 // Source says where a modelled behaviour or an expected figure comes from
 // (DESIGN.md; research/incident.md marks every fact the same way).
 type Source string

@@ -70,7 +70,7 @@ func (l *LinuxHost) Read() (HostState, error) {
 	if !fi.IsDir() {
 		return HostState{}, fmt.Errorf("nvmeof: sysfs root %s is not a directory", root)
 	}
-	return ReadHost(os.DirFS(root), l.HostNQN)
+	return ReadHost(newSysDir(root), l.HostNQN)
 }
 
 var deviceRE = regexp.MustCompile(`\bnvme[0-9]+\b`)

@@ -11,10 +11,13 @@
 // per-second IOPS and p99 latency around each cutover — junit.xml, the
 // pause statistics (montanaflynn/stats); the comparison of two runs or
 // sweeps (Compare, CompareMarkdown: the nightly gate) and the seed
-// harness's ana/<migration>.csv (SeedCSV). Every file is a pure function
+// harness's ana/<migration>.csv (SeedCSV) and an incident reproduction's
+// reproduce.md (incident.go: package analysis's figures, bands and
+// comparison over seeds, side by side). Every file is a pure function
 // of its inputs: equal inputs give equal bytes.
 //
 // Import direction (DESIGN.md, kept by architecture_test.go): reports may
-// import record and checks and the leaves they build on (nvmeof, fio), plus
+// import record, checks, analysis and incidents and the leaves they build
+// on (nvmeof, fio), plus
 // montanaflynn/stats and gonum.org/v1/plot; nothing that runs anything.
 package reports

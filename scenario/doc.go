@@ -4,9 +4,10 @@
 // that the checks and reports then judge from the record alone. Run is the
 // main job (virtual time); RunFio runs real fio through FUSE on the wall
 // clock; Reproduce replays a catalogued incident (package incidents: one
-// YAML file each) and judges its expected bands (bands.go) and, over seeds,
-// the operators' comparison by cause (reproduce_compare.go).
+// YAML file each) through Run, then hands the record to package analysis
+// (figures, expected bands, the operators' comparison over seeds) and
+// reports (reproduce.md).
 //
 // scenario may import backend, collectors, faults, checks, reports, record,
-// workload, sim, incidents and the leaves (nvmeof, fio).
+// workload, sim, incidents, analysis and the leaves (nvmeof, fio).
 package scenario

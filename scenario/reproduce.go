@@ -5,66 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
+	"github.com/fiomig/fiomig/analysis"
 	simbackend "github.com/fiomig/fiomig/backend/sim"
-	"github.com/fiomig/fiomig/checks"
 	"github.com/fiomig/fiomig/faults"
 	"github.com/fiomig/fiomig/incidents"
 	"github.com/fiomig/fiomig/record"
+	"github.com/fiomig/fiomig/reports"
 )
-
-// IncidentID is the catalogue's first incident (incidents/), the one
-// issue 4 set out to reproduce.
-const IncidentID = "fio-mig-1787159565"
-
-// ReproduceReportFile is the reproduce report in each run directory.
-const ReproduceReportFile = "reproduce.md"
-
-// LoadIncident finds name in the incident catalogue (embedded, then dirs;
-// a name ending in ".yaml" is a file path) and checks that every figure
-// its bands name is one IncidentFigures computes and every check one a run
-// judges. Errors name the file and the field.
-func LoadIncident(name string, dirs ...string) (incidents.Incident, error) {
-	inc, err := incidents.Find(name, dirs...)
-	if err != nil {
-		return inc, err
-	}
-	return inc, checkFigureNames(inc)
-}
-
-// checkNames are the checks a run's summary.json can hold (checks.Check*):
-// an expectation naming another check could never hold, so it is a bad
-// incident file rather than a failed band.
-var checkNames = []string{
-	checks.CheckPauseBound, checks.CheckFreezes, checks.CheckLeakedControllers,
-	checks.CheckPathCompleteness, checks.CheckSplitBrain, checks.CheckServedAfterCutover,
-	checks.CheckUnattributedPauses, checks.CheckFaultsLanded,
-	checks.CheckMigrationOutcomes, checks.CheckIOOutage, checks.CheckDataIntegrity,
-	checks.CheckControllerChurn, checks.CheckLossTimeout, checks.CheckPathsPerSubsystem,
-	checks.CheckDirtyStart, checks.CheckTargetLogPattern,
-	checks.CheckFioPauseAgreement, checks.CheckFioDataIntegrity, checks.CheckFioIOErrors,
-}
-
-func checkFigureNames(inc incidents.Incident) error {
-	known := FigureNames()
-	for i, e := range inc.Expected {
-		if e.Figure != "" && !slices.Contains(known, e.Figure) {
-			return fmt.Errorf("%s: expected[%d].figure: unknown figure %q (known: %s)", inc.File, i, e.Figure, strings.Join(known, ", "))
-		}
-		if e.Check != "" && !slices.Contains(checkNames, e.Check) {
-			return fmt.Errorf("%s: expected[%d].check: unknown check %q (known: %s)", inc.File, i, e.Check, strings.Join(checkNames, ", "))
-		}
-		if e.Compare != "" && e.Compare != CompareFixedLEPrefix {
-			return fmt.Errorf("%s: expected[%d].compare: unknown comparison %q (known: %s)", inc.File, i, e.Compare, CompareFixedLEPrefix)
-		}
-	}
-	return nil
-}
 
 // IncidentParams are an incident's run parameters: its topology and pacing
 // over fiomig's default thresholds.
@@ -143,10 +93,8 @@ type ReproduceResult struct {
 	Dir     string
 	Plan    record.Plan
 	Summary record.Summary
-	Figures IncidentFigures
-	// Shape is whether every expectation of the incident holds (Bands).
-	Shape Shape
-	Bands []BandResult
+	// Run is the incident analysis of the record: figures, bands, shape.
+	analysis.Run
 	// FaultErrors are injections or recoveries that failed (also in the timeline).
 	FaultErrors []error
 	Interrupted bool
@@ -262,7 +210,7 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 	// the schedule as executed into plan.json.
 	// The harness's wait for one migration: the incident's (the seed
 	// harness moves on after it), else Run's default.
-	var kept IncidentKeeper // the lines the figures need, kept as written
+	var kept analysis.IncidentKeeper // the lines the figures need, kept as written
 	res, err := Run(ctx, inj, Config{Plan: plan, OutDir: o.OutDir, StartUnix: o.StartUnix, GapS: gapS,
 		MigrationTimeoutS: pc.MigrationTimeoutS, Progress: o.Progress, OnLine: kept.Add})
 	out := ReproduceResult{Dir: res.Dir, Interrupted: res.Interrupted, Summary: res.Summary, Plan: res.Plan}
@@ -271,37 +219,8 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 		return out, err
 	}
 	plan = res.Plan
-	out.Figures = ComputeIncidentFigures(plan, kept.Lines(), out.Summary)
-	out.Bands = JudgeBands(inc, out.Figures, out.Summary)
-	out.Shape = ShapeOf(out.Bands, out.Figures)
-	return out, WriteReproduceReport(out, nil)
-}
-
-// WriteReproduceReport writes reproduce.md (figures, shape, validation
-// failures) into r.Dir; all, when given, are every operator's runs, shown
-// side by side.
-func WriteReproduceReport(r ReproduceResult, all []ReproduceResult) error {
-	var figs []IncidentFigures
-	var shapes []Shape
-	for _, x := range all {
-		figs = append(figs, x.Figures)
-		shapes = append(shapes, x.Shape)
-	}
-	b := IncidentMarkdown(r.Figures, r.Shape, figs, shapes)
-	b = append(b, BandsMarkdown(r.Bands)...)
-	if d := DescribePair(all); d != nil {
-		b = append(b, PairMarkdown(*d, r.Figures.Incident)...)
-	}
-	if len(figs) == 0 {
-		figs = []IncidentFigures{r.Figures}
-	}
-	b = append(b, SwitchesMarkdown(figs)...)
-	fmt.Fprintf(bytesWriter{&b}, "\nThis is one seed. The table over seeds 1-10, by cause, for both operators: "+
-		"`fiomig reproduce %s --operator both --seeds 1-10`.\n", orDefault(r.Figures.Incident, IncidentID))
-	if err := os.WriteFile(filepath.Join(r.Dir, ReproduceReportFile), b, 0o644); err != nil {
-		return fmt.Errorf("write reproduce report: %w", err)
-	}
-	return nil
+	out.Run = analysis.Analyse(inc, plan, kept.Lines(), out.Summary)
+	return out, reports.WriteReproduce(out.Dir, out.Run, nil)
 }
 
 // Switches are the optional model switches of an incident run (each off
@@ -347,7 +266,18 @@ func rangeAt(r []float64, i int) float64 {
 	return r[i]
 }
 
-// bytesWriter appends to a byte slice.
-type bytesWriter struct{ b *[]byte }
+// IncidentID is the catalogue's first incident (incidents.Default).
+const IncidentID = incidents.Default
 
-func (w bytesWriter) Write(p []byte) (int, error) { *w.b = append(*w.b, p...); return len(p), nil }
+// LoadIncident is analysis.LoadIncident: the incident named, with every
+// figure and check its expectations name checked.
+func LoadIncident(name string, dirs ...string) (incidents.Incident, error) {
+	return analysis.LoadIncident(name, dirs...)
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}

@@ -41,7 +41,7 @@ type Config struct {
 	Progress io.Writer
 	// OnLine, when set, is given every line appended to the timeline, as
 	// written (times rounded), in order: a caller that needs some of them
-	// afterwards (IncidentKeeper) keeps them instead of reading the file
+	// afterwards (analysis.IncidentKeeper) keeps them instead of reading the file
 	// back.
 	OnLine func(record.Line)
 }

@@ -10,8 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fiomig/fiomig/analysis"
 	"github.com/fiomig/fiomig/incidents"
 	"github.com/fiomig/fiomig/record"
+	"github.com/fiomig/fiomig/reports"
 	"github.com/fiomig/fiomig/scenario"
 )
 
@@ -314,7 +316,7 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	// Every run's reproduce.md shows all operators side by side.
 	for _, r := range results {
-		if err := scenario.WriteReproduceReport(r, results); err != nil {
+		if err := reports.WriteReproduce(r.Dir, r.Run, runs(results)); err != nil {
 			fmt.Fprintf(stderr, "fiomig reproduce: %v\n", err)
 			return exitUsage
 		}
@@ -372,14 +374,14 @@ func (f *reproduceFlags) options(inc incidents.Incident, op string, seed int64, 
 // both ran (described, not judged: the comparison is judged over seeds),
 // and maps the shapes (the bands) to the exit code.
 func printReproduction(w io.Writer, results []scenario.ReproduceResult) int {
-	var figs []scenario.IncidentFigures
-	var shapes []scenario.Shape
+	var figs []analysis.IncidentFigures
+	var shapes []analysis.Shape
 	for _, r := range results {
 		figs = append(figs, r.Figures)
 		shapes = append(shapes, r.Shape)
 	}
 	fmt.Fprintf(w, "\n== %s, seed %d, side by side\n", results[0].Plan.Params.Extra["incident"], results[0].Figures.Seed)
-	scenario.WriteIncidentTable(w, figs, shapes)
+	reports.WriteIncidentTable(w, figs, shapes)
 	failed, inconclusive := false, false
 	for _, r := range results {
 		runInconclusive := r.Figures.FaultsCheck.Verdict == record.Inconclusive
@@ -437,12 +439,12 @@ func printReproduction(w io.Writer, results []scenario.ReproduceResult) int {
 			inconclusive = true
 			fmt.Fprintf(w, "  faults: inconclusive: %s\n", r.Figures.FaultsCheck.Detail)
 		}
-		fmt.Fprintf(w, "  report: %s/%s\n", r.Dir, scenario.ReproduceReportFile)
+		fmt.Fprintf(w, "  report: %s/%s\n", r.Dir, reports.ReproduceFile)
 	}
-	if d := scenario.DescribePair(results); d != nil {
+	if d := analysis.DescribePair(runs(results)); d != nil {
 		p := d.Pair
 		fmt.Fprintf(w, "\n== fixed against prefix, seed %d: described, not judged (the claim %s is judged over seeds: add --seeds 1-10)\n",
-			p.Seed, scenario.CompareFixedLEPrefix)
+			p.Seed, analysis.CompareFixedLEPrefix)
 		fmt.Fprintf(w, "  validation failures      prefix %2d  fixed %2d  D %+d\n", p.Prefix.Total, p.Fixed.Total, p.Fixed.Total-p.Prefix.Total)
 		for _, k := range []struct {
 			name string
@@ -533,4 +535,13 @@ func orDash(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// runs are the analysed runs of results.
+func runs(results []scenario.ReproduceResult) []analysis.Run {
+	out := make([]analysis.Run, len(results))
+	for i, r := range results {
+		out[i] = r.Run
+	}
+	return out
 }

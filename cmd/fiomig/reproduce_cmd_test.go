@@ -12,7 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fiomig/fiomig/analysis"
 	"github.com/fiomig/fiomig/record"
+	"github.com/fiomig/fiomig/reports"
 	"github.com/fiomig/fiomig/scenario"
 )
 
@@ -121,7 +123,7 @@ func TestReproduceFixed(t *testing.T) {
 		t.Fatalf("exit %d, no shape printed\nstdout:\n%s\nstderr:\n%s", code, s, stderr.String())
 	}
 	dir := runDirOf(t, out)
-	for _, f := range []string{record.PlanFile, record.TimelineFile, record.SummaryFile, "report.md", scenario.ReproduceReportFile} {
+	for _, f := range []string{record.PlanFile, record.TimelineFile, record.SummaryFile, "report.md", reports.ReproduceFile} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("run directory lacks %s: %v", f, err)
 		}
@@ -178,7 +180,7 @@ func TestReproduceBothOneSeedExitsByTheBands(t *testing.T) {
 		t.Fatalf("run directories %v, want 2", dirs)
 	}
 	for _, d := range dirs {
-		md, err := os.ReadFile(filepath.Join(d, scenario.ReproduceReportFile))
+		md, err := os.ReadFile(filepath.Join(d, reports.ReproduceFile))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,7 +234,7 @@ func TestReproduceSeeds(t *testing.T) {
 	if len(dirs) != 1 {
 		t.Fatalf("seeds directories %v, want one", dirs)
 	}
-	md, err := os.ReadFile(filepath.Join(dirs[0], scenario.ReproduceReportFile))
+	md, err := os.ReadFile(filepath.Join(dirs[0], reports.ReproduceFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,12 +309,12 @@ func TestReproduceRetriedCutoverIncident(t *testing.T) {
 // the exit code is the bands'.
 func TestReproduceExitCodes(t *testing.T) {
 	failing := func(r scenario.ReproduceResult, cause string) scenario.ReproduceResult {
-		r.Figures.Failures = []scenario.ValidationFailure{{Migration: "mig-0002", Cause: cause}}
+		r.Figures.Failures = []analysis.ValidationFailure{{Migration: "mig-0002", Cause: cause}}
 		r.Figures.ValidationFailed = 1
 		return r
 	}
 	run := func(op string, ok bool, faults string) scenario.ReproduceResult {
-		r := scenario.ReproduceResult{Shape: scenario.Shape{OK: ok}}
+		r := scenario.ReproduceResult{Run: analysis.Run{Shape: analysis.Shape{OK: ok}}}
 		r.Figures.Operator = op
 		r.Figures.FaultsCheck = record.CheckResult{Name: "faults-landed", Verdict: faults, Detail: "x"}
 		if !ok {
@@ -350,20 +352,20 @@ func TestReproduceExitCodes(t *testing.T) {
 // TestCompareCode: the comparison over seeds maps to the exit code —
 // not judged or holding 0, inconclusive 3, failed 1, the worst wins.
 func TestCompareCode(t *testing.T) {
-	b := func(judged, ok bool, got string) scenario.BandResult {
-		return scenario.BandResult{Judged: judged, OK: ok, Got: got}
+	b := func(judged, ok bool, got string) analysis.BandResult {
+		return analysis.BandResult{Judged: judged, OK: ok, Got: got}
 	}
 	for _, tc := range []struct {
 		name  string
-		bands []scenario.BandResult
+		bands []analysis.BandResult
 		want  int
 	}{
 		{"none", nil, exitPass},
-		{"not judged", []scenario.BandResult{b(false, false, "not judged")}, exitPass},
-		{"pass", []scenario.BandResult{b(true, true, record.Pass)}, exitPass},
-		{"inconclusive", []scenario.BandResult{b(true, false, record.Inconclusive)}, exitInconclusive},
-		{"fail", []scenario.BandResult{b(true, false, record.Fail)}, exitCheckFailed},
-		{"fail outranks inconclusive", []scenario.BandResult{b(true, false, record.Inconclusive), b(true, false, record.Fail)}, exitCheckFailed},
+		{"not judged", []analysis.BandResult{b(false, false, "not judged")}, exitPass},
+		{"pass", []analysis.BandResult{b(true, true, record.Pass)}, exitPass},
+		{"inconclusive", []analysis.BandResult{b(true, false, record.Inconclusive)}, exitInconclusive},
+		{"fail", []analysis.BandResult{b(true, false, record.Fail)}, exitCheckFailed},
+		{"fail outranks inconclusive", []analysis.BandResult{b(true, false, record.Inconclusive), b(true, false, record.Fail)}, exitCheckFailed},
 	} {
 		if got := compareCode(tc.bands); got != tc.want {
 			t.Errorf("%s: exit %d, want %d", tc.name, got, tc.want)

@@ -10,8 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fiomig/fiomig/analysis"
 	"github.com/fiomig/fiomig/incidents"
 	"github.com/fiomig/fiomig/record"
+	"github.com/fiomig/fiomig/reports"
 	"github.com/fiomig/fiomig/scenario"
 )
 
@@ -38,7 +40,7 @@ func reproduceSeeds(inc incidents.Incident, name string, f *reproduceFlags, targ
 	defer stop()
 
 	type outcome struct {
-		runs        scenario.SeedRuns
+		runs        analysis.SeedRuns
 		err         error
 		interrupted bool
 	}
@@ -52,8 +54,9 @@ func reproduceSeeds(inc incidents.Incident, name string, f *reproduceFlags, targ
 		go func() {
 			defer wg.Done()
 			for i := range idx {
-				o := outcome{runs: scenario.SeedRuns{Seed: seeds[i]}}
+				o := outcome{runs: analysis.SeedRuns{Seed: seeds[i]}}
 				out := filepath.Join(dir, fmt.Sprintf("seed-%d", seeds[i]))
+				var dirs []string
 				for _, op := range ops {
 					cmdline := f.commandLine(name, op, seeds[i], targetDNR)
 					r, err := scenario.Reproduce(ctx, f.options(inc, op, seeds[i], targetDNR, cmdline, out, start, nil))
@@ -65,11 +68,12 @@ func reproduceSeeds(inc incidents.Incident, name string, f *reproduceFlags, targ
 						o.interrupted = true
 						break
 					}
-					o.runs.Runs = append(o.runs.Runs, r)
+					o.runs.Runs = append(o.runs.Runs, r.Run)
+					dirs = append(dirs, r.Dir)
 				}
 				if o.err == nil && !o.interrupted {
-					for _, r := range o.runs.Runs {
-						if err := scenario.WriteReproduceReport(r, o.runs.Runs); err != nil {
+					for k, r := range o.runs.Runs {
+						if err := reports.WriteReproduce(dirs[k], r, o.runs.Runs); err != nil {
 							o.err = err
 						}
 					}
@@ -92,7 +96,7 @@ func reproduceSeeds(inc incidents.Incident, name string, f *reproduceFlags, targ
 	wg.Wait()
 
 	code := exitPass
-	var all []scenario.SeedRuns
+	var all []analysis.SeedRuns
 	for _, o := range results {
 		switch {
 		case o.interrupted || (o.err == nil && len(o.runs.Runs) == 0):
@@ -111,10 +115,10 @@ func reproduceSeeds(inc incidents.Incident, name string, f *reproduceFlags, targ
 	if f.faults != "" {
 		cmd += " --faults=" + f.faults
 	}
-	bands, cmps := scenario.JudgeCompare(inc, scenario.Pairs(all))
+	bands, cmps := analysis.JudgeCompare(inc, analysis.Pairs(all))
 	code = worse(code, compareCode(bands))
-	md := scenario.SeedsMarkdown(inc, cmd, all, bands, cmps)
-	report := filepath.Join(dir, scenario.ReproduceReportFile)
+	md := reports.SeedsMarkdown(inc, cmd, all, bands, cmps)
+	report := filepath.Join(dir, reports.ReproduceFile)
 	if err := os.WriteFile(report, md, 0o644); err != nil {
 		fmt.Fprintf(stderr, "fiomig reproduce: %v\n", err)
 		return exitUsage
@@ -128,7 +132,7 @@ func reproduceSeeds(inc incidents.Incident, name string, f *reproduceFlags, targ
 
 // seedCode is one seed's exit code from its bands: 1 an expectation does
 // not hold, 3 only inconclusive ones (a fault without evidence), else 0.
-func seedCode(s scenario.SeedRuns) int {
+func seedCode(s analysis.SeedRuns) int {
 	code := exitPass
 	for _, r := range s.Runs {
 		if !r.Shape.OK {
@@ -145,7 +149,7 @@ func seedCode(s scenario.SeedRuns) int {
 // compareCode is the exit code of the compare expectations judged over
 // seeds: 3 when one that does not hold came out inconclusive, 1 when one
 // does not hold otherwise, else 0 (not judged counts as holding).
-func compareCode(bands []scenario.BandResult) int {
+func compareCode(bands []analysis.BandResult) int {
 	code := exitPass
 	for _, b := range bands {
 		switch {
@@ -178,7 +182,7 @@ func worse(a, b int) int {
 	return a
 }
 
-func seedStatus(s scenario.SeedRuns, err error, interrupted bool) string {
+func seedStatus(s analysis.SeedRuns, err error, interrupted bool) string {
 	switch {
 	case err != nil:
 		return "error"
@@ -189,7 +193,7 @@ func seedStatus(s scenario.SeedRuns, err error, interrupted bool) string {
 	if !s.OK() {
 		st = "an expectation does not hold"
 	}
-	if p := scenario.PairOf(s.Runs); p != nil {
+	if p := analysis.PairOf(s.Runs); p != nil {
 		st += fmt.Sprintf(", validation failures prefix %d, fixed %d", p.Prefix.Total, p.Fixed.Total)
 	}
 	return st

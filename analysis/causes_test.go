@@ -1,7 +1,6 @@
-package scenario
+package analysis
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -129,34 +128,6 @@ func TestFailureCauses(t *testing.T) {
 		if v.Migration == "mig-0009" && v.Cause != "unexplained (refused)" {
 			t.Errorf("refusal after the fault's grace: cause %q, want unexplained (refused)", v.Cause)
 		}
-	}
-}
-
-// TestReproduceNoFaultNoCascade: with the incident's faults dropped
-// (--faults none), the sourced model starts no cascade: no validation
-// fails for either operator over the whole incident (incident.md §6.1
-// expects nothing sourced to start one), plan.json says the faults were
-// dropped, and the two runs are described with no difference.
-func TestReproduceNoFaultNoCascade(t *testing.T) {
-	inc := mustIncident(IncidentID)
-	var runs []ReproduceResult
-	for _, op := range []string{"prefix", "fixed"} {
-		r, err := Reproduce(context.Background(), ReproduceOptions{Incident: inc, Seed: 1, Operator: op, NoFaults: true,
-			Command: "test", OutDir: t.TempDir(), StartUnix: 1787159565})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(r.Plan.Faults) != 0 || r.Plan.Params.Extra["fault_schedule"] == "incident" {
-			t.Errorf("%s: plan faults %v, fault_schedule %q: want none, said so", op, r.Plan.Faults, r.Plan.Params.Extra["fault_schedule"])
-		}
-		if r.Figures.ValidationFailed != 0 || r.Figures.Leaked != 0 {
-			t.Errorf("%s with no fault: %d validation failures (%v), %d leaks; want none", op, r.Figures.ValidationFailed,
-				r.Figures.FailureCauses, r.Figures.Leaked)
-		}
-		runs = append(runs, r)
-	}
-	if d := DescribePair(runs); d == nil || len(d.Differences) != 0 || d.Pair.Fixed.Total != d.Pair.Prefix.Total {
-		t.Errorf("description with no fault: %+v, want no difference", d)
 	}
 }
 

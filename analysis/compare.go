@@ -1,4 +1,4 @@
-package scenario
+package analysis
 
 import (
 	"fmt"
@@ -128,8 +128,8 @@ func removableUpstream(v ValidationFailure, byMig map[string]ValidationFailure) 
 	return false
 }
 
-// class is the count of class k ("injected fault (kind)" for one kind).
-func (c RunCauses) class(k string) int {
+// Class is the count of class k ("injected fault (kind)" for one kind).
+func (c RunCauses) Class(k string) int {
 	switch k {
 	case ClassTotal:
 		return c.Total
@@ -275,7 +275,7 @@ func JudgeOverSeeds(pairs []SeedPair, delta float64) SeedsComparison {
 		ci := CauseInterval{Class: r.class, Role: r.role}
 		ds := make([]float64, n)
 		for i, p := range pairs {
-			d := p.Fixed.class(r.class) - p.Prefix.class(r.class)
+			d := p.Fixed.Class(r.class) - p.Prefix.Class(r.class)
 			ci.D = append(ci.D, d)
 			ds[i] = float64(d)
 		}
@@ -360,7 +360,7 @@ func seedsNeeded(reach, sd, delta float64) int {
 
 // PairOf is the SeedPair of one seed's runs, nil unless both prefix and
 // fixed ran.
-func PairOf(runs []ReproduceResult) *SeedPair {
+func PairOf(runs []Run) *SeedPair {
 	prefix, fixed := pairFigures(runs)
 	if prefix == nil || fixed == nil {
 		return nil
@@ -368,7 +368,7 @@ func PairOf(runs []ReproduceResult) *SeedPair {
 	return &SeedPair{Seed: prefix.Seed, Prefix: CausesOf(*prefix), Fixed: CausesOf(*fixed)}
 }
 
-func pairFigures(runs []ReproduceResult) (prefix, fixed *IncidentFigures) {
+func pairFigures(runs []Run) (prefix, fixed *IncidentFigures) {
 	for i := range runs {
 		switch runs[i].Figures.Operator {
 		case "prefix":
@@ -405,40 +405,6 @@ func JudgeCompare(inc incidents.Incident, pairs []SeedPair) ([]BandResult, []See
 	return out, cmps
 }
 
-// SeedsComparisonMarkdown is the --seeds reproduce.md section on the
-// comparison: per cause the mean D, the interval and the row's verdict,
-// then the verdict and the method.
-func SeedsComparisonMarkdown(c SeedsComparison, e incidents.Expectation) []byte {
-	var b strings.Builder
-	fmt.Fprintf(&b, "\n## Fixed against prefix over %d seeds (%s)\n\n**%s** (want %s) — %s.\n\n", c.Seeds, CompareFixedLEPrefix, c.Verdict, e.Verdict, c.Detail)
-	if c.Verdict == NotJudged {
-		return []byte(b.String())
-	}
-	b.WriteString("| cause | role | D per seed (fixed − prefix) | mean D | SD | 95 % interval | verdict |\n|---|---|---|---|---|---|---|\n")
-	for _, r := range c.Rows {
-		ds := make([]string, len(r.D))
-		for i, d := range r.D {
-			ds[i] = fmt.Sprintf("%+d", d)
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %+.2f | %.2f | [%+.2f, %+.2f] | %s |\n", r.Class, roleText[r.Role], strings.Join(ds, " "), r.Mean, r.SD, r.Lo, r.Hi, r.Verdict)
-	}
-	src := ""
-	if e.Margin != nil {
-		src = fmt.Sprintf(" [%s: %s]", e.Margin.Source, e.Margin.Note)
-	}
-	fmt.Fprintf(&b, "\nMethod: %s. Equivalence margin δ = %g failures per run%s. A cause the fix has no sourced way to change "+
-		"(\"held\") fails the comparison when its interval excludes 0 and passes when it lies within [−δ, +δ]; the total fails "+
-		"when its interval lies wholly above 0 and passes when its upper bound is ≤ δ; the leak kinds the fix removes are where "+
-		"the difference may be, and a loss-window failure counts with them when the cancel that opened its window was of a migration that "+
-		"failed on one of them (directly or through a chain of loss windows: the fix removes that failure, so that migration is not "+
-		"cancelled before continue and its cancel never deletes the volume's subsystem on the source's tertiary, research/incident.md §4 — inference); one fault kind, and those "+
-		"downstream loss windows, are described, not judged. Any unexplained failure in any run fails the comparison; "+
-		"an interval too wide for either is inconclusive.\n", IntervalMethodPaired, c.Margin, src)
-	return []byte(b.String())
-}
-
-var roleText = map[string]string{RoleHeld: "held (±δ)", RoleTotal: "total (≤ δ)", RoleFree: "the fix's", RoleDescribed: "described"}
-
 // Difference is one migration whose validation outcome or cause differs
 // between the prefix and the fixed run of one seed (described, not judged).
 type Difference struct {
@@ -460,7 +426,7 @@ type PairDescription struct {
 
 // DescribePair describes one seed's prefix and fixed runs (nil unless
 // both ran).
-func DescribePair(runs []ReproduceResult) *PairDescription {
+func DescribePair(runs []Run) *PairDescription {
 	prefix, fixed := pairFigures(runs)
 	if prefix == nil || fixed == nil {
 		return nil
@@ -502,45 +468,4 @@ func DescribePair(runs []ReproduceResult) *PairDescription {
 		}
 	}
 	return d
-}
-
-// PairMarkdown is reproduce.md's section on one seed's two runs:
-// described, not judged.
-func PairMarkdown(d PairDescription, incident string) []byte {
-	var b strings.Builder
-	p := d.Pair
-	fmt.Fprintf(&b, "\n## Fixed against prefix (seed %d): described, not judged\n\n"+
-		"The claim (%s, research/incident.md §6.2) is judged over seeds: run `fiomig reproduce %s --operator both --seeds 1-10`. "+
-		"The two runs of one seed are chaotic (targets come from the world's one random stream, sources from earlier outcomes; "+
-		"faults land and the lvol monitor repairs at other moments), so no single migration's difference is credited to the fix.\n\n",
-		p.Seed, CompareFixedLEPrefix, orDefault(incident, IncidentID))
-	b.WriteString("| cause | prefix | fixed | D (fixed − prefix) |\n|---|---|---|---|\n")
-	classes := []string{ClassTotal, ClassLoss, ClassFault}
-	kinds := map[string]bool{}
-	for k := range p.Prefix.FaultKinds {
-		kinds[k] = true
-	}
-	for k := range p.Fixed.FaultKinds {
-		kinds[k] = true
-	}
-	classes = append(append(classes, slices.Sorted(maps.Keys(kinds))...), ClassRemovable)
-	if p.Prefix.LossDownstream > 0 || p.Fixed.LossDownstream > 0 {
-		classes = append(classes, ClassLossDownstream)
-	}
-	classes = append(classes, ClassOther)
-	for _, k := range classes {
-		fmt.Fprintf(&b, "| %s | %d | %d | %+d |\n", k, p.Prefix.class(k), p.Fixed.class(k), p.Fixed.class(k)-p.Prefix.class(k))
-	}
-	if d.PlansDivergeAt != "" {
-		fmt.Fprintf(&b, "\nThe runs' migration plans (volume, source, target) diverge at %s.\n", d.PlansDivergeAt)
-	}
-	if len(d.Differences) == 0 {
-		b.WriteString("\nNo migration's outcome differs.\n")
-		return []byte(b.String())
-	}
-	b.WriteString("\n| migration | failed in | prefix cause | fixed cause |\n|---|---|---|---|\n")
-	for _, x := range d.Differences {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", x.Migration, x.FailedIn, orDefault(x.PrefixCause, "—"), orDefault(x.FixedCause, "—"))
-	}
-	return []byte(b.String())
 }

@@ -1,4 +1,4 @@
-package main
+package hostcmd
 
 import (
 	"encoding/json"
@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -24,7 +23,7 @@ import (
 func fixtureCaptures(t *testing.T) []string {
 	t.Helper()
 	var out []string
-	for _, g := range []string{"../../nvmeof/testdata/sysfs-captures/*.tsv", "testdata/*.tsv"} {
+	for _, g := range []string{"../testdata/sysfs-captures/*.tsv", "testdata/*.tsv"} {
 		m, err := filepath.Glob(g)
 		if err != nil {
 			t.Fatal(err)
@@ -313,66 +312,5 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	}
 	if !failedOn[noTab] || !failedOn[dup] || failedOn[live] || failedOn["testdata/mixed.tsv"] {
 		t.Errorf("exit 2 by source %v: want the malformed captures refused, the good ones read", failedOn)
-	}
-}
-
-// fiomig --version (and "version") names the build on stdout, exit 0.
-func TestVersion(t *testing.T) {
-	for _, arg := range []string{"--version", "version"} {
-		code, stdout, _ := runCLI(arg)
-		if code != exitPass || !strings.HasPrefix(stdout, "fiomig "+version+" (") || !strings.Contains(stdout, "go1.") {
-			t.Errorf("fiomig %s: exit %d, %q", arg, code, stdout)
-		}
-	}
-}
-
-// readOnly makes dir read-only for this process: a read-only bind mount
-// as root (permission bits do not stop root), chmod otherwise.
-func readOnly(t *testing.T, dir string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		if err := os.Chmod(dir, 0o555); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.Chmod(dir, 0o755) })
-		return
-	}
-	if err := syscall.Mount(dir, dir, "", syscall.MS_BIND, ""); err != nil {
-		t.Skipf("cannot bind-mount %s read-only here: %v", dir, err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
-	if err := syscall.Mount(dir, dir, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {
-		t.Skipf("cannot remount %s read-only here: %v", dir, err)
-	}
-}
-
-// report on a read-only run directory says so in one line (exit 2) and
-// names --out; with --out it writes the report there and touches nothing
-// in the run directory.
-func TestReportReadOnlyRunDir(t *testing.T) {
-	dir := writeRunDir(t, 2, true)
-	before, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	readOnly(t, dir)
-	code, stdout, stderr := runCLI("report", dir)
-	if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "cannot write the report into "+dir) ||
-		!strings.Contains(stderr, "--out DIR") || stdout != "" {
-		t.Errorf("read-only run directory: exit %d, stdout %q, stderr %q; want exit 2 and one line naming it and --out", code, stdout, stderr)
-	}
-	out := filepath.Join(t.TempDir(), "elsewhere")
-	code, stdout, stderr = runCLI("report", dir, "--out", out)
-	if code == exitUsage || !strings.Contains(stdout, "report: "+filepath.Join(out, "report.md")) {
-		t.Errorf("--out: exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	for _, f := range []string{"summary.json", "report.md", "report.html", "junit.xml"} {
-		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
-			t.Errorf("--out: %v", err)
-		}
-	}
-	after, _ := os.ReadDir(dir)
-	if len(after) != len(before) {
-		t.Errorf("run directory changed: %d entries, was %d", len(after), len(before))
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package hostcmd
 
 import (
 	"encoding/json"
@@ -10,11 +10,7 @@ import (
 	"github.com/fiomig/fiomig/nvmeof"
 )
 
-func init() {
-	register(command{name: "hosts", summary: "list a host's NVMe-oF subsystems, controllers, paths and ANA states (live /sys or a capture)", run: hostsCmd})
-}
-
-const hostsUsage = `Usage: fiomig hosts [-o table|json] [--sys-root DIR | --capture FILE.tsv] [--hostnqn NQN]
+const hostsUsage = `Usage: PROG hosts [-o table|json] [--sys-root DIR | --capture FILE.tsv] [--hostnqn NQN]
 
 Lists what one kernel's NVMe-oF initiator shows, read with the same code
 the harness samples hosts with (nvmeof.ReadSysfs), grouped like
@@ -159,26 +155,27 @@ func addressAttr(c nvmeof.Controller) string {
 	return c.Address.String()
 }
 
-func hostsCmd(args []string, stdout, stderr io.Writer) int {
+func hostsCmd(prog string, args []string, stdout, stderr io.Writer) int {
+	name := prog + " hosts"
 	var hf hostFlags
-	fs := newHostFlagSet("hosts", hostsUsage)
+	fs := newFlagSet(prog, "hosts", hostsUsage)
 	hf.register(fs, false)
 	if code, stop := parseFlags(fs, args, stdout, stderr); stop {
 		return code
 	}
 	if err := hf.validate(fs); err != nil {
-		return fail(stderr, "hosts", err)
+		return fail(stderr, name, err)
 	}
 	src, err := hf.load(false)
 	if err != nil {
-		return fail(stderr, "hosts", err)
+		return fail(stderr, name, err)
 	}
 	v := hostsView(src.st)
 	if hf.output == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(v); err != nil {
-			return fail(stderr, "hosts", err)
+			return fail(stderr, name, err)
 		}
 		return exitPass
 	}

@@ -1,4 +1,4 @@
-package main
+package hostcmd
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 )
 
 const (
-	capDir   = "../../nvmeof/testdata/sysfs-captures"
+	capDir   = "../testdata/sysfs-captures"
 	cncCap   = capDir + "/controller-not-contributing.tsv"
 	healthy  = capDir + "/healthy.tsv"
 	cncNQN   = "nqn.2023-02.io.simplyblock:nvmetlab:lvol:00000001-0000-4000-8000-000000000001"
@@ -29,7 +29,14 @@ var ctrlNameRE = regexp.MustCompile(`\bnvme[0-9]+\b`)
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var o, e bytes.Buffer
-	code = dispatch(args, &o, &e)
+	code = Main("fiomig", "devel", args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// runCLI is run without a *testing.T.
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = Main("fiomig", "devel", args, &o, &e)
 	return code, o.String(), e.String()
 }
 
@@ -323,7 +330,7 @@ func TestHostCmdsNothingToLookAt(t *testing.T) {
 // TestHostCmdsFlagConsistency: help on stdout with exit 0, a flag error in
 // one line, and the range checks of --nsid and --target.
 func TestHostCmdsFlagConsistency(t *testing.T) {
-	for _, c := range []string{"inspect", "release", "reap", "run"} {
+	for _, c := range []string{"hosts", "inspect", "release", "reap"} {
 		for _, args := range [][]string{{c, "--help"}, {c, "-h"}, {"help", c}} {
 			code, out, errOut := run(t, args...)
 			if code != exitPass || !strings.HasPrefix(out, "Usage: fiomig "+c) || !strings.Contains(out, "Flags:") || errOut != "" {

@@ -1,12 +1,12 @@
-package scenario
+package analysis
 
 import (
-	"bytes"
 	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 
+	"github.com/fiomig/fiomig/checks"
 	"github.com/fiomig/fiomig/incidents"
 	"github.com/fiomig/fiomig/record"
 )
@@ -101,13 +101,14 @@ func ShapeOf(bands []BandResult, f IncidentFigures) Shape {
 	for _, b := range bands {
 		if b.Judged && !b.OK {
 			s.OK = false
-			s.Missing = append(s.Missing, fmt.Sprintf("%s %s, want %s [%s]", bandName(b.Expectation), b.Got, b.Expectation.Range(), b.Expectation.Source))
+			s.Missing = append(s.Missing, fmt.Sprintf("%s %s, want %s [%s]", BandName(b.Expectation), b.Got, b.Expectation.Range(), b.Expectation.Source))
 		}
 	}
 	return s
 }
 
-func bandName(e incidents.Expectation) string {
+// BandName names an expectation: its figure, "check NAME" or "compare NAME".
+func BandName(e incidents.Expectation) string {
 	if e.Compare != "" {
 		return "compare " + e.Compare
 	}
@@ -117,28 +118,43 @@ func bandName(e incidents.Expectation) string {
 	return e.Figure
 }
 
-// BandsMarkdown is reproduce.md's table of the incident's expectations:
-// each band, its source, the incident's own figure and what the run gave.
-func BandsMarkdown(bands []BandResult) []byte {
-	var b bytes.Buffer
-	b.WriteString("\n## Expectations (incident file)\n\n| expectation | operator | band | source | incident | got | holds |\n|---|---|---|---|---|---|---|\n")
-	for _, r := range bands {
-		e := r.Expectation
-		holds := "yes"
-		switch {
-		case !r.Judged:
-			holds, r.Got = "—", "—"
-		case !r.OK:
-			holds = "**NO**"
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", bandName(e), orDefault(e.Operator, "any"), e.Range(), e.Source,
-			orDefault(e.Incident, "—"), r.Got, holds)
+// LoadIncident finds name in the incident catalogue (embedded, then dirs;
+// a name ending in ".yaml" is a file path) and checks that every figure
+// its bands name is one IncidentFigures computes and every check one a run
+// judges. Errors name the file and the field.
+func LoadIncident(name string, dirs ...string) (incidents.Incident, error) {
+	inc, err := incidents.Find(name, dirs...)
+	if err != nil {
+		return inc, err
 	}
-	b.WriteString("\nNotes on the sources of each band:\n\n")
-	for _, r := range bands {
-		if n := r.Expectation.Note; n != "" && r.Judged {
-			fmt.Fprintf(&b, "- %s (%s): %s\n", bandName(r.Expectation), r.Expectation.Source, n)
+	return inc, checkFigureNames(inc)
+}
+
+// checkNames are the checks a run's summary.json can hold (checks.Check*):
+// an expectation naming another check could never hold, so it is a bad
+// incident file rather than a failed band.
+var checkNames = []string{
+	checks.CheckPauseBound, checks.CheckFreezes, checks.CheckLeakedControllers,
+	checks.CheckPathCompleteness, checks.CheckSplitBrain, checks.CheckServedAfterCutover,
+	checks.CheckUnattributedPauses, checks.CheckFaultsLanded,
+	checks.CheckMigrationOutcomes, checks.CheckIOOutage, checks.CheckDataIntegrity,
+	checks.CheckControllerChurn, checks.CheckLossTimeout, checks.CheckPathsPerSubsystem,
+	checks.CheckDirtyStart, checks.CheckTargetLogPattern,
+	checks.CheckFioPauseAgreement, checks.CheckFioDataIntegrity, checks.CheckFioIOErrors,
+}
+
+func checkFigureNames(inc incidents.Incident) error {
+	known := FigureNames()
+	for i, e := range inc.Expected {
+		if e.Figure != "" && !slices.Contains(known, e.Figure) {
+			return fmt.Errorf("%s: expected[%d].figure: unknown figure %q (known: %s)", inc.File, i, e.Figure, strings.Join(known, ", "))
+		}
+		if e.Check != "" && !slices.Contains(checkNames, e.Check) {
+			return fmt.Errorf("%s: expected[%d].check: unknown check %q (known: %s)", inc.File, i, e.Check, strings.Join(checkNames, ", "))
+		}
+		if e.Compare != "" && e.Compare != CompareFixedLEPrefix {
+			return fmt.Errorf("%s: expected[%d].compare: unknown comparison %q (known: %s)", inc.File, i, e.Compare, CompareFixedLEPrefix)
 		}
 	}
-	return b.Bytes()
+	return nil
 }

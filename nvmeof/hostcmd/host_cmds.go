@@ -1,9 +1,8 @@
-package main
+package hostcmd
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -21,12 +20,6 @@ import (
 // kernel NVMe-oF state with the same nvmeof code the harness judges runs
 // with. Each reads the live host (--sys-root) or a capture (--capture, always
 // a dry run).
-
-func init() {
-	register(command{name: "inspect", summary: "report what is wrong with a host's NVMe-oF subsystems (live /sys or a capture)", run: inspectCmd})
-	register(command{name: "release", summary: "tear down a migration's paths that serve nothing (the operator's release Job)", run: releaseCmd})
-	register(command{name: "reap", summary: "tear down live controllers that serve no namespace", run: reapCmd})
-}
 
 // hostFlags are the flags every host command shares.
 type hostFlags struct {
@@ -59,13 +52,6 @@ func (h *hostFlags) validate(fs *flag.FlagSet) error {
 		return usagef("either --capture or --sys-root, not both: a capture is read instead of the live host")
 	}
 	return nil
-}
-
-// flagGiven reports whether flag name was set on the command line.
-func flagGiven(fs *flag.FlagSet, name string) bool {
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
-	return given
 }
 
 // hostSource is what a host command read: the host to act on, its state
@@ -152,78 +138,8 @@ func notAttached(st nvmeof.HostState, nqn string) error {
 	return usagef("NQN %q is not attached on this host (attached: %s)", nqn, listSome(st.NQNs()))
 }
 
-// listSome joins up to 8 names, saying how many more there are; "none"
-// when there are none.
-func listSome(names []string) string {
-	const show = 8
-	switch {
-	case len(names) == 0:
-		return "none"
-	case len(names) > show:
-		return fmt.Sprintf("%s and %d more", strings.Join(names[:show], ", "), len(names)-show)
-	}
-	return strings.Join(names, ", ")
-}
-
-// stringList is a repeatable string flag.
-type stringList []string
-
-func (s *stringList) String() string     { return strings.Join(*s, ",") }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
-
-func newHostFlagSet(name, usage string) *flag.FlagSet {
-	fs := flag.NewFlagSet("fiomig "+name, flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage)
-		fmt.Fprintln(fs.Output(), "\nFlags:")
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// parseFlags parses args with fs for run, inspect, release and reap: --help
-// (-h) prints fs.Usage to stdout (exit 0); a bad flag or a stray argument is
-// one line on stderr pointing at --help (exit 2). report and reproduce take
-// positional arguments and parse their flags themselves. stop is true when the
-// command should return code now. fs's output is left as it was.
-func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, stop bool) {
-	out := fs.Output()
-	defer fs.SetOutput(out)
-	fs.SetOutput(io.Discard) // the flag package would print the whole usage on an error
-	err := fs.Parse(args)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		fs.SetOutput(stdout)
-		fs.Usage()
-		return exitPass, true
-	case err != nil:
-		fmt.Fprintf(stderr, "%s: %v (see %s --help)\n", fs.Name(), err, fs.Name())
-		return exitUsage, true
-	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "%s: unexpected argument %q (flags only; see %s --help)\n", fs.Name(), fs.Arg(0), fs.Name())
-		return exitUsage, true
-	}
-	return 0, false
-}
-
-func fail(stderr io.Writer, name string, err error) int {
-	fmt.Fprintf(stderr, "fiomig %s: %v\n", name, err)
-	if isUsage(err) {
-		return exitUsage
-	}
-	return exitCheckFailed
-}
-
-// plural formats n with noun, adding "s" unless n is 1.
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-const inspectUsage = `Usage: fiomig inspect [--nqn NQN] [--nsid N] [--target IP:PORT ...] [-o table|json]
-                      [--sys-root DIR | --capture FILE.tsv] [--hostnqn NQN]
+const inspectUsage = `Usage: PROG inspect [--nqn NQN] [--nsid N] [--target IP:PORT ...] [-o table|json]
+        [--sys-root DIR | --capture FILE.tsv] [--hostnqn NQN]
 
 Reads one host's NVMe-oF state and reports, per subsystem, the defects
 nvmeof.Inspect finds — the classification the harness's leak check uses:
@@ -277,12 +193,13 @@ type defectJSON struct {
 	Detail      string   `json:"detail"`
 }
 
-func inspectCmd(args []string, stdout, stderr io.Writer) int {
+func inspectCmd(prog string, args []string, stdout, stderr io.Writer) int {
+	name := prog + " inspect"
 	var hf hostFlags
 	var nqn string
 	var nsid int64
 	var targets stringList
-	fs := newHostFlagSet("inspect", inspectUsage)
+	fs := newFlagSet(prog, "inspect", inspectUsage)
 	hf.register(fs, false)
 	fs.StringVar(&nqn, "nqn", "", "subsystem `NQN` to inspect (default: every NQN on the host)")
 	fs.Int64Var(&nsid, "nsid", 0, "namespace `ID` the caller expects, 1..4294967294 (default: the bare NQN and each namespace)")
@@ -291,43 +208,43 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if err := hf.validate(fs); err != nil {
-		return fail(stderr, "inspect", err)
+		return fail(stderr, name, err)
 	}
 	if flagGiven(fs, "nsid") {
 		switch {
 		case nsid == nvmeBroadcastNSID:
-			return fail(stderr, "inspect", usagef("--nsid %d (0xFFFFFFFF) is the broadcast NSID, not a namespace", nsid))
+			return fail(stderr, name, usagef("--nsid %d (0xFFFFFFFF) is the broadcast NSID, not a namespace", nsid))
 		case nsid < 1 || nsid > nvmeBroadcastNSID:
-			return fail(stderr, "inspect", usagef("--nsid must be in 1..%d (NSIDs are 32-bit and start at 1), got %d", nvmeBroadcastNSID-1, nsid))
+			return fail(stderr, name, usagef("--nsid must be in 1..%d (NSIDs are 32-bit and start at 1), got %d", nvmeBroadcastNSID-1, nsid))
 		}
 	}
 	if len(targets) > 0 && nqn == "" {
-		return fail(stderr, "inspect", usagef("--target needs --nqn: endpoints are published per subsystem"))
+		return fail(stderr, name, usagef("--target needs --nqn: endpoints are published per subsystem"))
 	}
 	var expected []string
 	for _, t := range targets {
 		e, err := nvmeof.CanonicalizeEndpoint(t)
 		if err != nil {
-			return fail(stderr, "inspect", usagef("--target %q is not IP:PORT (IPv6 as [addr]:port): %v", t, err))
+			return fail(stderr, name, usagef("--target %q is not IP:PORT (IPv6 as [addr]:port): %v", t, err))
 		}
 		if netip.MustParseAddrPort(e).Port() == 0 {
-			return fail(stderr, "inspect", usagef("--target %q: port 0 is no listener's port (want 1..65535)", t))
+			return fail(stderr, name, usagef("--target %q: port 0 is no listener's port (want 1..65535)", t))
 		}
 		expected = append(expected, e)
 	}
 	src, err := hf.load(true)
 	if err != nil {
-		return fail(stderr, "inspect", err)
+		return fail(stderr, name, err)
 	}
 	st := src.st
 	if nqn != "" {
 		if err := notAttached(st, nqn); err != nil {
 			if len(expected) == 0 {
-				return fail(stderr, "inspect", err)
+				return fail(stderr, name, err)
 			}
 			// With published endpoints the absence is a finding: each
 			// endpoint is reported missing below.
-			fmt.Fprintf(stderr, "fiomig inspect: %v\n", err)
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		}
 	}
 
@@ -363,7 +280,7 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
-			return fail(stderr, "inspect", err)
+			return fail(stderr, name, err)
 		}
 	} else {
 		nqns := st.NQNs()
@@ -460,8 +377,8 @@ func inspectAll(st nvmeof.HostState, nqn string, nsid int, targets []nvmeof.Targ
 	return out
 }
 
-const releaseUsage = `Usage: fiomig release --nqn NQN --connections JSON|@FILE [--dry-run] [-o table|json]
-                      [--sys-root DIR | --capture FILE.tsv] [--hostnqn NQN] [--route nvme-cli|kernel]
+const releaseUsage = `Usage: PROG release --nqn NQN --connections JSON|@FILE [--dry-run] [-o table|json]
+        [--sys-root DIR | --capture FILE.tsv] [--hostnqn NQN] [--route nvme-cli|kernel]
 
 Tears down the paths a migration of subsystem NQN made on this host, as the
 operator's release Job does (nvmeof.ReleaseMigrationPaths): a controller is
@@ -486,8 +403,8 @@ malformed capture, no class/nvme under the root, no controller with
 --hostnqn, or --nqn not attached on this host.
 `
 
-const reapUsage = `Usage: fiomig reap [--nqn NQN] [--dry-run] [-o table|json]
-                   [--sys-root DIR | --capture FILE.tsv] [--hostnqn NQN] [--route nvme-cli|kernel]
+const reapUsage = `Usage: PROG reap [--nqn NQN] [--dry-run] [-o table|json]
+        [--sys-root DIR | --capture FILE.tsv] [--hostnqn NQN] [--route nvme-cli|kernel]
 
 Tears down live controllers that serve no namespace (nvmeof.ReapDeadControllers):
 controller-not-contributing defects of controller scope, without co-tenants,
@@ -513,11 +430,12 @@ type planJSON struct {
 	Error    string            `json:"error,omitempty"`
 }
 
-func releaseCmd(args []string, stdout, stderr io.Writer) int {
+func releaseCmd(prog string, args []string, stdout, stderr io.Writer) int {
+	name := prog + " release"
 	var hf hostFlags
 	var nqn, connections string
 	var dryRun bool
-	fs := newHostFlagSet("release", releaseUsage)
+	fs := newFlagSet(prog, "release", releaseUsage)
 	hf.register(fs, true)
 	fs.StringVar(&nqn, "nqn", "", "subsystem `NQN` of the migration (required)")
 	fs.StringVar(&connections, "connections", "", "the migration's connections: VMIG_CONNECTIONS `JSON`, inline or @file (required)")
@@ -526,19 +444,19 @@ func releaseCmd(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if err := hf.validate(fs); err != nil {
-		return fail(stderr, "release", err)
+		return fail(stderr, name, err)
 	}
 	if nqn == "" {
-		return fail(stderr, "release", usagef("--nqn is required"))
+		return fail(stderr, name, usagef("--nqn is required"))
 	}
 	if connections == "" {
-		return fail(stderr, "release", usagef("--connections is required (VMIG_CONNECTIONS JSON, inline or @file)"))
+		return fail(stderr, name, usagef("--connections is required (VMIG_CONNECTIONS JSON, inline or @file)"))
 	}
 	conns, err := readConnections(connections, nqn)
 	if err != nil {
-		return fail(stderr, "release", err)
+		return fail(stderr, name, err)
 	}
-	return runPlan("release", hf, dryRun, []string{nqn}, stdout, stderr, func(st nvmeof.HostState, n string) (nvmeof.Plan, error) {
+	return runPlan(prog, "release", hf, dryRun, []string{nqn}, stdout, stderr, func(st nvmeof.HostState, n string) (nvmeof.Plan, error) {
 		return nvmeof.PlanRelease(st, n, conns)
 	})
 }
@@ -570,11 +488,12 @@ func readConnections(arg, nqn string) ([]nvmeof.Target, error) {
 	return conns, nil
 }
 
-func reapCmd(args []string, stdout, stderr io.Writer) int {
+func reapCmd(prog string, args []string, stdout, stderr io.Writer) int {
+	name := prog + " reap"
 	var hf hostFlags
 	var nqn string
 	var dryRun bool
-	fs := newHostFlagSet("reap", reapUsage)
+	fs := newFlagSet(prog, "reap", reapUsage)
 	hf.register(fs, true)
 	fs.StringVar(&nqn, "nqn", "", "subsystem `NQN` (default: every NQN on the host)")
 	fs.BoolVar(&dryRun, "dry-run", false, "print what would be reaped; touch nothing")
@@ -582,19 +501,20 @@ func reapCmd(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if err := hf.validate(fs); err != nil {
-		return fail(stderr, "reap", err)
+		return fail(stderr, name, err)
 	}
 	var nqns []string
 	if nqn != "" {
 		nqns = []string{nqn}
 	}
-	return runPlan("reap", hf, dryRun, nqns, stdout, stderr, nvmeof.PlanReap)
+	return runPlan(prog, "reap", hf, dryRun, nqns, stdout, stderr, nvmeof.PlanReap)
 }
 
 // runPlan reads the host once, checks that every NQN asked for is attached,
 // plans per NQN (nil nqns = every NQN), executes unless dry, and prints.
-func runPlan(name string, hf hostFlags, dryRun bool, nqns []string, stdout, stderr io.Writer,
+func runPlan(prog, cmd string, hf hostFlags, dryRun bool, nqns []string, stdout, stderr io.Writer,
 	plan func(nvmeof.HostState, string) (nvmeof.Plan, error)) int {
+	name := prog + " " + cmd
 	src, err := hf.load(false)
 	if err != nil {
 		return fail(stderr, name, err)
@@ -606,7 +526,7 @@ func runPlan(name string, hf hostFlags, dryRun bool, nqns []string, stdout, stde
 		}
 	}
 	if src.isCapture && !dryRun {
-		fmt.Fprintf(stderr, "fiomig %s: --capture: dry run (a capture cannot be changed)\n", name)
+		fmt.Fprintf(stderr, "%s: --capture: dry run (a capture cannot be changed)\n", name)
 		dryRun = true
 	}
 	if nqns == nil {
@@ -625,7 +545,7 @@ func runPlan(name string, hf hostFlags, dryRun bool, nqns []string, stdout, stde
 			pj.Released = done
 			if err != nil {
 				pj.Error = err.Error()
-				fmt.Fprintf(stderr, "fiomig %s: %v\n", name, err)
+				fmt.Fprintf(stderr, "%s: %v\n", name, err)
 				code = exitCheckFailed
 			}
 		}
@@ -645,7 +565,7 @@ func runPlan(name string, hf hostFlags, dryRun bool, nqns []string, stdout, stde
 		}
 		return code
 	}
-	verb := map[bool]string{true: "would " + name, false: map[string]string{"release": "released", "reap": "reaped"}[name]}[dryRun]
+	verb := map[bool]string{true: "would " + cmd, false: map[string]string{"release": "released", "reap": "reaped"}[cmd]}[dryRun]
 	total := 0
 	for _, p := range plans {
 		if p.Refused != "" {
@@ -660,7 +580,7 @@ func runPlan(name string, hf hostFlags, dryRun bool, nqns []string, stdout, stde
 		}
 	}
 	if total == 0 {
-		fmt.Fprintf(stdout, "nothing to %s\n", name)
+		fmt.Fprintf(stdout, "nothing to %s\n", cmd)
 	}
 	return code
 }

@@ -1,4 +1,4 @@
-package scenario
+package analysis
 
 import (
 	"fmt"
@@ -79,8 +79,8 @@ func CauseClass(cause string) string {
 	return c
 }
 
-// sortedCauses are the keys of counts in CauseOrder, qualified ones by name.
-func sortedCauses(counts map[string]int) []string {
+// SortedCauses are the keys of counts in CauseOrder, qualified ones by name.
+func SortedCauses(counts map[string]int) []string {
 	var out []string
 	for k := range counts {
 		out = append(out, k)

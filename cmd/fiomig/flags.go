@@ -1,0 +1,67 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func newHostFlagSet(name, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet("fiomig "+name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fmt.Fprintln(fs.Output(), "\nFlags:")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args with fs for run, janitor and the kube commands:
+// --help (-h) prints fs.Usage to stdout (exit 0); a bad flag or a stray
+// argument is one line on stderr pointing at --help (exit 2). report and
+// reproduce take positional arguments and parse their flags themselves.
+// stop is true when the command should return code now. fs's output is left
+// as it was. (The host tools parse theirs alike, in nvmeof/hostcmd.)
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, stop bool) {
+	out := fs.Output()
+	defer fs.SetOutput(out)
+	fs.SetOutput(io.Discard) // the flag package would print the whole usage on an error
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return exitPass, true
+	case err != nil:
+		fmt.Fprintf(stderr, "%s: %v (see %s --help)\n", fs.Name(), err, fs.Name())
+		return exitUsage, true
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "%s: unexpected argument %q (flags only; see %s --help)\n", fs.Name(), fs.Arg(0), fs.Name())
+		return exitUsage, true
+	}
+	return 0, false
+}
+
+func fail(stderr io.Writer, name string, err error) int {
+	fmt.Fprintf(stderr, "fiomig %s: %v\n", name, err)
+	if isUsage(err) {
+		return exitUsage
+	}
+	return exitCheckFailed
+}
+
+// plural formats n with noun, adding "s" unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

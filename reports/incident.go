@@ -1,0 +1,426 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/fiomig/fiomig/analysis"
+	"github.com/fiomig/fiomig/incidents"
+	"github.com/fiomig/fiomig/record"
+)
+
+// incidentRow is the incident's own figures (research/incident.md §0-§1,
+// the OP 5aa711cc PR message), shown above the seeds.
+var incidentRow = []string{"incident", "(run)", "16 of 23", "—", "—", "—", "—",
+	"18 connecting or live zero-ns", "32 / ~18", "~146", "8 of 10", "—", "—"}
+
+// SeedsMarkdown is the top-level reproduce.md of fiomig reproduce
+// --seeds: per seed and operator, the validation failures by cause, the
+// leaks by kind, controllers against expected, rejections/min, pods killed,
+// whether the bands hold and the seed's total paired difference, under the
+// incident's own figures; then the comparison over the seeds (cmps, one
+// per compare expectation of bands, JudgeCompare), the failures by cause
+// summed over the seeds and the 2.5 h figures with the switches they need.
+func SeedsMarkdown(inc incidents.Incident, command string, seeds []analysis.SeedRuns, bands []analysis.BandResult, cmps []analysis.SeedsComparison) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s over %d seeds\n\n`%s`\n\n", inc.Name, len(seeds), command)
+	b.WriteString("Validation failures by cause (research/incident.md §6.2): **loss** = sbcli subsystem-loss window " +
+		"(includes a connecting leak failing at its own target address while its node lacks the subsystem); " +
+		"**fix-removed leak** = live zero/partial-leg, parked at tgt.ter, or another leak a failed validation left; " +
+		"**fault** = an injected fault was active on the endpoint's node/port; **other** = every other cause (see each " +
+		"run's reproduce.md). Leaks after the settle: connecting / live no namespace / other (parked).\n\n")
+	head := []string{"seed", "operator", "validation failed", "loss", "fix-removed leak", "fault", "other",
+		"leaked (conn / no-ns / other)", "controllers / expected", "rejections/min", "pods killed", "bands hold", "D total (fixed − prefix)"}
+	b.WriteString("| " + strings.Join(head, " | ") + " |\n|" + strings.Repeat("---|", len(head)) + "\n")
+	b.WriteString("| " + strings.Join(incidentRow, " | ") + " |\n")
+	total := map[string]map[string]int{}
+	for _, s := range seeds {
+		d := "—"
+		if p := analysis.PairOf(s.Runs); p != nil {
+			d = fmt.Sprintf("%+d", p.Fixed.Total-p.Prefix.Total)
+		}
+		for i, r := range s.Runs {
+			f := r.Figures
+			if total[f.Operator] == nil {
+				total[f.Operator] = map[string]int{}
+			}
+			for c, n := range f.FailureCauses {
+				total[f.Operator][c] += n
+			}
+			other := f.ValidationFailed - f.FailedSubsystemLoss - f.FailedFixRemovedLeak - f.FailedInjectedFault
+			hold := "yes"
+			if !r.Shape.OK {
+				hold = "**NO**"
+			}
+			c := ""
+			if i == 0 {
+				c = d
+			}
+			fmt.Fprintf(&b, "| %d | %s | %d of %d | %d | %d | %d | %d | %d (%d / %d / %d) | %d / %d | %.0f | %d | %s | %s |\n",
+				s.Seed, f.Operator, f.ValidationFailed, f.Migrations, f.FailedSubsystemLoss, f.FailedFixRemovedLeak,
+				f.FailedInjectedFault, other, f.Leaked, f.LeakedConnecting, f.LeakedLiveNoNamespace,
+				f.Leaked-f.LeakedConnecting-f.LeakedLiveNoNamespace, f.Controllers, f.Expected, f.RejectionsPerMin,
+				f.PodsKilled, hold, c)
+		}
+	}
+	for i, c := range cmps {
+		if c.Seeds > 0 { // both operators ran on some seed
+			b.Write(SeedsComparisonMarkdown(c, bands[i].Expectation))
+		}
+	}
+	b.WriteString("\n## Validation failures by cause, summed over the seeds\n\n| cause |")
+	ops := slices.Sorted(maps.Keys(total))
+	slices.Reverse(ops) // prefix, fixed
+	for _, op := range ops {
+		b.WriteString(" " + op + " |")
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(ops)) + "\n")
+	all := map[string]int{}
+	for _, op := range ops {
+		for c, n := range total[op] {
+			all[c] += n
+		}
+	}
+	for _, c := range analysis.SortedCauses(all) {
+		fmt.Fprintf(&b, "| %s |", c)
+		for _, op := range ops {
+			fmt.Fprintf(&b, " %d |", total[op][c])
+		}
+		b.WriteString("\n")
+	}
+	var figs []analysis.IncidentFigures
+	for _, s := range seeds {
+		for _, r := range s.Runs {
+			figs = append(figs, r.Figures)
+		}
+	}
+	b.Write(SwitchesMarkdown(figs))
+	b.WriteString("\nEach seed's runs are in seed-N/ (plan.json, timeline.jsonl, summary.json, report.md, reproduce.md).\n")
+	return []byte(b.String())
+}
+
+// SwitchesMarkdown is reproduce.md's table of the incident's 2.5 h figures
+// (research/incident.md §6.2): the figure, what a faithful model with the
+// upstream kernel expects, the switches a reproduction needs to reach it,
+// and what the runs of figs gave (min–max over them).
+func SwitchesMarkdown(figs []analysis.IncidentFigures) []byte {
+	rng := func(val func(analysis.IncidentFigures) float64) string {
+		if len(figs) == 0 {
+			return "—"
+		}
+		lo, hi := val(figs[0]), val(figs[0])
+		for _, f := range figs[1:] {
+			lo, hi = min(lo, val(f)), max(hi, val(f))
+		}
+		if lo == hi {
+			return fmt.Sprintf("%.0f", lo)
+		}
+		return fmt.Sprintf("%.0f–%.0f", lo, hi)
+	}
+	rows := [][]string{
+		{"18 lvol controllers connecting or live with zero namespaces", "0 connecting (the upstream kernel removes a leak after " +
+			"ctrl_loss_tmo 3600 / reconnect_delay 2 = 1800 attempts, ~1 h); 0 live zero-namespace (no sourced persistent " +
+			"path in this topology, §2)", "`--reconnect-reset=partial` plus a zero/partial-leg switch: `--listener-race`, " +
+			"`--swap-readd-fail`, or `--nsid-divergence`",
+			rng(func(f analysis.IncidentFigures) float64 { return float64(f.LeakedConnecting + f.LeakedLiveNoNamespace) })},
+		{"~146 rejected CONNECTs/min", "0 (nothing left connecting)", "`--reconnect-reset=partial`: 30/min per connecting " +
+			"leak at a listening port, so ~146/min ≈ 5 controllers",
+			rng(func(f analysis.IncidentFigures) float64 { return f.RejectionsPerMin })},
+		{"32 controllers where ~18 expected", "18 + parked live leaks (prefix: ≈ 3 × distinct cancelled (subsystem, " +
+			"target) pairs, ≤ 36) − tertiary paths lost to the sbcli cancel", "none for the parked leaks; the connecting " +
+			"ones as above", rng(func(f analysis.IncidentFigures) float64 { return float64(f.Controllers) })},
+		{"16 of 23 validations failed", "no sourced count: it depends on the first failure's cause (an assumed fault) " +
+			"and the lvol monitor's repair lag (~1-3 failures per cancel window, §6.2 estimate)", "none sourced; \"≥ half\" " +
+			"needs a persistent zero-leg switch", rng(func(f analysis.IncidentFigures) float64 { return float64(f.ValidationFailed) })},
+		{"8 of 10 fio pods killed (6 s and 8 s pauses)", "no sourced cause in the model: not asserted", "—",
+			rng(func(f analysis.IncidentFigures) float64 { return float64(f.PodsKilled) })},
+	}
+	var b strings.Builder
+	b.WriteString("\n## The 2.5 h figures and the switches they need\n\n| incident figure | faithful expectation (upstream kernel) | switches needed | these runs |\n|---|---|---|---|\n")
+	for _, r := range rows {
+		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+	}
+	return []byte(b.String())
+}
+
+// WriteIncidentTable prints the figures of several runs side by side.
+func WriteIncidentTable(w io.Writer, figs []analysis.IncidentFigures, shapes []analysis.Shape) {
+	cols := make([]string, len(figs))
+	for i, f := range figs {
+		cols[i] = f.Operator
+	}
+	rows := [][]string{append([]string{""}, cols...)}
+	add := func(name string, val func(analysis.IncidentFigures) string) {
+		r := []string{name}
+		for _, f := range figs {
+			r = append(r, val(f))
+		}
+		rows = append(rows, r)
+	}
+	add("migrations failed on path validation", func(f analysis.IncidentFigures) string {
+		return fmt.Sprintf("%d of %d", f.ValidationFailed, f.Migrations)
+	})
+	add("  sbcli subsystem-loss window", func(f analysis.IncidentFigures) string { return strconv.Itoa(f.FailedSubsystemLoss) })
+	add("  leak kinds the fix removes", func(f analysis.IncidentFigures) string { return strconv.Itoa(f.FailedFixRemovedLeak) })
+	add("  injected fault", func(f analysis.IncidentFigures) string { return strconv.Itoa(f.FailedInjectedFault) })
+	add("  other (see causes)", func(f analysis.IncidentFigures) string {
+		return strconv.Itoa(f.ValidationFailed - f.FailedSubsystemLoss - f.FailedFixRemovedLeak - f.FailedInjectedFault)
+	})
+	add("controllers at the end / expected", func(f analysis.IncidentFigures) string {
+		return fmt.Sprintf("%d / %d", f.Controllers, f.Expected)
+	})
+	add("  healthy + leaked; endpoints missing", func(f analysis.IncidentFigures) string {
+		return fmt.Sprintf("%d + %d; %d", f.Healthy, f.Controllers-f.Healthy, len(f.MissingEndpoints))
+	})
+	add("  per host", func(f analysis.IncidentFigures) string {
+		var parts []string
+		for _, h := range slices.Sorted(maps.Keys(f.ControllersPerHost)) {
+			parts = append(parts, fmt.Sprintf("%s %d/%d", h, f.ControllersPerHost[h], f.ExpectedPerHost[h]))
+		}
+		return strings.Join(parts, ", ")
+	})
+	add("leaked controllers", func(f analysis.IncidentFigures) string {
+		return fmt.Sprintf("%d (%s)", f.Leaked, analysis.LeakedKindsText(f))
+	})
+	add("CONNECT rejections/min at the end", func(f analysis.IncidentFigures) string { return fmt.Sprintf("%.0f", f.RejectionsPerMin) })
+	add("pods killed", func(f analysis.IncidentFigures) string { return strconv.Itoa(f.PodsKilled) })
+	add("longest pause", func(f analysis.IncidentFigures) string { return fmt.Sprintf("%.1f s", f.LongestPauseS) })
+	add("every expectation holds", func(f analysis.IncidentFigures) string {
+		for i := range figs {
+			if figs[i].Operator == f.Operator && i < len(shapes) {
+				if shapes[i].OK {
+					return "yes"
+				}
+				return "NO"
+			}
+		}
+		return "?"
+	})
+	width := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			width[i] = max(width[i], len(c))
+		}
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			if i == 0 {
+				fmt.Fprintf(w, "%-*s", width[i], c)
+			} else {
+				fmt.Fprintf(w, "  %-*s", width[i], c)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "(controllers: of the run's subsystems in each host's last sample, every state but deleting/dead — what the "+
+		"leak check inspects; expected: one per published ip:port endpoint of each volume the host consumes; healthy: not named by "+
+		"the leak check; endpoints missing: published endpoints with no controller, path-completeness)\n")
+}
+
+// IncidentMarkdown renders one run's reproduce report: the figures, the
+// expected shape, and the table of validation failures naming the
+// controller that failed each migration and the migration that leaked it.
+func IncidentMarkdown(f analysis.IncidentFigures, s analysis.Shape, all []analysis.IncidentFigures, shapes []analysis.Shape) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Reproduction of %s — operator %s, seed %d\n\n", orDefault(f.Incident, incidents.Default), f.Operator, f.Seed)
+	fmt.Fprintf(&b, "Kernel reconnect counter reset: %s.\n\n", orDefault(f.ReconnectReset, "full"))
+	if s.OK {
+		fmt.Fprintf(&b, "**Every expectation of the incident file holds: yes.**\n\n")
+	} else {
+		fmt.Fprintf(&b, "**Every expectation of the incident file holds: NO.**\n\n")
+		for _, m := range s.Missing {
+			fmt.Fprintf(&b, "- %s\n", m)
+		}
+		b.WriteString("\n")
+	}
+	for _, n := range s.Notes {
+		fmt.Fprintf(&b, "Note: %s\n\n", n)
+	}
+	if f.FaultsCheck.Verdict == record.Inconclusive {
+		fmt.Fprintf(&b, "**Faults: inconclusive** — %s. A fault that left no evidence proves nothing about its effect: "+
+			"this run's shape cannot be trusted either way.\n\n", f.FaultsCheck.Detail)
+	} else if f.FaultsCheck.Verdict != "" {
+		fmt.Fprintf(&b, "Faults: %s — %s.\n\n", f.FaultsCheck.Verdict, f.FaultsCheck.Detail)
+	}
+	b.WriteString("## Side by side\n\n```\n")
+	if len(all) == 0 {
+		all, shapes = []analysis.IncidentFigures{f}, []analysis.Shape{s}
+	}
+	WriteIncidentTable(&b, all, shapes)
+	b.WriteString("```\n\n## Migrations that failed path validation\n\n")
+	if len(f.Failures) == 0 {
+		b.WriteString("None.\n")
+	} else {
+		b.WriteString("| migration | at | host | controller | endpoint | state | origin | signal | cause | detail |\n|---|---|---|---|---|---|---|---|---|---|\n")
+		for _, v := range f.Failures {
+			origin := orDefault(v.Origin, "—")
+			if v.LeakCaused {
+				origin = "**" + origin + "**"
+			}
+			cause := v.Cause
+			if v.CancelledBy != "" {
+				cause += " (after " + v.CancelledBy + "'s cancel)"
+			}
+			fmt.Fprintf(&b, "| %s | %.1f s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v.Migration, v.AtS, orDefault(v.Host, "—"),
+				orDefault(v.Controller, "—"), orDefault(v.Endpoint, "—"), orDefault(v.State, "—"), origin, v.Signal, cause,
+				strings.ReplaceAll(v.Detail, "|", "\\|"))
+		}
+		b.WriteString("\n\"origin\" is the migration whose validation created that controller (bold: an earlier migration, i.e. a leak); " +
+			"\"csi\" is a volume path of the CSI driver. \"signal\" is how the validation failed, \"cause\" why " +
+			"(research/incident.md §6.2).\n")
+		b.WriteString("\nBy cause:\n\n")
+		for _, c := range analysis.SortedCauses(f.FailureCauses) {
+			fmt.Fprintf(&b, "- %d %s\n", f.FailureCauses[c], c)
+		}
+	}
+	if len(f.PodsKilledList) > 0 {
+		fmt.Fprintf(&b, "\nPods killed: %s.\n", strings.Join(f.PodsKilledList, ", "))
+	}
+	return []byte(b.String())
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// SeedsComparisonMarkdown is the --seeds reproduce.md section on the
+// comparison: per cause the mean D, the interval and the row's verdict,
+// then the verdict and the method.
+func SeedsComparisonMarkdown(c analysis.SeedsComparison, e incidents.Expectation) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n## Fixed against prefix over %d seeds (%s)\n\n**%s** (want %s) — %s.\n\n", c.Seeds, analysis.CompareFixedLEPrefix, c.Verdict, e.Verdict, c.Detail)
+	if c.Verdict == analysis.NotJudged {
+		return []byte(b.String())
+	}
+	b.WriteString("| cause | role | D per seed (fixed − prefix) | mean D | SD | 95 % interval | verdict |\n|---|---|---|---|---|---|---|\n")
+	for _, r := range c.Rows {
+		ds := make([]string, len(r.D))
+		for i, d := range r.D {
+			ds[i] = fmt.Sprintf("%+d", d)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %+.2f | %.2f | [%+.2f, %+.2f] | %s |\n", r.Class, roleText[r.Role], strings.Join(ds, " "), r.Mean, r.SD, r.Lo, r.Hi, r.Verdict)
+	}
+	src := ""
+	if e.Margin != nil {
+		src = fmt.Sprintf(" [%s: %s]", e.Margin.Source, e.Margin.Note)
+	}
+	fmt.Fprintf(&b, "\nMethod: %s. Equivalence margin δ = %g failures per run%s. A cause the fix has no sourced way to change "+
+		"(\"held\") fails the comparison when its interval excludes 0 and passes when it lies within [−δ, +δ]; the total fails "+
+		"when its interval lies wholly above 0 and passes when its upper bound is ≤ δ; the leak kinds the fix removes are where "+
+		"the difference may be, and a loss-window failure counts with them when the cancel that opened its window was of a migration that "+
+		"failed on one of them (directly or through a chain of loss windows: the fix removes that failure, so that migration is not "+
+		"cancelled before continue and its cancel never deletes the volume's subsystem on the source's tertiary, research/incident.md §4 — inference); one fault kind, and those "+
+		"downstream loss windows, are described, not judged. Any unexplained failure in any run fails the comparison; "+
+		"an interval too wide for either is inconclusive.\n", analysis.IntervalMethodPaired, c.Margin, src)
+	return []byte(b.String())
+}
+
+var roleText = map[string]string{analysis.RoleHeld: "held (±δ)", analysis.RoleTotal: "total (≤ δ)", analysis.RoleFree: "the fix's", analysis.RoleDescribed: "described"}
+
+// PairMarkdown is reproduce.md's section on one seed's two runs:
+// described, not judged.
+func PairMarkdown(d analysis.PairDescription, incident string) []byte {
+	var b strings.Builder
+	p := d.Pair
+	fmt.Fprintf(&b, "\n## Fixed against prefix (seed %d): described, not judged\n\n"+
+		"The claim (%s, research/incident.md §6.2) is judged over seeds: run `fiomig reproduce %s --operator both --seeds 1-10`. "+
+		"The two runs of one seed are chaotic (targets come from the world's one random stream, sources from earlier outcomes; "+
+		"faults land and the lvol monitor repairs at other moments), so no single migration's difference is credited to the fix.\n\n",
+		p.Seed, analysis.CompareFixedLEPrefix, orDefault(incident, incidents.Default))
+	b.WriteString("| cause | prefix | fixed | D (fixed − prefix) |\n|---|---|---|---|\n")
+	classes := []string{analysis.ClassTotal, analysis.ClassLoss, analysis.ClassFault}
+	kinds := map[string]bool{}
+	for k := range p.Prefix.FaultKinds {
+		kinds[k] = true
+	}
+	for k := range p.Fixed.FaultKinds {
+		kinds[k] = true
+	}
+	classes = append(append(classes, slices.Sorted(maps.Keys(kinds))...), analysis.ClassRemovable)
+	if p.Prefix.LossDownstream > 0 || p.Fixed.LossDownstream > 0 {
+		classes = append(classes, analysis.ClassLossDownstream)
+	}
+	classes = append(classes, analysis.ClassOther)
+	for _, k := range classes {
+		fmt.Fprintf(&b, "| %s | %d | %d | %+d |\n", k, p.Prefix.Class(k), p.Fixed.Class(k), p.Fixed.Class(k)-p.Prefix.Class(k))
+	}
+	if d.PlansDivergeAt != "" {
+		fmt.Fprintf(&b, "\nThe runs' migration plans (volume, source, target) diverge at %s.\n", d.PlansDivergeAt)
+	}
+	if len(d.Differences) == 0 {
+		b.WriteString("\nNo migration's outcome differs.\n")
+		return []byte(b.String())
+	}
+	b.WriteString("\n| migration | failed in | prefix cause | fixed cause |\n|---|---|---|---|\n")
+	for _, x := range d.Differences {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", x.Migration, x.FailedIn, orDefault(x.PrefixCause, "—"), orDefault(x.FixedCause, "—"))
+	}
+	return []byte(b.String())
+}
+
+// BandsMarkdown is reproduce.md's table of the incident's expectations:
+// each band, its source, the incident's own figure and what the run gave.
+func BandsMarkdown(bands []analysis.BandResult) []byte {
+	var b bytes.Buffer
+	b.WriteString("\n## Expectations (incident file)\n\n| expectation | operator | band | source | incident | got | holds |\n|---|---|---|---|---|---|---|\n")
+	for _, r := range bands {
+		e := r.Expectation
+		holds := "yes"
+		switch {
+		case !r.Judged:
+			holds, r.Got = "—", "—"
+		case !r.OK:
+			holds = "**NO**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", analysis.BandName(e), orDefault(e.Operator, "any"), e.Range(), e.Source,
+			orDefault(e.Incident, "—"), r.Got, holds)
+	}
+	b.WriteString("\nNotes on the sources of each band:\n\n")
+	for _, r := range bands {
+		if n := r.Expectation.Note; n != "" && r.Judged {
+			fmt.Fprintf(&b, "- %s (%s): %s\n", analysis.BandName(r.Expectation), r.Expectation.Source, n)
+		}
+	}
+	return b.Bytes()
+}
+
+// ReproduceFile is the reproduce report in each run directory.
+const ReproduceFile = "reproduce.md"
+
+// WriteReproduce writes reproduce.md into dir: run's figures, shape,
+// expectations and validation failures; all, when given, are every
+// operator's runs of the same seed, shown side by side (and, with both
+// operators, described as a pair).
+func WriteReproduce(dir string, run analysis.Run, all []analysis.Run) error {
+	var figs []analysis.IncidentFigures
+	var shapes []analysis.Shape
+	for _, x := range all {
+		figs = append(figs, x.Figures)
+		shapes = append(shapes, x.Shape)
+	}
+	b := IncidentMarkdown(run.Figures, run.Shape, figs, shapes)
+	b = append(b, BandsMarkdown(run.Bands)...)
+	if d := analysis.DescribePair(all); d != nil {
+		b = append(b, PairMarkdown(*d, run.Figures.Incident)...)
+	}
+	if len(figs) == 0 {
+		figs = []analysis.IncidentFigures{run.Figures}
+	}
+	b = append(b, SwitchesMarkdown(figs)...)
+	b = fmt.Appendf(b, "\nThis is one seed. The table over seeds 1-10, by cause, for both operators: "+
+		"`fiomig reproduce %s --operator both --seeds 1-10`.\n", orDefault(run.Figures.Incident, incidents.Default))
+	if err := os.WriteFile(filepath.Join(dir, ReproduceFile), b, 0o644); err != nil {
+		return fmt.Errorf("write reproduce report: %w", err)
+	}
+	return nil
+}
