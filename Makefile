@@ -17,6 +17,10 @@ TOOLS_PKGS  := fio nvme-cli fuse3 chromium iproute2
 # Real etcd + kube-apiserver for the kube backend's tests, built once from the
 # Go module proxy (internal/kubetest/build-bins.sh) and cached here.
 KUBE_CACHE  := .cache/kube
+# staticcheck for make lint: honnef.co/go/tools, pinned (go install from the
+# Go module proxy into .cache/tools/staticcheck-VERSION/ once).
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := .cache/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
 .DEFAULT_GOAL := help
 .PHONY: help run reproduce test bench lint fuzz tools kube-bins kind-up build clean
@@ -72,9 +76,16 @@ kind-up: ## create the kind cluster of kind-config/ and apply deploy/ (needs kin
 bench: ## run every benchmark once (figures go in the closing notes)
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
 
-lint: ## gofmt and go vet
+lint: $(STATICCHECK) ## gofmt, go vet, staticcheck (pinned, built once into .cache/tools) and go mod tidy -diff (go.mod's indirect marks)
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(STATICCHECK) ./...
+	$(GO) mod tidy -diff
+
+# staticcheck with its default checks (no staticcheck.conf), built from the
+# Go module proxy at a pinned version the first time make lint runs.
+$(STATICCHECK):
+	GOBIN=$(CURDIR)/$(@D) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 fuzz: ## run every fuzz target for FUZZTIME each (a duration, or a count like 3000x: CI uses 3000x, see .ci/run), one after another; the long run: FUZZTIME=10m
 	@set -e; for d in $$(grep -l '^func Fuzz' $$(git ls-files '*_test.go') | xargs -n1 dirname | sort -u); do \

@@ -13,7 +13,7 @@ import (
 // §6.2, each failure classified from the record alone.
 func TestFailureCauses(t *testing.T) {
 	const nqn = "nqn.a"
-	plan := record.Plan{Params: record.Params{Extra: map[string]string{"operator": "prefix"}},
+	plan := record.Plan{Params: record.Params{Model: record.Model{Operator: "prefix"}},
 		Topology: record.Topology{Nodes: []record.Node{{Name: "storage-1", IP: "10.0.0.1"}, {Name: "storage-2", IP: "10.0.0.2"},
 			{Name: "storage-3", IP: "10.0.0.3"}}, Hosts: []record.HostInfo{{Name: "h1"}},
 			Volumes: []record.VolumeInfo{{Name: "a", NQN: nqn, NSIDs: []int{1, 2}, Consumers: []string{"h1"}}}}}
@@ -139,7 +139,7 @@ func TestFailureCauses(t *testing.T) {
 // such answers rising since it came back — and only then.
 func TestFailureCauseRestartListener(t *testing.T) {
 	const nqn = "nqn.a"
-	plan := record.Plan{Params: record.Params{Extra: map[string]string{"operator": "fixed"}},
+	plan := record.Plan{Params: record.Params{Model: record.Model{Operator: "fixed"}},
 		Topology: record.Topology{Nodes: []record.Node{{Name: "storage-1", IP: "10.0.0.1"}, {Name: "storage-2", IP: "10.0.0.2"},
 			{Name: "storage-3", IP: "10.0.0.3"}}, Hosts: []record.HostInfo{{Name: "h1"}},
 			Volumes: []record.VolumeInfo{{Name: "a", NQN: nqn, NSIDs: []int{1}, Consumers: []string{"h1"}}}}}
@@ -235,7 +235,7 @@ func TestFailureCauseRestartListener(t *testing.T) {
 // volume's cutover is that cutover's; anything else is unexplained.
 func TestPodKillCause(t *testing.T) {
 	const nqn = "nqn.a"
-	plan := record.Plan{Params: record.Params{Extra: map[string]string{"operator": "prefix"}},
+	plan := record.Plan{Params: record.Params{Model: record.Model{Operator: "prefix"}},
 		Topology: record.Topology{Nodes: []record.Node{{Name: "storage-1", IP: "10.0.0.1"}, {Name: "storage-2", IP: "10.0.0.2"},
 			{Name: "storage-3", IP: "10.0.0.3"}}, Hosts: []record.HostInfo{{Name: "h1"}},
 			Volumes: []record.VolumeInfo{{Name: "a", NQN: nqn, NSIDs: []int{1}, Consumers: []string{"h1"}}}}}

@@ -24,7 +24,7 @@ import (
 // IncidentFigures are what the incident report compares: computed from
 // plan.json, timeline.jsonl and summary.json only.
 type IncidentFigures struct {
-	// Incident is the catalogue name reproduced (plan params.extra.incident).
+	// Incident is the catalogue name reproduced (plan params.incident).
 	Incident string `json:"incident,omitempty"`
 	Operator string `json:"operator"`
 	Seed     int64  `json:"seed"`
@@ -306,8 +306,8 @@ func (k *IncidentKeeper) Lines() []record.Line {
 // summary.json. One pass indexes the lines (indexRun); each figure is then
 // derived from the index in its own step.
 func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Summary) IncidentFigures {
-	f := IncidentFigures{Incident: plan.Params.Extra["incident"], Operator: plan.Params.Extra["operator"], Seed: plan.Seed,
-		ReconnectReset: plan.Params.Extra["reconnect_reset"], Outcomes: map[string]int{},
+	f := IncidentFigures{Incident: plan.Params.Incident, Operator: plan.Params.Model.Operator, Seed: plan.Seed,
+		ReconnectReset: plan.Params.Model.ReconnectReset, Outcomes: map[string]int{},
 		ControllersPerHost: map[string]int{}, ExpectedPerHost: map[string]int{}, LeakedByState: map[string]int{},
 		RejectionWindowS: RejectionWindowS, Failures: []ValidationFailure{}, LeakedKinds: map[string]int{},
 		LeakOrigins: map[string]int{}, FailureCauses: map[string]int{}, MissingEndpoints: []record.MissingEndpoint{},

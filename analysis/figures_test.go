@@ -13,7 +13,7 @@ import (
 
 func TestComputeIncidentFigures(t *testing.T) {
 	nqnA, nqnB := "nqn.a", "nqn.b"
-	plan := record.Plan{Seed: 9, Params: record.Params{Extra: map[string]string{"operator": "prefix", "reconnect_reset": "partial"}},
+	plan := record.Plan{Seed: 9, Params: record.Params{Model: record.Model{Operator: "prefix", ReconnectReset: "partial"}},
 		Topology: record.Topology{
 			Hosts:   []record.HostInfo{{Name: "h1"}, {Name: "h2"}},
 			Volumes: []record.VolumeInfo{{Name: "a", NQN: nqnA, Consumers: []string{"h1"}}, {Name: "b", NQN: nqnB, Consumers: []string{"h2"}}}}}
@@ -175,7 +175,7 @@ func TestIncidentLinesKeepsWhatTheFiguresNeed(t *testing.T) {
 // same volume rejected on that node names the cancel. A migration that ran
 // (entered Running) before it failed is no such cancel.
 func TestCancelLossesFromTheRecord(t *testing.T) {
-	plan := record.Plan{Params: record.Params{Extra: map[string]string{"operator": "fixed"}},
+	plan := record.Plan{Params: record.Params{Model: record.Model{Operator: "fixed"}},
 		Topology: record.Topology{Hosts: []record.HostInfo{{Name: "h1"}},
 			Volumes: []record.VolumeInfo{{Name: "a", NQN: "nqn.a", Consumers: []string{"h1"}}, {Name: "b", NQN: "nqn.b", Consumers: []string{"h1"}}}}}
 	pend := func(tm float64, mig, nqn string, src ...string) record.Line {

@@ -190,13 +190,13 @@ func servedRun(margin float64) (record.Plan, []record.Line) {
 func TestServedJudgedAtFirstSampleAfterMargin(t *testing.T) {
 	for _, margin := range []float64{0, 30} {
 		plan, tl := servedRun(margin)
-		if c := ServedAfterCutover(plan, tl); c.Verdict != record.Pass {
+		if c := checkOf(Evaluate(plan, tl), CheckServedAfterCutover); c.Verdict != record.Pass {
 			t.Errorf("margin %v: served-after-cutover = %+v, want pass", margin, c)
 		}
 	}
 	// Cut before Completed + margin: nothing to judge at, and it says so.
 	plan, tl := servedRun(30)
-	c := ServedAfterCutover(plan, cutAt(tl, 40))
+	c := checkOf(Evaluate(plan, cutAt(tl, 40)), CheckServedAfterCutover)
 	if c.Verdict != record.Inconclusive || !strings.Contains(c.Detail, "m1 on host-a: no sample at or after Completed + margin (22.3 s + 30 s = 52.3 s); its last sample is at 40 s") {
 		t.Errorf("cut at 40 s: %+v, want inconclusive naming 52.3 s", c)
 	}
@@ -212,7 +212,7 @@ func TestServedJudgedAtThatSample(t *testing.T) {
 			tl[i].Controllers = []record.Controller{{Name: "nvme1", NQN: vol1, Address: tgt1, State: "connecting", Legs: legs("optimized", 1)}}
 		}
 	}
-	c := ServedAfterCutover(plan, tl)
+	c := checkOf(Evaluate(plan, tl), CheckServedAfterCutover)
 	if c.Verdict != record.Fail || !strings.Contains(c.Detail, "m1 on host-a at 22.5 s: NSID 1 not served") {
 		t.Errorf("served-after-cutover = %+v, want fail at 22.5 s", c)
 	}
@@ -224,12 +224,12 @@ func TestServedJudgedAtThatSample(t *testing.T) {
 func TestOverBoundDetailsStayShort(t *testing.T) {
 	plan, tl := migrationRun(longPause)
 	want := `2 of 2 migration/host pair(s) over CUTOVER_PAUSE_CRIT_S = 5 s; longest 7 s (m1 on host-a); see "Over the pause bound"`
-	if c := PauseBound(plan, tl); c.Verdict != record.Fail || c.Detail != want {
+	if c := checkOf(Evaluate(plan, tl), CheckPauseBound); c.Verdict != record.Fail || c.Detail != want {
 		t.Errorf("pause-bound = %+v\nwant detail %q", c, want)
 	}
 	plan, tl = migrationRun(secondFreeze)
 	want = `1 of 1 migration(s) over CUTOVER_FREEZES_ALLOWED = 1; most 2 freezes (m1 on host-a [20, 22] [25, 26] s, host-b [20, 22] [25, 26] s); see "Over the pause bound"`
-	if c := Freezes(plan, tl); c.Verdict != record.Fail || c.Detail != want {
+	if c := checkOf(Evaluate(plan, tl), CheckFreezes); c.Verdict != record.Fail || c.Detail != want {
 		t.Errorf("freezes = %+v\nwant detail %q", c, want)
 	}
 }
@@ -298,8 +298,8 @@ func TestLineValidatorFormatVersion(t *testing.T) {
 // paths-per-subsystem (4 > 3 paths) and controller-churn's net controllers
 // (6 > 4) — inconclusive, saying the record is short, where the whole
 // record passes them; a controller past MaxReconnects reconnect attempts,
-// seen before the cut, still fails controller-churn. Through Evaluate and
-// the streaming Judge alike.
+// seen before the cut, still fails controller-churn. Through the Judge and
+// the reference alike.
 func TestShortRecordEndOfRunSeedChecks(t *testing.T) {
 	plan, tl := migrationRun(clean)
 	var churn []record.Line
@@ -325,11 +325,7 @@ func TestShortRecordEndOfRunSeedChecks(t *testing.T) {
 	} {
 		all := append(slices.Clone(tl), tc.lines...)
 		sort.SliceStable(all, func(a, b int) bool { return all[a].T < all[b].T })
-		stream, err := EvaluateStream(plan, cutAt(all, tc.cut))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for how, s := range map[string]record.Summary{"Evaluate": Evaluate(plan, cutAt(all, tc.cut)), "Judge": stream} {
+		for how, s := range map[string]record.Summary{"Judge": Evaluate(plan, cutAt(all, tc.cut)), "reference": refEvaluate(plan, cutAt(all, tc.cut))} {
 			paths, churnRes := checkOf(s, CheckPathsPerSubsystem), checkOf(s, CheckControllerChurn)
 			if got := (verdicts{paths.Verdict, churnRes.Verdict}); got != tc.want {
 				t.Errorf("%s, %s: paths-per-subsystem, controller-churn = %+v, want %+v\n%+v\n%+v", tc.name, how, got, tc.want, paths, churnRes)

@@ -1,5 +1,5 @@
 // Package checks computes fiomig's verdicts as pure functions of the run
-// record (DESIGN.md "The run record"): plan.json and timeline.jsonl in,
+// record (docs/run-record.md): plan.json and timeline.jsonl in,
 // record.Summary out. Nothing here reads a clock, a file or a cluster, so a
 // run's verdicts can be recomputed later from its directory alone
 // (`fiomig report <run-dir>`).
@@ -26,7 +26,7 @@
 //     inconclusive, never a pass.
 //
 // The seed harness's checks (seed.go; operator fio_migration_test.py and
-// sbtest, research/upstream.md §4), thresholds in plan.Params.Seed, each a
+// sbtest, docs/sources.md §8), thresholds in plan.Params.Seed, each a
 // self-contained function of the plan and the lines: migration-outcomes,
 // io-outage, data-integrity (with the verify lag), controller-churn,
 // loss-timeout (warn), paths-per-subsystem (warn), dirty-start
@@ -47,16 +47,18 @@
 // that host and time range inconclusive, naming both. The summary also
 // lists every fault with its outcome and a kind × stage matrix.
 //
-// Two ways in (issue 15): Judge streams per-tick states (record.ScanStates,
-// or the lines as a run writes them) keeping only what the checks need —
-// each host's last sample, open pause windows per host and subsystem, the
-// migrations whose span is open — so memory follows hosts × controllers,
-// not the run's length; fiomig run and fiomig report use it. Evaluate
-// indexes a whole record in memory: the reference Judge is tested against
-// (TestJudgeEqualsEvaluate) and the short call for tests. A new check goes
-// into both: its per-sample part as a Judge accumulator, its verdict in a
-// function both share (as splitBrainResult and servedResult are).
+// One judge (issues 15, 22): Judge streams per-tick states
+// (record.ScanStates, or the lines as a run writes them) keeping only what
+// the checks need — each host's last sample, open pause windows per host
+// and subsystem, the migrations whose span is open — so memory follows
+// hosts × controllers, not the run's length. fiomig run and fiomig report
+// feed it line by line; Evaluate is the same Judge folded over a record
+// held in memory. A check is written once: its per-sample part in the
+// Judge, its verdict in a function of the findings (pauseBound,
+// splitBrainResult, servedResult, leakedControllers, ...). The tests keep
+// an independent whole-record implementation of the per-sample parts
+// (reference_test.go) and hold the Judge to it (TestJudgeEqualsReference).
 //
-// Import direction (DESIGN.md): checks may import only the leaves record,
-// nvmeof and fio (and the standard library).
+// Import direction (docs/architecture.md): checks may import only the
+// leaves record, nvmeof and fio (and the standard library).
 package checks

@@ -21,8 +21,15 @@ import (
 // nothing about it — so the check is inconclusive then, never pass; it
 // never fails. Every fault kind the run asked for (requestedKinds) must have
 // landed at least once, else the check is inconclusive naming the kind.
+//
+// FaultsLanded is that check alone out of Evaluate of plan and timeline.
 func FaultsLanded(plan record.Plan, timeline []record.Line) record.CheckResult {
-	return newIndex(plan, timeline).faultsLanded()
+	for _, c := range Evaluate(plan, timeline).Checks {
+		if c.Name == CheckFaultsLanded {
+			return c
+		}
+	}
+	return record.CheckResult{Name: CheckFaultsLanded, Verdict: record.Inconclusive, Detail: "not made"}
 }
 
 func (r *runIndex) faultsLanded() record.CheckResult {
@@ -181,7 +188,7 @@ func (r *runIndex) requestedKinds() []string {
 			kinds = append(kinds, f.Fault)
 		}
 	}
-	if v := r.plan.Params.Extra["faults"]; v != "" && v != "default" && v != "none" && !strings.HasPrefix(v, "file:") {
+	if v := r.plan.Params.Faults; v != "" && v != record.FaultsDefault && v != record.FaultsNone && !strings.HasPrefix(v, record.FaultsFilePrefix) {
 		for _, k := range strings.Split(v, ",") {
 			if k = strings.TrimSpace(k); k != "" && !slices.Contains(kinds, k) {
 				kinds = append(kinds, k)

@@ -75,7 +75,7 @@ func FioGone(detail string) []record.CheckResult {
 // terminal phase or whose volume has no fio evidence (FioMissingEvidence)
 // has NotJudged set and Agree false — and the gaps of at least FioToleranceS
 // outside every migration, in time order. migs are the summary's
-// migrations (checks.Evaluate).
+// migrations (checks.Judge).
 func CompareFio(plan record.Plan, migs []record.MigrationSummary, vols []record.FioVolume) ([]record.FioComparison, []record.FioGap) {
 	tol := FioToleranceS(plan)
 	margin := plan.Params.AttributionMarginS

@@ -11,13 +11,15 @@ import (
 	"github.com/fiomig/fiomig/record"
 )
 
-// runIndex is a timeline indexed once for all checks.
+// runIndex is what the checks' verdicts read once a record has been
+// streamed through a Judge (Judge.Summary fills it in): the plan, the
+// migrations, each host's last sample, the faults, the endpoints last
+// published, coverage and when each controller was last seen.
 type runIndex struct {
 	plan record.Plan
-	// samples holds each host's sample lines in time order.
-	samples map[string][]record.Line
-	// heartbeats holds the times of each host's heartbeat lines.
-	heartbeats map[string][]float64
+	// last holds each host's last sample (an observation: a sample line
+	// or a heartbeat's repeated state).
+	last map[string]record.Line
 	// hosts is every host of the topology and every host that has samples, sorted.
 	hosts []string
 	// hostNQN maps a host name to its host NQN (plan topology).
@@ -39,10 +41,14 @@ type runIndex struct {
 	ever map[string]map[string]bool
 	// coverage says whether the record reaches the end of the settle period.
 	coverage record.Coverage
-	// seen, when set (a streamed record: samples holds only each host's
-	// last sample), maps host and NQN\x00endpoint to when a controller
-	// there was last seen and first gone after that (missingCause).
+	// seen maps host and NQN\x00endpoint to when a controller there was
+	// last seen and first gone after that (missingCause).
 	seen map[string]map[string]seenSpan
+	// obsStart is the record's first observation of any host (a sample or
+	// a heartbeat; 0 without one).
+	obsStart float64
+	// holes are every host's sample holes (observed.go), once known.
+	holes []record.SampleHole
 	// requiredEnd is the time the last sample must reach (less one settle
 	// sample interval) for the record to cover the settle period.
 	requiredEnd float64
@@ -72,103 +78,6 @@ func (m migration) coreEnd() float64 { return m.terminal }
 // spanEnd is the end of the attribution span: terminal phase plus margin.
 func (m migration) spanEnd(margin float64) float64 { return m.terminal + margin }
 
-func newIndex(plan record.Plan, timeline []record.Line) *runIndex {
-	r := &runIndex{
-		plan:       plan,
-		samples:    map[string][]record.Line{},
-		heartbeats: map[string][]float64{},
-		hostNQN:    map[string]string{},
-		volumes:    map[string]record.VolumeInfo{},
-		endpoints:  map[string][]string{},
-		ever:       map[string]map[string]bool{},
-		settleEnd:  math.Inf(-1),
-	}
-	lines := make([]record.Line, len(timeline))
-	copy(lines, timeline)
-	sort.SliceStable(lines, func(i, j int) bool { return lines[i].T < lines[j].T })
-
-	hostSet := map[string]bool{}
-	for _, h := range plan.Topology.Hosts {
-		r.hostNQN[h.Name] = h.HostNQN
-		hostSet[h.Name] = true
-	}
-	for _, v := range plan.Topology.Volumes {
-		r.volumes[v.NQN] = v
-	}
-	for _, l := range lines {
-		if l.Kind == record.KindSample && l.T > r.settleEnd {
-			r.settleEnd = l.T
-		}
-	}
-	if math.IsInf(r.settleEnd, -1) { // no sample at all: the record's last line
-		r.settleEnd = 0
-		if len(lines) > 0 {
-			r.settleEnd = lines[len(lines)-1].T
-		}
-	}
-
-	byID := map[string]int{}
-	for _, l := range lines {
-		switch l.Kind {
-		case record.KindSample:
-			r.samples[l.Host] = append(r.samples[l.Host], l)
-			hostSet[l.Host] = true
-			for _, c := range l.Controllers {
-				if r.ever[c.NQN] == nil {
-					r.ever[c.NQN] = map[string]bool{}
-				}
-				r.ever[c.NQN][l.Host] = true
-			}
-		case record.KindPhase:
-			i, ok := byID[l.Migration]
-			if !ok {
-				i = len(r.migrations)
-				byID[l.Migration] = i
-				r.migrations = append(r.migrations, migration{
-					id: l.Migration, nqn: l.NQN, start: l.T, terminal: math.Inf(1),
-				})
-			}
-			m := &r.migrations[i]
-			m.last = math.Max(m.last, l.T)
-			if m.nqn == "" {
-				m.nqn = l.NQN
-			}
-			if m.source == nil && (len(l.SourceEndpoints) > 0 || len(l.TargetEndpoints) > 0) {
-				m.source = endpointSet(l.SourceEndpoints)
-				m.target = endpointSet(l.TargetEndpoints)
-			}
-			if math.IsInf(m.terminal, 1) {
-				m.outcome = l.Phase
-				if record.IsTerminal(l.Phase) {
-					m.terminal = l.T
-				}
-				if l.Phase == record.PhaseCompleted {
-					t := l.T
-					m.completed = &t
-				}
-			}
-		case record.KindEndpoints:
-			if l.T <= r.settleEnd {
-				r.endpoints[l.NQN] = canonicalList(l.Endpoints)
-			}
-		case record.KindFault:
-			r.faults = append(r.faults, l)
-		case record.KindHeartbeat:
-			r.heartbeats[l.Host] = append(r.heartbeats[l.Host], l.T)
-		}
-	}
-	sort.SliceStable(r.migrations, func(i, j int) bool {
-		a, b := r.migrations[i], r.migrations[j]
-		if a.start != b.start {
-			return a.start < b.start
-		}
-		return a.id < b.id
-	})
-	r.hosts = slices.Sorted(maps.Keys(hostSet))
-	r.coverage, r.requiredEnd = r.computeCoverage()
-	return r
-}
-
 // settleSampleInterval is the sampling interval during the settle period
 // (plan.params.settle_sample_interval_s, or sample_interval_s when 0).
 func (r *runIndex) settleSampleInterval() float64 {
@@ -179,13 +88,13 @@ func (r *runIndex) settleSampleInterval() float64 {
 }
 
 // computeCoverage compares the record's last sample with the end of the
-// settle period: the last migration's terminal phase (or its last phase
-// line, when it never reached one; the run start without migrations) plus
-// plan.params.settle_s (DESIGN.md: the leak and completeness checks look at
-// the hosts at the end of the settle period). One settle sample interval is
-// tolerated. A timeline with fewer migrations than the plan asked for
-// stopped before its settle period began. It returns the coverage and the
-// earliest last-sample time that covers the settle period.
+// settle period: the last migration's terminal phase (or its last phase line,
+// when it never reached one; the run start without migrations) plus
+// plan.params.settle_s (docs/concepts.md "Leak": the leak and completeness
+// checks look at the hosts at the end of the settle period). One settle
+// sample interval is tolerated. A timeline with fewer migrations than the
+// plan asked for stopped before its settle period began. It returns the
+// coverage and the earliest last-sample time that covers the settle period.
 func (r *runIndex) computeCoverage() (record.Coverage, float64) {
 	p := r.plan.Params
 	start, what := 0.0, "the run start"
@@ -224,12 +133,6 @@ func (r *runIndex) computeCoverage() (record.Coverage, float64) {
 		c.Note = fmt.Sprintf("the last sample at %s reaches %s", fmtS(c.LastSampleS), end)
 	}
 	return c, required
-}
-
-// Coverage says whether the timeline reaches the end of the settle period
-// (see record.Coverage); Evaluate puts it in the summary.
-func Coverage(plan record.Plan, timeline []record.Line) record.Coverage {
-	return newIndex(plan, timeline).coverage
 }
 
 // noMigration returns why the record holds no migration to judge, or "".
@@ -289,27 +192,6 @@ func (r *runIndex) nqns() []string {
 		set[m.nqn] = true
 	}
 	return slices.Sorted(maps.Keys(set))
-}
-
-// attribute returns the index of the migration a pause window (or sample)
-// of nqn starting at t belongs to, or -1. A migration spans from its first
-// phase line to its terminal phase plus the attribution margin (open-ended
-// while it has no terminal phase). When spans of several migrations of the
-// NQN contain t, one whose phase lines themselves span t wins over one that
-// only covers t with its margin, and then the one that started last.
-func (r *runIndex) attribute(nqn string, t float64) int {
-	margin := r.plan.Params.AttributionMarginS
-	best, bestCore := -1, false
-	for i, m := range r.migrations {
-		if m.nqn != nqn || t < m.start || t > m.spanEnd(margin) {
-			continue
-		}
-		core := t <= m.coreEnd()
-		if best < 0 || (core && !bestCore) || (core == bestCore && m.start >= r.migrations[best].start) {
-			best, bestCore = i, core
-		}
-	}
-	return best
 }
 
 // canonicalList returns eps as nvmeof.EndpointKey keys (the form

@@ -3,7 +3,6 @@ package checks
 import (
 	"fmt"
 	"maps"
-	"math"
 	"net"
 	"net/netip"
 	"slices"
@@ -21,7 +20,7 @@ import (
 const LeakNotLive = "not-live"
 
 // leakKinds are the nvmeof.Inspect defect kinds that make a controller a
-// leak (DESIGN.md assertion 2).
+// leak (docs/concepts.md "Leak").
 var leakKinds = map[nvmeof.DefectKind]bool{
 	nvmeof.DefectStaleEndpoint:             true,
 	nvmeof.DefectControllerNotContributing: true,
@@ -130,14 +129,11 @@ func inspect(hs nvmeof.HostState, nqn string, tg []nvmeof.Target) []nvmeof.Defec
 
 // lastSample returns a host's last sample, or false when it has none.
 func (r *runIndex) lastSample(h string) (record.Line, bool) {
-	s := r.samples[h]
-	if len(s) == 0 {
-		return record.Line{}, false
-	}
-	return s[len(s)-1], true
+	s, ok := r.last[h]
+	return s, ok
 }
 
-// LeakedControllers is the check "leaked-controllers" and its findings.
+// leakedControllers is the check "leaked-controllers" and its findings.
 // On every host's last sample (the end of the settle period), for every
 // subsystem of the run (topology volumes and migrations; foreign subsystems
 // on a shared kernel are not judged), nvmeof.Inspect is asked — for the
@@ -156,10 +152,6 @@ func (r *runIndex) lastSample(h string) (record.Line, bool) {
 // migration's terminal phase plus plan.Params.SettleS, less one settle
 // sample interval — or holds fewer migrations than planned): an
 // interrupted run's hosts are not judged as if they had settled.
-func LeakedControllers(plan record.Plan, timeline []record.Line) ([]record.Leak, record.CheckResult) {
-	return newIndex(plan, timeline).leakedControllers()
-}
-
 func (r *runIndex) leakedControllers() ([]record.Leak, record.CheckResult) {
 	leaks := []record.Leak{}
 	var unknown []string
@@ -264,18 +256,14 @@ func (r *runIndex) leakedControllers() ([]record.Leak, record.CheckResult) {
 		Detail: fmt.Sprintf("no leaked controller on %d host(s) at %s", len(r.hosts), fmtS(r.settleEnd))}
 }
 
-// PathCompleteness is the check "path-completeness" and its findings: on
+// pathCompleteness is the check "path-completeness" and its findings: on
 // its last sample every consumer host has a controller for every endpoint
 // the control plane last published for each volume it consumes, matched by
 // canonical ip:port (nvmeof.MissingEndpoints), never by address alone.
 // Inconclusive (when nothing is missing) if a consumer host has no sample
 // (or none at the end of the settle period) or a volume's endpoints were
 // never published; inconclusive, with nothing listed, when the record is
-// short (see LeakedControllers).
-func PathCompleteness(plan record.Plan, timeline []record.Line) ([]record.MissingEndpoint, record.CheckResult) {
-	return newIndex(plan, timeline).pathCompleteness()
-}
-
+// short (see leakedControllers).
 func (r *runIndex) pathCompleteness() ([]record.MissingEndpoint, record.CheckResult) {
 	missing := []record.MissingEndpoint{}
 	var unknown []string
@@ -365,31 +353,11 @@ func dedup(xs []string) []string {
 // the endpoint among its source paths, and the faults injected into that
 // migration. "" when the host never had a controller there.
 func (r *runIndex) missingCause(m record.MissingEndpoint) string {
-	lastSeen, gone := math.Inf(-1), 0.0
-	if r.seen != nil { // streamed: the Judge kept when each endpoint was last seen and gone
-		if sp, ok := r.seen[m.Host][m.NQN+"\x00"+m.Endpoint]; ok {
-			lastSeen, gone = sp.lastSeen, sp.gone
-		}
-	}
-	for _, s := range r.samples[m.Host] {
-		if r.seen != nil {
-			break
-		}
-		has := false
-		for _, c := range s.Controllers {
-			if c.NQN == m.NQN && nvmeof.EndpointKey(c.Address) == m.Endpoint {
-				has = true
-			}
-		}
-		if has {
-			lastSeen = s.T
-		} else if !math.IsInf(lastSeen, -1) && gone <= lastSeen {
-			gone = s.T
-		}
-	}
-	if math.IsInf(lastSeen, -1) || gone <= lastSeen {
+	sp, ok := r.seen[m.Host][m.NQN+"\x00"+m.Endpoint]
+	if !ok || sp.gone <= sp.lastSeen {
 		return ""
 	}
+	gone := sp.gone
 	out := "its controller was gone from " + fmtS(gone)
 	var cause *migration
 	for i := range r.migrations {

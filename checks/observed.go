@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -63,49 +64,132 @@ func (r *runIndex) intervalAt(t float64) float64 {
 	return r.plan.Params.SampleIntervalS
 }
 
-// sampleHoles computes every host's holes (see above), sorted by host and
-// time. No hole rule applies without a sample interval in the plan.
-func (r *runIndex) sampleHoles() []record.SampleHole {
-	out := []record.SampleHole{}
-	if r.plan.Params.SampleIntervalS <= 0 {
-		return out
-	}
-	end := r.settleEnd
-	// Observation starts with the record's first sample or heartbeat of any
-	// host (a wall-clock run samples once its workload is up).
-	start := math.Inf(1)
-	for _, h := range r.hosts {
-		if s := r.samples[h]; len(s) > 0 {
-			start = math.Min(start, s[0].T)
-		}
-		for _, t := range r.heartbeats[h] {
-			start = math.Min(start, t)
+// holeOver returns a hole of host that overlaps [lo, hi] (for lo == hi,
+// one that contains that instant): the host's state there was not seen.
+func (r *runIndex) holeOver(host string, lo, hi float64) (record.SampleHole, bool) {
+	for _, h := range r.holes {
+		if h.Host == host && h.From < hi && h.To > lo {
+			return h, true
 		}
 	}
-	if math.IsInf(start, 1) {
-		start = 0
+	return record.SampleHole{}, false
+}
+
+// unseenAt says why host's state at instant t is not known from its
+// observation at obs ("" when it is): a hole lies between them. The
+// checks that read a host's state at an instant judge it only then
+// (issue 24).
+func (r *runIndex) unseenAt(what, host string, t, obs float64) string {
+	h, ok := r.holeOver(host, math.Min(t, obs), math.Max(t, obs))
+	if !ok {
+		return ""
 	}
-	for _, h := range r.hosts {
-		var ts []float64
-		for _, s := range r.samples[h] {
-			ts = append(ts, s.T)
+	return fmt.Sprintf("%s on %s: the state at %s is not known: its observations nearest are at %s and %s, more than %g × the %s sample interval apart",
+		what, host, fmtS(t), fmtS(h.From), fmtS(h.To), record.HoleFactor, fmtS(h.IntervalS))
+}
+
+// seenLongest is the longest stretch of pause window w that no hole of
+// host overlaps: how long the host was seen paused without a gap.
+func (r *runIndex) seenLongest(host string, w [2]float64) float64 {
+	var hs []record.SampleHole
+	for _, h := range r.holes {
+		if h.Host == host && h.From < w[1] && h.To > w[0] {
+			hs = append(hs, h)
 		}
-		ts = append(ts, r.heartbeats[h]...)
-		slices.Sort(ts)
-		if len(ts) == 0 {
-			out = append(out, record.SampleHole{Host: h, From: start, To: end, IntervalS: r.plan.Params.SampleIntervalS, NoSample: true})
+	}
+	slices.SortFunc(hs, func(a, b record.SampleHole) int { return cmp.Compare(a.From, b.From) })
+	longest, from := 0.0, w[0]
+	for _, h := range hs {
+		longest = math.Max(longest, math.Min(h.From, w[1])-from)
+		from = math.Max(from, h.To)
+	}
+	if from < w[1] {
+		longest = math.Max(longest, w[1]-from)
+	}
+	return record.RoundT(longest)
+}
+
+// markUnseen sets LongestSeenPauseS on every (migration, host) pair with a
+// pause window that a hole of the host overlaps: a window measured across a
+// hole is not known to have been one pause, nor that long.
+func (r *runIndex) markUnseen(migs []record.MigrationSummary) {
+	for i := range migs {
+		for h, hp := range migs[i].Hosts {
+			crossed, seen := false, 0.0
+			for _, w := range hp.Windows {
+				s := r.seenLongest(h, w)
+				crossed = crossed || s < record.RoundT(w[1]-w[0])
+				seen = math.Max(seen, s)
+			}
+			if crossed {
+				hp.LongestSeenPauseS = &seen
+				migs[i].Hosts[h] = hp
+			}
+		}
+	}
+}
+
+// JudgedPauseS is the pause of a (migration, host) pair that pause-bound
+// judges: LongestSeenPauseS when a window spans a hole, else LongestPauseS.
+func JudgedPauseS(hp record.HostPauses) float64 {
+	if hp.LongestSeenPauseS != nil {
+		return *hp.LongestSeenPauseS
+	}
+	return hp.LongestPauseS
+}
+
+// notJudgedStale makes the checks that read each host's state at the start
+// or the end of the run inconclusive where that host was not observed
+// then (issue 24): paths-per-subsystem needs each host's last sample at the
+// end of the settle period (as the leak checks do: at most one settle
+// sample interval before it), dirty-start each host's first sample within
+// record.HoleFactor sample intervals of the record's first observation.
+// What the other hosts showed is kept in the detail. results is changed in
+// place; lines are the ones SeedChecks read.
+func (r *runIndex) notJudgedStale(results []record.CheckResult, lines []record.Line) {
+	first, last := firstLastSamples(lines)
+	without := func(stale map[string]bool) []record.Line {
+		return slices.DeleteFunc(slices.Clone(lines), func(l record.Line) bool { return l.Kind == record.KindSample && stale[l.Host] })
+	}
+	for i, c := range results {
+		stale := map[string]bool{}
+		var why []string
+		var again func([]record.Line) record.CheckResult
+		switch c.Name {
+		case CheckPathsPerSubsystem:
+			if r.coverage.Short || c.Verdict == record.Inconclusive {
+				continue
+			}
+			for _, h := range slices.Sorted(maps.Keys(last)) {
+				if t := last[h].T; t < r.requiredEnd {
+					stale[h] = true
+					why = append(why, fmt.Sprintf("the last sample of %s is at %s, before the end of the settle period at %s", h, fmtS(t), fmtS(r.coverage.SettleEndS)))
+				}
+			}
+			again = func(ls []record.Line) record.CheckResult { return PathsPerSubsystem(r.plan, ls) }
+		case CheckDirtyStart:
+			iv := r.plan.Params.SampleIntervalS
+			for _, h := range slices.Sorted(maps.Keys(first)) {
+				if t := first[h].T; iv > 0 && t-r.obsStart > record.HoleFactor*iv+1e-9 {
+					stale[h] = true
+					why = append(why, fmt.Sprintf("%s first observed at %s, %s after the record's first observation at %s (over %g × the %s sample interval): its state at the start is not known",
+						h, fmtS(t), fmtS(record.RoundT(t-r.obsStart)), fmtS(r.obsStart), record.HoleFactor, fmtS(iv)))
+				}
+			}
+			again = func(ls []record.Line) record.CheckResult { return DirtyStart(r.plan, ls) }
+		default:
 			continue
 		}
-		prev := start
-		for _, t := range append(ts, end) {
-			iv := math.Max(r.intervalAt(prev), r.intervalAt(t))
-			if t-prev > record.HoleFactor*iv+1e-9 {
-				out = append(out, record.SampleHole{Host: h, From: prev, To: t, IntervalS: iv})
-			}
-			prev = math.Max(prev, t)
+		if len(why) == 0 {
+			continue
 		}
+		d := "not judged: " + strings.Join(why, "; ")
+		if len(stale) < len(last) {
+			o := again(without(stale))
+			d += fmt.Sprintf("; the other hosts: %s (%s)", o.Verdict, o.Detail)
+		}
+		results[i] = record.CheckResult{Name: c.Name, Verdict: record.Inconclusive, Detail: d}
 	}
-	return out
 }
 
 func fmtHole(h record.SampleHole) string {

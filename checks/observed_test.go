@@ -136,7 +136,7 @@ func TestRequestedKindThatNeverLandedIsInconclusive(t *testing.T) {
 		{Fault: "target-restart", Target: "storage-1", Phase: record.StageInFreeze, ForS: 3},
 		{Fault: "node-crash", Target: "storage-2", AtS: 50, ForS: 10},
 	}
-	w.plan.Params.Extra = map[string]string{"faults": "target-restart,node-crash,ana-flap"}
+	w.plan.Params.Faults = "target-restart,node-crash,ana-flap"
 	w.lines = append(w.lines,
 		record.Line{T: 10, Kind: record.KindFault, Fault: "target-restart", Action: "inject", Target: "storage-1",
 			Migration: "m1", Phase: record.StageInFreeze, Evidence: map[string]string{"ports_down": "3"}},

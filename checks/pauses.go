@@ -3,9 +3,7 @@ package checks
 import (
 	"fmt"
 	"maps"
-	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/fiomig/fiomig/record"
@@ -32,7 +30,7 @@ type window struct {
 
 // Paused reports whether one host sample shows a pause of subsystem nqn:
 // some namespace has no leg that is optimized or non-optimized on a live
-// controller of that subsystem (DESIGN.md "The run record"; kernel
+// controller of that subsystem (docs/concepts.md "Pause window"; kernel
 // drivers/nvme/host/multipath.c: only such legs carry I/O, anything else
 // requeues it). The namespaces judged are nsids (the volume's, from the
 // plan) plus those the sample shows for nqn, as multipath heads or as legs.
@@ -77,30 +75,6 @@ func Paused(sample record.Line, nqn string, nsids []int) bool {
 
 func accessible(ana string) bool { return ana == "optimized" || ana == "non-optimized" }
 
-// pauseWindows returns the pause windows of nqn in one host's samples (time
-// ordered): maximal runs of paused samples, each from its first paused
-// sample to the first sample after it; a run still paused at the last
-// sample closes there and is flagged open.
-func pauseWindows(samples []record.Line, nqn string, nsids []int) []window {
-	var out []window
-	inPause := false
-	var start float64
-	for _, s := range samples {
-		p := Paused(s, nqn, nsids)
-		switch {
-		case p && !inPause:
-			inPause, start = true, s.T
-		case !p && inPause:
-			inPause = false
-			out = append(out, window{start: start, end: s.T})
-		}
-	}
-	if inPause {
-		out = append(out, window{start: start, end: samples[len(samples)-1].T, open: true})
-	}
-	return out
-}
-
 // pauseResult is the pause analysis of a run.
 type pauseResult struct {
 	migrations   []record.MigrationSummary
@@ -110,118 +84,30 @@ type pauseResult struct {
 	unsampled []string
 }
 
-// pauses computes every consumer host's pause windows per subsystem and
-// attributes each to the migration whose span contains its start.
-func (r *runIndex) pauses() pauseResult {
-	var res pauseResult
-	res.unattributed = []record.HostWindow{}
-	migs := make([]record.MigrationSummary, len(r.migrations))
-	for i, m := range r.migrations {
-		end := m.terminal
-		if math.IsInf(end, 1) {
-			end = math.Max(m.start, r.settleEnd)
-		}
-		migs[i] = record.MigrationSummary{
-			ID: m.id, NQN: m.nqn, Outcome: m.outcome,
-			StartS: m.start, EndS: end, CompletedS: m.completed,
-			Hosts: map[string]record.HostPauses{},
-		}
-		for _, h := range r.consumers(m.nqn) {
-			migs[i].Hosts[h] = record.HostPauses{Windows: [][2]float64{}}
-			n := 0
-			for _, s := range r.samples[h] {
-				if s.T >= m.start && s.T <= m.coreEnd() {
-					n++
-				}
-			}
-			if n == 0 {
-				res.unsampled = append(res.unsampled, m.id+" on "+h)
-			}
-		}
-	}
-	for _, nqn := range r.nqns() {
-		nsids := r.volumes[nqn].NSIDs
-		for _, h := range r.consumers(nqn) {
-			for _, w := range pauseWindows(r.samples[h], nqn, nsids) {
-				i := r.attribute(nqn, w.start)
-				if i < 0 {
-					res.unattributed = append(res.unattributed, record.HostWindow{
-						Host: h, NQN: nqn, Window: [2]float64{w.start, w.end},
-					})
-					continue
-				}
-				hp := migs[i].Hosts[h]
-				hp.Windows = append(hp.Windows, [2]float64{w.start, w.end})
-				if d := record.RoundT(w.end - w.start); d > hp.LongestPauseS {
-					hp.LongestPauseS = d
-				}
-				hp.OpenWindow = hp.OpenWindow || w.open
-				hp.Freezes = len(hp.Windows)
-				if hp.Freezes > migs[i].Freezes {
-					migs[i].Freezes = hp.Freezes
-				}
-				migs[i].Hosts[h] = hp
-			}
-		}
-	}
-	for i, m := range r.migrations {
-		for h, hp := range migs[i].Hosts {
-			hp.CutoverS = r.cutoverInstant(m, h)
-			if hp.CutoverS != nil && m.completed != nil {
-				lag := record.RoundT(*hp.CutoverS - *m.completed)
-				hp.CutoverLagS = &lag
-			}
-			migs[i].Hosts[h] = hp
-		}
-	}
-	sort.SliceStable(res.unattributed, func(i, j int) bool {
-		a, b := res.unattributed[i], res.unattributed[j]
-		if a.Window[0] != b.Window[0] {
-			return a.Window[0] < b.Window[0]
-		}
-		if a.Host != b.Host {
-			return a.Host < b.Host
-		}
-		return a.NQN < b.NQN
-	})
-	res.migrations = migs
-	return res
-}
-
-// Migrations computes, for every migration of the run and each consumer
-// host of its volume, the pause windows attributed to it (seconds since run
-// start), the longest one (seconds), the freeze count and the host-observed
-// cutover instant; and the pause windows outside every migration.
-func Migrations(plan record.Plan, timeline []record.Line) ([]record.MigrationSummary, []record.HostWindow) {
-	res := newIndex(plan, timeline).pauses()
-	return res.migrations, res.unattributed
-}
-
-// PauseBound is the check "pause-bound": for every migration and consumer
-// host the longest pause window is at most plan.Params.PauseCritS. The
+// pauseBound is the check "pause-bound": for every migration and consumer
+// host the longest pause window is at most plan.Params.PauseCritS; a
+// window that spans a hole in the host's samples counts only with what was
+// seen of it (JudgedPauseS). The
 // failing detail stays one line — how many pairs are over, the longest and
 // where — since report.md's "Over the pause bound" lists every pair. It is
 // inconclusive (when nothing fails) if the record holds no migration
 // (plan.Params.Migrations is 0 or the timeline has no phase line), a
 // consumer host has no sample during a migration, or the timeline holds
 // fewer migrations than the plan asked for.
-func PauseBound(plan record.Plan, timeline []record.Line) record.CheckResult {
-	r := newIndex(plan, timeline)
-	return pauseBound(plan, r, r.pauses())
-}
-
 func pauseBound(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResult {
 	crit := plan.Params.PauseCritS
 	over, open := 0, 0
 	longest, where, pairs := 0.0, "", 0
+	var worst record.HostPauses
 	for _, m := range pr.migrations {
 		for _, h := range slices.Sorted(maps.Keys(m.Hosts)) {
 			hp := m.Hosts[h]
 			pairs++
-			if where == "" || hp.LongestPauseS > longest {
-				longest, where = hp.LongestPauseS, m.ID+" on "+h
+			p := JudgedPauseS(hp)
+			if where == "" || p > longest {
+				longest, where, worst = p, m.ID+" on "+h, hp
 			}
-			if hp.LongestPauseS > crit {
+			if p > crit {
 				over++
 				if hp.OpenWindow {
 					open++
@@ -240,6 +126,10 @@ func pauseBound(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResul
 	switch {
 	case over > 0:
 		d := fmt.Sprintf("%d of %d migration/host pair(s) over CUTOVER_PAUSE_CRIT_S = %s; longest %s (%s)", over, pairs, fmtS(crit), fmtS(longest), where)
+		if worst.LongestSeenPauseS != nil {
+			d = fmt.Sprintf("%d of %d migration/host pair(s) over CUTOVER_PAUSE_CRIT_S = %s; longest %s seen paused (%s, whose window measured %s spans a hole in its samples)",
+				over, pairs, fmtS(crit), fmtS(longest), where, fmtS(worst.LongestPauseS))
+		}
 		if fs := r.faultsDuring(longestWindow(pr, where)); len(fs) > 0 {
 			d += "; faults in effect then: " + strings.Join(fs, ", ")
 		}
@@ -262,17 +152,12 @@ func pauseBound(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResul
 		Detail: fmt.Sprintf("longest pause %s (%s) <= %s over %d migration/host pairs", fmtS(longest), where, fmtS(crit), pairs)}
 }
 
-// Freezes is the check "freezes": every migration's freezes (the most pause
+// freezes is the check "freezes": every migration's freezes (the most pause
 // windows any one consumer host saw) are at most plan.Params.FreezesAllowed.
 // A second freeze means the cutover was retried. The failing detail names
 // how many migrations are over and the worst one (report.md's "Over the
 // pause bound" lists every one). Inconclusive (when nothing fails) if the
 // record holds no migration or fewer migrations than the plan asked for.
-func Freezes(plan record.Plan, timeline []record.Line) record.CheckResult {
-	r := newIndex(plan, timeline)
-	return freezes(plan, r, r.pauses())
-}
-
 func freezes(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResult {
 	allowed := plan.Params.FreezesAllowed
 	over, most, worst := 0, 0, ""
@@ -311,14 +196,9 @@ func freezes(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResult {
 		Detail: fmt.Sprintf("at most %d freeze(s) per migration over %d migrations <= %d allowed", most, len(pr.migrations), allowed)}
 }
 
-// UnattributedPauses is the check "unattributed-pauses": a pause window on
+// unattributedPauses is the check "unattributed-pauses": a pause window on
 // a consumer host outside every migration's span (first phase line to
 // terminal phase plus plan.Params.AttributionMarginS) is a finding.
-func UnattributedPauses(plan record.Plan, timeline []record.Line) record.CheckResult {
-	r := newIndex(plan, timeline)
-	return unattributedPauses(r, r.pauses())
-}
-
 func unattributedPauses(r *runIndex, pr pauseResult) record.CheckResult {
 	if len(pr.unattributed) == 0 {
 		return record.CheckResult{Name: CheckUnattributedPauses, Verdict: record.Pass,

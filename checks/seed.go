@@ -142,7 +142,7 @@ func podKey(l record.Line) string {
 
 // hasWorkload: the record has io lines, or the plan says it ran pods.
 func hasWorkload(plan record.Plan, lines []record.Line) bool {
-	if plan.Params.Extra["pods"] == "true" {
+	if plan.Params.Model.Pods {
 		return true
 	}
 	for _, l := range lines {
@@ -662,7 +662,7 @@ func SeedChecks(plan record.Plan, lines []record.Line) []record.CheckResult {
 	return out
 }
 
-// JudgesLine returns the filter of the lines Evaluate reads for plan:
+// JudgesLine returns the filter of the lines the Judge reads for plan:
 // every kind Judges accepts, plus what the seed harness's checks read —
 // target lines; kernel lines of controllers created or removed, and the
 // one reconnect attempt of a controller that crosses MaxReconnects; io

@@ -56,7 +56,7 @@ func outcomes(n, completed, failed int) []record.Line {
 // that violates it and on one that does not. pods marks a run with a
 // workload.
 func TestSeedChecksFailAndPass(t *testing.T) {
-	plan := record.Plan{Params: record.Params{Extra: map[string]string{"pods": "true"}}}
+	plan := record.Plan{Params: record.Params{Model: record.Model{Pods: true}}}
 	one := func(f func(record.Plan, []record.Line) (record.CheckResult, bool)) func(record.Plan, []record.Line) record.CheckResult {
 		return func(p record.Plan, ls []record.Line) record.CheckResult { r, _ := f(p, ls); return r }
 	}
@@ -172,7 +172,7 @@ func TestSeedChecksNotMade(t *testing.T) {
 	if want := "migration-outcomes=pass paths-per-subsystem=pass dirty-start=pass"; got != want {
 		t.Errorf("no workload, kernel, target lines: %s, want %s", got, want)
 	}
-	got = names(SeedChecks(record.Plan{Params: record.Params{Extra: map[string]string{"pods": "true"}}}, lines))
+	got = names(SeedChecks(record.Plan{Params: record.Params{Model: record.Model{Pods: true}}}, lines))
 	if !strings.Contains(got, "io-outage=inconclusive data-integrity=inconclusive") {
 		t.Errorf("pods declared, no io line: %s", got)
 	}
@@ -181,7 +181,7 @@ func TestSeedChecksNotMade(t *testing.T) {
 // TestJudgesLineKeepsWhatTheChecksNeed: the seed checks give the same
 // results on the lines JudgesLine keeps as on all of them.
 func TestJudgesLineKeepsWhatTheChecksNeed(t *testing.T) {
-	plan := record.Plan{Params: record.Params{Extra: map[string]string{"pods": "true"}}}
+	plan := record.Plan{Params: record.Params{Model: record.Model{Pods: true}}}
 	var all []record.Line
 	all = append(all, phase(0, "mig-0001", "nqn.a", record.PhasePending))
 	for i := range 100 {

@@ -11,19 +11,19 @@ import (
 	"github.com/fiomig/fiomig/record"
 )
 
-// Judge computes Evaluate's summary from a timeline streamed line by line
-// (issue 15): it keeps only the state the checks need — each host's last
-// sample, the open pause window per host and subsystem, the migrations
-// whose sample span is still open, the faults, the published endpoints and
-// the findings themselves — so its memory grows with hosts × controllers
-// and with the findings (one summary entry per migration), not with the
-// number of samples. Feed it per-tick states: record.Expander's output
-// (record.ScanStates), in timeline order. Its summary equals Evaluate's on
-// the same lines (TestJudgeEqualsEvaluate); Evaluate, which indexes the
-// whole record in memory, is the reference.
+// Judge is the checks' one implementation: it judges a timeline streamed
+// line by line (issue 15), keeping only the state the checks need — each
+// host's last sample, the open pause window per host and subsystem, the
+// migrations whose sample span is still open, the faults, the published
+// endpoints and the findings themselves — so its memory grows with hosts ×
+// controllers and with the findings (one summary entry per migration), not
+// with the number of samples. Feed it per-tick states: record.Expander's
+// output (record.ScanStates), in timeline order. Evaluate is a fold of a
+// whole record over it; TestJudgeEqualsReference holds it to an
+// independent whole-record implementation kept in the tests.
 //
 // Lines of one instant are judged together once the stream moves past it
-// (phase, endpoints and fault lines before samples), as Evaluate sees them.
+// (phase, endpoints and fault lines before samples).
 type Judge struct {
 	r   *runIndex
 	err error
@@ -130,7 +130,7 @@ type servedSample struct {
 // NewJudge starts judging a timeline against plan.
 func NewJudge(plan record.Plan) *Judge {
 	r := &runIndex{
-		plan: plan, samples: map[string][]record.Line{}, heartbeats: map[string][]float64{},
+		plan: plan, last: map[string]record.Line{},
 		hostNQN: map[string]string{}, volumes: map[string]record.VolumeInfo{},
 		endpoints: map[string][]string{}, ever: map[string]map[string]bool{},
 		settleEnd: math.Inf(-1), seen: map[string]map[string]seenSpan{},
@@ -320,7 +320,10 @@ func (j *Judge) phase(l record.Line) {
 	}
 }
 
-// spanTo is the end (exclusive) of m's sample span (runIndex.sampleSpan).
+// spanTo is the end (exclusive) of m's sample span: from its first phase
+// line to its terminal phase plus the attribution margin (inclusive), cut
+// at the first phase line of the next migration of the same subsystem
+// (whose source and target may be this one's reversed).
 func (j *Judge) spanTo(m *smig) float64 {
 	to := m.spanEnd(j.r.plan.Params.AttributionMarginS)
 	if math.IsInf(to, 1) || math.IsNaN(to) {
@@ -496,7 +499,12 @@ func (j *Judge) closeWindow(nqn, host string, w window) {
 	j.closed = append(j.closed, closedWindow{nqn: nqn, host: host, w: w, mig: j.attribute(nqn, w.start)})
 }
 
-// attribute is runIndex.attribute over the migrations seen so far.
+// attribute returns the migration a pause window of nqn starting at t
+// belongs to, among the migrations seen so far, or nil: the migration of
+// the NQN whose span (first phase line to terminal phase plus the
+// attribution margin; open-ended while it has no terminal phase) contains
+// t. When several do, one whose phase lines themselves span t wins over one
+// that only covers t with its margin, and then the one that started last.
 func (j *Judge) attribute(nqn string, t float64) *smig {
 	margin := j.r.plan.Params.AttributionMarginS
 	var best *smig
@@ -513,8 +521,8 @@ func (j *Judge) attribute(nqn string, t float64) *smig {
 	return best
 }
 
-// Summary ends the stream and returns the summary Evaluate would give
-// for the same lines. Call it once. plan is the plan as finally written
+// Summary ends the stream and returns the summary (see Evaluate). Call it
+// once. plan is the plan as finally written
 // (the fault schedule as executed); its params and topology must be the
 // ones NewJudge got.
 func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
@@ -549,7 +557,7 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 	for name, h := range j.hosts {
 		if h.lastSample != nil {
 			hostSet[name] = true
-			r.samples[name] = []record.Line{*h.lastSample}
+			r.last[name] = *h.lastSample
 			r.seen[name] = h.seen
 			for k := range h.present {
 				r.seen[name][k] = seenSpan{lastSeen: h.lastSample.T, gone: h.seen[k].gone}
@@ -571,7 +579,13 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 			}
 		}
 	}
+	if j.hasObs {
+		r.obsStart = j.obsStart
+	}
+	holes := j.sampleHoles()
+	r.holes = holes
 	pr := j.pauses()
+	r.markUnseen(pr.migrations)
 	leaks, leakRes := r.leakedControllers()
 	missing, complRes := r.pathCompleteness()
 	results := []record.CheckResult{
@@ -585,7 +599,6 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 		r.faultsLanded(),
 	}
 	results = append(results, j.seedChecks()...)
-	holes := j.sampleHoles()
 	r.blind(results, holes)
 	outcomes, matrix := r.faultOutcomes()
 	cov := r.coverage
@@ -600,7 +613,10 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 	}, nil
 }
 
-// pauses is runIndex.pauses from the streamed windows and accumulators.
+// pauses attributes the streamed pause windows (each host's maximal runs
+// of paused samples of a subsystem, from the first paused sample to the
+// first sample after it; one still open at the host's last sample closes
+// there, flagged open) and builds the migrations' summaries.
 func (j *Judge) pauses() pauseResult {
 	r := j.r
 	var res pauseResult
@@ -609,7 +625,7 @@ func (j *Judge) pauses() pauseResult {
 	for _, n := range r.nqns() {
 		inRun[n] = true
 	}
-	// Windows in the order runIndex.pauses finds them: NQN, host, time.
+	// Windows by NQN, host, time.
 	sort.SliceStable(j.closed, func(a, b int) bool {
 		x, y := j.closed[a], j.closed[b]
 		if x.nqn != y.nqn {
@@ -733,6 +749,11 @@ func (j *Judge) servedAfterCutover() record.CheckResult {
 					m.id, h, fmtS(*m.completed), fmtS(margin), fmtS(*m.completed+margin), lastAt))
 				continue
 			}
+			instant := math.Min(*m.completed+margin, m.next)
+			if d := r.unseenAt(m.id, h, instant, s.t); d != "" {
+				unknown = append(unknown, d)
+				continue
+			}
 			judged++
 			if len(s.missing) > 0 {
 				bad = append(bad, fmt.Sprintf("%s on %s at %s: NSID %s not served by a live controller at the target",
@@ -743,7 +764,7 @@ func (j *Judge) servedAfterCutover() record.CheckResult {
 	return r.servedResult(bad, unknown, judged)
 }
 
-// sampleHoles is runIndex.sampleHoles over the streamed observations.
+// sampleHoles are every host's holes (observed.go), by host and time.
 func (j *Judge) sampleHoles() []record.SampleHole {
 	r := j.r
 	out := []record.SampleHole{}
@@ -773,21 +794,6 @@ func (j *Judge) sampleHoles() []record.SampleHole {
 	return out
 }
 
-// EvaluateStream is Evaluate through a Judge: lines sorted by time
-// (stably), then streamed. It exists for tests and small records; a
-// caller with a file streams it (record.ScanStates into Judge.Add).
-func EvaluateStream(plan record.Plan, timeline []record.Line) (record.Summary, error) {
-	lines := slices.Clone(timeline)
-	sort.SliceStable(lines, func(a, b int) bool { return lines[a].T < lines[b].T })
-	j := NewJudge(plan)
-	for _, l := range lines {
-		if err := j.Add(l); err != nil {
-			return record.Summary{}, err
-		}
-	}
-	return j.Summary(plan)
-}
-
 // seedChecks is SeedChecks on what the Judge kept: the lines they read but
 // samples (JudgesLine), each host's first and last sample (dirty-start,
 // paths-per-subsystem), and loss-timeout accumulated over every state.
@@ -801,6 +807,7 @@ func (j *Judge) seedChecks() []record.CheckResult {
 	sort.SliceStable(lines, func(a, b int) bool { return lines[a].T < lines[b].T })
 	out := SeedChecks(j.r.plan, lines)
 	notJudgedShort(out, j.r.plan, lines, j.r.coverage)
+	j.r.notJudgedStale(out, lines)
 	// loss-timeout read every state the Judge saw, not only the kept ones;
 	// it goes where SeedChecks puts it, before paths-per-subsystem.
 	out = slices.DeleteFunc(out, func(c record.CheckResult) bool { return c.Name == CheckLossTimeout })

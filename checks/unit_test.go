@@ -80,11 +80,17 @@ func TestAttribution(t *testing.T) {
 		{T: 10, Kind: record.KindPhase, Migration: "m1", NQN: vol1, Phase: record.PhasePending},
 		{T: 20, Kind: record.KindPhase, Migration: "m1", NQN: vol1, Phase: record.PhaseFailed},
 		{T: 25, Kind: record.KindPhase, Migration: "m2", NQN: vol1, Phase: record.PhasePending},
-		{T: 40, Kind: record.KindPhase, Migration: "m2", NQN: vol1, Phase: record.PhaseCompleted},
 		{T: 30, Kind: record.KindPhase, Migration: "m3", NQN: "nqn.other", Phase: record.PhasePending},
+		{T: 40, Kind: record.KindPhase, Migration: "m2", NQN: vol1, Phase: record.PhaseCompleted},
 	}
 	plan := record.Plan{Params: record.Params{AttributionMarginS: 10}}
-	r := newIndex(plan, tl)
+	j := NewJudge(plan)
+	for _, l := range tl {
+		if err := j.Add(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.flush() // the last instant's lines
 	cases := []struct {
 		at   float64
 		want string
@@ -100,21 +106,21 @@ func TestAttribution(t *testing.T) {
 	}
 	for _, tc := range cases {
 		got := ""
-		if i := r.attribute(vol1, tc.at); i >= 0 {
-			got = r.migrations[i].id
+		if m := j.attribute(vol1, tc.at); m != nil {
+			got = m.id
 		}
 		if got != tc.want {
 			t.Errorf("window at %v attributed to %q, want %q", tc.at, got, tc.want)
 		}
 	}
-	if i := r.attribute("nqn.other", 100); i < 0 || r.migrations[i].id != "m3" {
-		t.Errorf("a migration without terminal phase must span to the end of the record, got %d", i)
+	if m := j.attribute("nqn.other", 100); m == nil || m.id != "m3" {
+		t.Errorf("a migration without terminal phase must span to the end of the record, got %v", m)
 	}
-	if i := r.attribute("nqn.other", 12); i >= 0 {
-		t.Errorf("window of nqn.other at 12 s attributed to %s", r.migrations[i].id)
+	if m := j.attribute("nqn.other", 12); m != nil {
+		t.Errorf("window of nqn.other at 12 s attributed to %s", m.id)
 	}
-	if !math.IsInf(r.migrations[2].terminal, 1) {
-		t.Errorf("m3 terminal = %v, want +Inf", r.migrations[2].terminal)
+	if m := j.byID["m3"]; !math.IsInf(m.terminal, 1) {
+		t.Errorf("m3 terminal = %v, want +Inf", m.terminal)
 	}
 }
 
@@ -130,14 +136,14 @@ func TestOpenWindowFlagged(t *testing.T) {
 	w.until(6)
 	w.ana("host-a", "nvme0", "inaccessible")
 	w.until(14)
-	migs, _ := Migrations(w.plan, w.lines)
-	got := migs[0].Hosts["host-a"]
+	s := Evaluate(w.plan, w.lines)
+	got := s.Migrations[0].Hosts["host-a"]
 	if !got.OpenWindow || got.LongestPauseS != 7 || got.Freezes != 1 {
 		t.Fatalf("host-a = %+v, want an open window of 7 s (6..13)", got)
 	}
 	// Sampled every 1 s, 7 s measured is over the 5 s bound beyond the
 	// sampling error (> 5 + 1 s): a failure even at this coarse interval.
-	if r := PauseBound(w.plan, w.lines); r.Verdict != record.Fail {
+	if r := checkOf(s, CheckPauseBound); r.Verdict != record.Fail {
 		t.Errorf("pause-bound = %+v, want fail", r)
 	}
 }
@@ -149,7 +155,7 @@ func TestPauseBoundInconclusiveWithoutSamples(t *testing.T) {
 	w.phase("m1", vol1, record.PhasePending, []string{src1}, []string{tgt1})
 	w.until(1)
 	w.phase("m1", vol1, record.PhaseCompleted, nil, nil)
-	if r := PauseBound(w.plan, w.lines); r.Verdict != record.Inconclusive {
+	if r := checkOf(Evaluate(w.plan, w.lines), CheckPauseBound); r.Verdict != record.Inconclusive {
 		t.Errorf("pause-bound = %+v, want inconclusive", r)
 	}
 }
@@ -157,7 +163,7 @@ func TestPauseBoundInconclusiveWithoutSamples(t *testing.T) {
 func TestPauseBoundInconclusiveWhenMigrationsMissing(t *testing.T) {
 	plan, tl := migrationRun(clean)
 	plan.Params.Migrations = 3
-	if r := PauseBound(plan, tl); r.Verdict != record.Inconclusive {
+	if r := checkOf(Evaluate(plan, tl), CheckPauseBound); r.Verdict != record.Inconclusive {
 		t.Errorf("pause-bound = %+v, want inconclusive (1 of 3 migrations)", r)
 	}
 }
@@ -171,13 +177,12 @@ func TestIPv6Endpoints(t *testing.T) {
 	w.endpoints(vol1, "[fd00:0::3]:4426")
 	w.ctrl("host-a", "nvme0", vol1, "[fd00::3]:4426", "live", legs("optimized", 1)...)
 	w.until(3)
-	missing, res := PathCompleteness(w.plan, w.lines)
-	if res.Verdict != record.Pass || len(missing) != 0 {
-		t.Errorf("completeness = %+v %+v, want pass", res, missing)
+	s := Evaluate(w.plan, w.lines)
+	if res := checkOf(s, CheckPathCompleteness); res.Verdict != record.Pass || len(s.MissingEndpoints) != 0 {
+		t.Errorf("completeness = %+v %+v, want pass", res, s.MissingEndpoints)
 	}
-	leaks, res := LeakedControllers(w.plan, w.lines)
-	if res.Verdict != record.Pass || len(leaks) != 0 {
-		t.Errorf("leaks = %+v %+v, want pass", res, leaks)
+	if res := checkOf(s, CheckLeakedControllers); res.Verdict != record.Pass || len(s.LeakedControllers) != 0 {
+		t.Errorf("leaks = %+v %+v, want pass", res, s.LeakedControllers)
 	}
 }
 
@@ -187,10 +192,11 @@ func TestNeverPublishedIsInconclusive(t *testing.T) {
 	w.volume("vol1", vol1, []int{1}, "host-a")
 	w.ctrl("host-a", "nvme0", vol1, src1, "live", legs("optimized", 1)...)
 	w.until(3)
-	if _, res := PathCompleteness(w.plan, w.lines); res.Verdict != record.Inconclusive {
+	s := Evaluate(w.plan, w.lines)
+	if res := checkOf(s, CheckPathCompleteness); res.Verdict != record.Inconclusive {
 		t.Errorf("completeness = %+v, want inconclusive", res)
 	}
-	if _, res := LeakedControllers(w.plan, w.lines); res.Verdict != record.Inconclusive {
+	if res := checkOf(s, CheckLeakedControllers); res.Verdict != record.Inconclusive {
 		t.Errorf("leaks = %+v, want inconclusive", res)
 	}
 }
@@ -205,9 +211,9 @@ func TestLeaksUseLastEndpointsBeforeSettleEnd(t *testing.T) {
 	w.ctrl("host-a", "nvme0", vol1, src1, "live", legs("optimized", 1)...)
 	w.until(3)
 	w.endpoints(vol1, tgt1) // after the last sample (2 s)
-	leaks, res := LeakedControllers(w.plan, w.lines)
-	if res.Verdict != record.Pass || len(leaks) != 0 {
-		t.Errorf("leaks = %+v %+v, want pass", res, leaks)
+	s := Evaluate(w.plan, w.lines)
+	if res := checkOf(s, CheckLeakedControllers); res.Verdict != record.Pass || len(s.LeakedControllers) != 0 {
+		t.Errorf("leaks = %+v %+v, want pass", res, s.LeakedControllers)
 	}
 }
 
@@ -283,7 +289,8 @@ func TestLeakKindsFromInspect(t *testing.T) {
 	w.ctrl("host-a", "nvme1", vol1, tgt2, "live", legs("non-optimized", 1)...)
 	w.state["host-b"]["nvme0"] = record.Controller{Name: "nvme0", NQN: "nqn.2023-02.io.simplyblock:vol2", Address: tgt1, State: "live"}
 	w.until(2)
-	leaks, res := LeakedControllers(w.plan, w.lines)
+	s := Evaluate(w.plan, w.lines)
+	leaks, res := s.LeakedControllers, checkOf(s, CheckLeakedControllers)
 	want := []record.Leak{
 		{Host: "host-a", Controller: "nvme1", NQN: vol1, Address: tgt2, State: "live", Kind: "controller-not-contributing"},
 		{Host: "host-b", Controller: "nvme0", NQN: "nqn.2023-02.io.simplyblock:vol2", Address: tgt1, State: "live", Kind: "no-namespace"},

@@ -1,5 +1,5 @@
 // Package collectors samples hosts on the backend's clock and turns what
-// their kernels show into timeline lines (DESIGN.md "The run record").
+// their kernels show into timeline lines (docs/run-record.md).
 //
 // One collector per file, each behind the tiny Collector interface, in the
 // style of node_exporter. The NVMe collector reads a host's sysfs tree
@@ -15,5 +15,5 @@
 // any Collector over any backend.Host.
 //
 // collectors may import backend, record, nvmeof, fio and the standard library
-// (DESIGN.md "Packages", kept by architecture_test.go).
+// (docs/architecture.md "Import direction", kept by architecture_test.go).
 package collectors

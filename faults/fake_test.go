@@ -21,7 +21,6 @@ type fakeCluster struct {
 	connects []fakeConnect // CONNECT attempts, sorted by T
 	phase    map[string]string
 	advances []float64
-	stepper  bool
 
 	down      map[string]bool
 	stops     int
@@ -30,7 +29,6 @@ type fakeCluster struct {
 	drops     []*fakeDrop
 	aborted   []string
 	killed    []string
-	noHooks   bool
 	nodeNames []string
 }
 

@@ -29,8 +29,8 @@ func TestFioRunLandsFaults(t *testing.T) {
 	}
 	tooltest.Require(t, workload.Available())
 	p := scenario.DefaultParams()
-	p.Migrations, p.Volumes, p.SettleS, p.AttributionMarginS = 4, 3, 3, 2
-	p.Extra = map[string]string{"release_sources": "true", "lvol_monitor": "true", "csi_restore": "ip-port"}
+	p.Migrations, p.Model.Volumes, p.SettleS, p.AttributionMarginS, p.GapS = 4, 3, 3, 2, 1
+	p.Model.ReleaseSources = true // a clean system, as the main job
 	after := map[string]string{"after_s": "0.2"}
 	sched := []record.FaultSpec{
 		{Fault: faults.KindAbortedValidation, Target: "#1", Migration: "#1", Phase: record.PhaseValidating,
@@ -41,7 +41,7 @@ func TestFioRunLandsFaults(t *testing.T) {
 	}
 	res, err := scenario.RunFio(context.Background(), 5, scenario.Config{
 		Plan:   record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: 5, Command: "go test", Params: p, Faults: sched},
-		OutDir: t.TempDir(), StartUnix: 1700000000, GapS: 1,
+		OutDir: t.TempDir(), StartUnix: 1700000000,
 	}, scenario.FioOptions{RateIOPS: 50, MountDir: filepath.Join(t.TempDir(), "mnt")})
 	if err != nil {
 		t.Fatal(err)

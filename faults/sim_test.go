@@ -59,8 +59,9 @@ func runWithFaults(t *testing.T, cfg simbackend.Config, p record.Params, schedul
 		t.Fatal(err)
 	}
 	defer inj.Close()
+	p.Model = cfg.Model // the world the plan records is the one that ran
 	plan := record.Plan{Tool: "fiomig", Scenario: "faults-test", Seed: cfg.Seed, Params: p, Faults: schedule}
-	res, err := scenario.Run(context.Background(), inj, scenario.Config{Plan: plan, OutDir: t.TempDir(), StartUnix: 1, GapS: 5})
+	res, err := scenario.Run(context.Background(), inj, scenario.Config{Plan: plan, OutDir: t.TempDir(), StartUnix: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func statesAt(lines []record.Line, t float64) map[string]string {
 // unattributed window: no migration runs), and the fio pods, whose
 // tolerance is 5 s, die.
 func TestTargetRestartEvidenceAndEffect(t *testing.T) {
-	cfg := simbackend.Config{Seed: 3, Pods: true}
+	cfg := simbackend.Config{Seed: 3, Model: record.Model{Pods: true}}
 	one := runWithFaults(t, cfg, params(0, 30, 0.1), []record.FaultSpec{
 		{Fault: faults.KindTargetRestart, Target: "storage-2", AtS: 5, ForS: 10}})
 	fl := faultLinesOf(one.lines, faults.KindTargetRestart)
@@ -274,7 +275,7 @@ func TestAbortedValidation(t *testing.T) {
 
 	leftBehind := map[string]int{}
 	for _, op := range []string{"prefix", "fixed"} {
-		r := runWithFaults(t, simbackend.Config{Seed: 2, Operator: op}, params(1, 120, 2), []record.FaultSpec{
+		r := runWithFaults(t, simbackend.Config{Seed: 2, Model: record.Model{Operator: op}}, params(1, 120, 2), []record.FaultSpec{
 			{Fault: faults.KindDroppedConnects, Target: "storage-3", Phase: record.PhaseValidating, Migration: "mig-0001", ForS: 30},
 			{Fault: faults.KindAbortedValidation, Target: "mig-0001", Params: map[string]string{"mode": faults.ModeKillJob, "after_s": "10"}}})
 		fl := faultLinesOf(r.lines, faults.KindAbortedValidation)
@@ -517,8 +518,7 @@ func TestPassedOverWhereItCannotLand(t *testing.T) {
 			Params: map[string]string{"node": "storage-1", "after_s": "5"}}
 	}
 	p := params(8, 30, 1)
-	p.Extra = map[string]string{"release_sources": "true"}
-	cfg := simbackend.Config{Seed: 2, ReleaseSources: true}
+	cfg := simbackend.Config{Seed: 2, Model: record.Model{ReleaseSources: true}}
 	run := runWithFaults(t, cfg, p, []record.FaultSpec{crash, reset("#2+")})
 	fl := faultLinesOf(run.lines, faults.KindResetController)
 	if len(fl) == 0 || fl[0].Action != faults.ActionInject || fl[0].Evidence["controllers_no_longer_live"] == "" || fl[0].Migration == "mig-0002" {

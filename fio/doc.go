@@ -12,7 +12,8 @@
 // result that ends early — fio killed while writing, or killed before it
 // wrote anything — is a *TruncatedError, which matches ErrTruncated.
 //
-// Imports: the standard library only. fio is a leaf of the DESIGN.md import
-// direction (workload, sim, checks and reports import it). It never reads
-// the wall clock or global randomness: running fio is workload's business.
+// Imports: the standard library only. fio is a leaf of the import
+// direction of docs/architecture.md (workload, sim, checks and reports import
+// it). It never reads the wall clock or global randomness: running fio is
+// workload's business.
 package fio

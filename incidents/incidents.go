@@ -49,12 +49,17 @@ type Incident struct {
 	Summary string `json:"summary"`
 	// References cite the sources (REV:path:line or document §).
 	References []string `json:"references,omitempty"`
-	Topology   Topology `json:"topology"`
-	Model      Model    `json:"model"`
+	// Topology (nodes, hosts, hosts_are_nodes, volumes, ..., pods), Model
+	// (the control plane's switches, the cutover, release_sources) and
+	// Kernel (reconnect_reset, kernel_dnr, target_dnr) set the simulated
+	// world by record.Model's names (World); each value may carry its own
+	// source.
+	Topology Settings `json:"topology"`
+	Model    Settings `json:"model"`
 	// Operators are the operator variants reproduced by default
 	// ("prefix", "fixed"); --operator overrides.
 	Operators Operators `json:"operators"`
-	Kernel    Kernel    `json:"kernel"`
+	Kernel    Settings  `json:"kernel"`
 	Pacing    Pacing    `json:"pacing"`
 	Faults    Faults    `json:"faults"`
 	// Expected are the bands and check verdicts the reproduction must show;
@@ -65,80 +70,11 @@ type Incident struct {
 	File string `json:"-"`
 }
 
-// Setting is one modelled switch: its value and where it comes from.
-type Setting struct {
-	Value  string `json:"value"`
-	Source Source `json:"source"`
-	Note   string `json:"note,omitempty"`
-}
-
-// Operators are the operator variants (Value "prefix", "fixed" or
-// "both") and the fixed operator's switches.
+// Operators are the operator variants: Value "prefix", "fixed" or "both".
 type Operators struct {
 	Value  string `json:"value"`
 	Source Source `json:"source"`
 	Note   string `json:"note,omitempty"`
-	// ReleaseSources "true" makes the fixed operator run a release Job for
-	// the source paths after the cutover — fiomig's extra, not the fix
-	// (OP 5aa711cc releases only in cancelAndFail and reconcileAbort);
-	// "false" or absent does not.
-	ReleaseSources Setting `json:"release_sources,omitzero"`
-}
-
-// Topology is the cluster: storage nodes, consumer hosts, volumes.
-type Topology struct {
-	Nodes int `json:"nodes"`
-	Hosts int `json:"hosts"`
-	// HostsAreNodes: host i is storage node i (hyper-converged).
-	HostsAreNodes bool `json:"hosts_are_nodes"`
-	// Volumes is the number of subsystems; NamespacesPerVolume their
-	// namespaces (NSIDs 1..N); ConsumersPerVolume the hosts connecting each.
-	Volumes             int `json:"volumes"`
-	NamespacesPerVolume int `json:"namespaces_per_volume,omitempty"`
-	ConsumersPerVolume  int `json:"consumers_per_volume"`
-	// Pods runs one modelled fio pod per namespace; PodToleranceS is how
-	// long a pod survives without a completed I/O, seconds.
-	Pods          bool    `json:"pods"`
-	PodToleranceS float64 `json:"pod_tolerance_s,omitempty"`
-	Source        Source  `json:"source"`
-	Note          string  `json:"note,omitempty"`
-}
-
-// Model are the control plane's switches.
-type Model struct {
-	// ControlPlane is "sbcli" (as sourced) or "fixed-cancel" (assumed fix).
-	ControlPlane Setting `json:"control_plane"`
-	// LvolMonitor "on" runs sbcli's lvol monitor repair; "off" or absent
-	// does not.
-	LvolMonitor Setting `json:"lvol_monitor,omitzero"`
-	// CSIRestore is the CSI driver's path restore: "off" or absent,
-	// "operator" (the CSI of each operator's release: prefix matches by IP
-	// only, fixed by ip:port), "ip" or "ip-port" for every operator.
-	CSIRestore Setting `json:"csi_restore,omitzero"`
-	// ListenerRace "on": on a target node without the subsystem,
-	// CreateMigration adds the listener before the namespace and the add
-	// fails (sbcli migration_controller.py :1180 → :1197 → :1204).
-	// SwapReaddFail is the probability (a number, "0" to "1") that one
-	// namespace re-add of a batch cutover's two-pass swap fails (sbcli
-	// tasks_runner_batch_migration.py :509). NSIDDivergence "on": the swap
-	// re-adds members in another order on one overlap node, so NSIDs
-	// differ there (lvol_controller.py:1264-1276). Each absent = off.
-	ListenerRace   Setting `json:"listener_race,omitzero"`
-	SwapReaddFail  Setting `json:"swap_readd_fail,omitzero"`
-	NSIDDivergence Setting `json:"nsid_divergence,omitzero"`
-	// CutoverPauseS is the design all-inaccessible window, seconds.
-	CutoverPauseS float64 `json:"cutover_pause_s"`
-	Source        Source  `json:"source"`
-	Note          string  `json:"note,omitempty"`
-}
-
-// Kernel are the host kernel's switches.
-type Kernel struct {
-	// ReconnectReset "full" (upstream) or "partial"; DNR "honor" or "ignore".
-	ReconnectReset Setting `json:"reconnect_reset"`
-	DNR            Setting `json:"dnr"`
-	// TargetDNR: the targets set DNR on rejected CONNECTs (SPDK does not).
-	TargetDNR Setting `json:"target_dnr"`
 }
 
 // Pacing is the migrations' schedule, the durations of the steps the
@@ -347,9 +283,30 @@ func Parse(file string, b []byte) (Incident, error) {
 	}
 	inc.File = file
 	if err := inc.validate(); err != nil {
-		return Incident{}, fmt.Errorf("%s: %w", file, err)
+		return Incident{}, fmt.Errorf("%s: %w", file, fieldFirst(err, b))
 	}
 	return inc, nil
+}
+
+// fieldFirst puts a bad setting's error (fieldError) first, with the line
+// of its value in b, before the other errors of err.
+func fieldFirst(err error, b []byte) error {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for i, e := range errs {
+		var fe *fieldError
+		if !errors.As(e, &fe) {
+			continue
+		}
+		if n := fieldLine(b, fe.path, fe.goType); n > 0 {
+			e = fmt.Errorf("line %d: %w", n, e)
+		}
+		rest := append(slices.Clone(errs[:i]), errs[i+1:]...)
+		return errors.Join(append([]error{e}, rest...)...)
+	}
+	return err
 }
 
 // cleanYAMLError drops sigs.k8s.io/yaml's wrapping ("error unmarshaling
@@ -481,66 +438,38 @@ func (inc Incident) validate() error {
 	} else if base := strings.TrimSuffix(filepath.Base(inc.File), ".yaml"); base != inc.Name {
 		bad("name: %q differs from the file's name %q", inc.Name, base)
 	}
-	t := inc.Topology
-	src("topology", t.Source)
-	if t.Nodes < 1 || t.Hosts < 1 || t.Volumes < 1 || t.ConsumersPerVolume < 1 {
-		bad("topology: nodes, hosts, volumes and consumers_per_volume must each be at least 1")
-	}
-	src("model", inc.Model.Source)
-	src("model.control_plane", inc.Model.ControlPlane.Source)
-	if v := inc.Model.ControlPlane.Value; v != "sbcli" && v != "fixed-cancel" {
-		bad("model.control_plane.value: %q: want sbcli or fixed-cancel", v)
-	}
-	if v := inc.Model.LvolMonitor.Value; v != "" {
-		src("model.lvol_monitor", inc.Model.LvolMonitor.Source)
-		if v != "on" && v != "off" {
-			bad("model.lvol_monitor.value: %q: want on or off", v)
+	for _, blk := range []struct {
+		name string
+		s    Settings
+	}{{"topology", inc.Topology}, {"model", inc.Model}, {"kernel", inc.Kernel}} {
+		if blk.name != "kernel" {
+			src(blk.name, blk.s.Source)
 		}
-	}
-	if v := inc.Model.CSIRestore.Value; v != "" {
-		src("model.csi_restore", inc.Model.CSIRestore.Source)
-		if v != "off" && v != "operator" && v != "ip" && v != "ip-port" {
-			bad("model.csi_restore.value: %q: want off, operator, ip or ip-port", v)
-		}
-	}
-	for _, sw := range []struct {
-		field string
-		s     Setting
-	}{{"model.listener_race", inc.Model.ListenerRace}, {"model.nsid_divergence", inc.Model.NSIDDivergence}} {
-		if sw.s.Value != "" {
-			src(sw.field, sw.s.Source)
-			if sw.s.Value != "on" && sw.s.Value != "off" {
-				bad("%s.value: %q: want on or off", sw.field, sw.s.Value)
+		for _, k := range blk.s.keys {
+			if _, own := blk.s.tags[k]; own || blk.name == "kernel" {
+				src(blk.name+"."+k, blk.s.SourceOf(k))
 			}
 		}
 	}
-	if v := inc.Model.SwapReaddFail.Value; v != "" {
-		src("model.swap_readd_fail", inc.Model.SwapReaddFail.Source)
-		if p, err := strconv.ParseFloat(v, 64); err != nil || p < 0 || p > 1 {
-			bad("model.swap_readd_fail.value: %q: want a probability 0 to 1", v)
+	for _, k := range []string{"nodes", "hosts", "volumes", "consumers_per_volume"} {
+		if !inc.Topology.Has(k) {
+			bad("topology.%s: missing", k)
 		}
 	}
 	src("operators", inc.Operators.Source)
-	if v := inc.Operators.ReleaseSources.Value; v != "" {
-		src("operators.release_sources", inc.Operators.ReleaseSources.Source)
-		if v != "true" && v != "false" {
-			bad("operators.release_sources.value: %q: want true or false", v)
-		}
-	}
 	if len(inc.OperatorList()) == 0 {
 		bad("operators.value: %q: want prefix, fixed or both", inc.Operators.Value)
 	}
-	src("kernel.reconnect_reset", inc.Kernel.ReconnectReset.Source)
-	if v := inc.Kernel.ReconnectReset.Value; v != "full" && v != "partial" {
-		bad("kernel.reconnect_reset.value: %q: want full or partial", v)
-	}
-	src("kernel.dnr", inc.Kernel.DNR.Source)
-	if v := inc.Kernel.DNR.Value; v != "honor" && v != "ignore" {
-		bad("kernel.dnr.value: %q: want honor or ignore", v)
-	}
-	src("kernel.target_dnr", inc.Kernel.TargetDNR.Source)
-	if v := inc.Kernel.TargetDNR.Value; v != "true" && v != "false" {
-		bad("kernel.target_dnr.value: %q: want true or false", v)
+	for _, op := range inc.OperatorList() {
+		m, err := inc.World(op)
+		if err != nil {
+			errs = append(errs, err)
+			break
+		}
+		if m.Nodes < 1 || m.Hosts < 1 || m.Volumes < 1 || m.ConsumersPerVolume < 1 {
+			bad("topology: nodes, hosts, volumes and consumers_per_volume must each be at least 1")
+			break
+		}
 	}
 	p := inc.Pacing
 	p.validate(bad, src)

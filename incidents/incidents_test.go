@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fiomig/fiomig/record"
 )
 
 // TestCatalogueParses: every embedded incident parses, is named after its
@@ -35,7 +37,10 @@ func TestParseRejects(t *testing.T) {
 		name, file, old, new, want string
 	}{
 		{"unknown top-level field", "fio-mig-1787159565.yaml", "name: fio-mig-1787159565", "name: fio-mig-1787159565\nbogus: 1", `fio-mig-1787159565.yaml: line 7: unknown field "bogus"`},
-		{"unknown nested field", "fio-mig-1787159565.yaml", "  hosts: 3\n", "  hosts: 3\n  hots: 3\n", `unknown field "hots"`},
+		{"unknown nested field", "fio-mig-1787159565.yaml", "  hosts: 3\n", "  hosts: 3\n  hots: 3\n", `line 23: topology.hots: not a model setting (known: `},
+		{"switch of the wrong type", "fio-mig-1787159565.yaml", "    value: true\n", "    value: \"on\"\n", `line 47: model.lvol_monitor.value: want bool, got string`},
+		{"operator in the model", "fio-mig-1787159565.yaml", "  cutover_pause_s: 2\n", "  cutover_pause_s: 2\n  operator: fixed\n", `model.operator: the operator is operators.value's`},
+		{"switch without a source", "fio-mig-1787159565.yaml", "    value: honor\n    source: sourced\n", "    value: honor\n", `kernel.kernel_dnr: source ""`},
 		{"value of the wrong type", "fio-mig-1787159565.yaml", "  hosts: 3\n", "  hosts: three\n", `fio-mig-1787159565.yaml: line 22: topology.hosts: want int, got string`},
 		{"wrong type in a list item", "fio-mig-1787159565.yaml", "    max: 36\n", "    max: lots\n", `fio-mig-1787159565.yaml: line 254: expected.max: want float64, got string`},
 		{"YAML syntax", "fio-mig-1787159565.yaml", "  hosts: 3\n", "  hosts: [3\n", `fio-mig-1787159565.yaml: yaml: line `},
@@ -43,7 +48,7 @@ func TestParseRejects(t *testing.T) {
 		{"bad source", "fio-mig-1787159565.yaml", "  source: assumption\n  note: >-\n    No source", "  source: guess\n  note: >-\n    No source", `faults: source "guess"`},
 		{"name differs from file", "other.yaml", "", "", `name: "fio-mig-1787159565" differs from the file's name "other"`},
 		{"band without bounds", "fio-mig-1787159565.yaml", "    min: 23\n    max: 23\n", "", `expected[0]: figure "migrations" without min or max`},
-		{"bad control plane", "fio-mig-1787159565.yaml", "    value: sbcli", "    value: sbclu", `model.control_plane.value: "sbclu"`},
+		{"bad control plane", "fio-mig-1787159565.yaml", "    value: sbcli", "    value: sbclu", `model.control_plane: "sbclu"`},
 		{"compare with a band", "fio-mig-1787159565.yaml", "  - compare: fixed-le-prefix-confined\n", "  - compare: fixed-le-prefix-confined\n    max: 3\n", "compare takes a verdict only"},
 		{"compare without a verdict", "fio-mig-1787159565.yaml", "  - compare: fixed-le-prefix-confined\n    verdict: pass\n", "  - compare: fixed-le-prefix-confined\n", `verdict ""`},
 		{"compare without a margin", "fio-mig-1787159565.yaml", "    margin:\n      value: 2\n      source: assumption\n", "    margin:\n      value: 0\n      source: assumption\n", "compare needs margin.value > 0"},
@@ -127,5 +132,32 @@ func TestPacingOptional(t *testing.T) {
 	if p.SourceOf("gap_s") != Sourced || p.SourceOf("sync_s") != Assumption || p.SourceOf("job_start_s") != Assumption {
 		t.Errorf("sources gap %s, sync %s, job start %s: want sourced (the seed harness's default), assumption, assumption",
 			p.SourceOf("gap_s"), p.SourceOf("sync_s"), p.SourceOf("job_start_s"))
+	}
+}
+
+// TestWorld: an incident's topology, model and kernel blocks and its
+// pacing's ranges make one record.Model, by plan.json's names; csi_restore
+// "operator" follows the operator's release; what the file leaves out
+// stays zero (the simulator's default).
+func TestWorld(t *testing.T) {
+	inc, err := Find(Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ op, csi string }{{record.OperatorPrefix, record.CSIRestoreByIP}, {record.OperatorFixed, record.CSIRestoreByEndpoint}} {
+		got, err := inc.World(tc.op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := record.Model{Nodes: 3, Hosts: 3, HostsAreNodes: true, Volumes: 2, NamespacesPerVolume: 5, ConsumersPerVolume: 3,
+			Pods: true, PodToleranceS: 5, ControlPlane: record.ControlPlaneSbcli, LvolMonitor: true, CSIRestore: tc.csi,
+			CutoverPauseS: 2, ReconnectReset: record.ReconnectResetFull, KernelDNR: record.KernelDNRHonor, Operator: tc.op,
+			SyncMinS: 60, SyncMaxS: 180, JobStartMinS: 10, JobStartMaxS: 30}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("%s: world (-want +got):\n%s", tc.op, d)
+		}
+	}
+	if src := inc.Model.SourceOf("lvol_monitor"); src != Sourced {
+		t.Errorf("model.lvol_monitor source %q, want sourced", src)
 	}
 }

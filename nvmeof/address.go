@@ -109,9 +109,9 @@ func (a Address) Key() string {
 }
 
 // CanonicalEndpoint returns the canonical "ip:port" form of an IP address and
-// a port, the key every endpoint comparison in fiomig uses (DESIGN.md: matched
-// by ip:port, never by address alone). It parses with net/netip.ParseAddrPort:
-// IPv6 is bracketed and compressed ("[fd00::1]:4420"), an IPv4-mapped IPv6
+// a port, the key every endpoint comparison in fiomig uses (docs/sources.md
+// §1.2: matched by ip:port, never by address alone). It parses with
+// net/netip.ParseAddrPort: IPv6 is bracketed and compressed ("[fd00::1]:4420"), an IPv4-mapped IPv6
 // address is unmapped to IPv4, a zone is kept. ip may already be bracketed.
 // Errors: ip not an IP address, port not a decimal number in 0..65535.
 func CanonicalEndpoint(ip, port string) (string, error) {

@@ -1,6 +1,7 @@
 package nvmeof
 
 import (
+	"fmt"
 	"io/fs"
 	"strings"
 	"testing"
@@ -69,8 +70,8 @@ func TestPlanReleaseMultipathOff(t *testing.T) {
 	}
 }
 
-// NotLive names each connecting/resetting/new/dead controller, with its
-// reconnect budget; live and deleting ones are not named.
+// NotLive lists each connecting/resetting/new/dead controller, with its
+// state and reconnect budget; live and deleting ones are not listed.
 func TestNotLive(t *testing.T) {
 	files := treeFiles(tSubsys{inst: 0, nqn: nqnX, nsids: []int{1}, ctrls: []tCtrl{
 		{inst: 0, state: "live", addr: tcp("10.0.0.1:4420"), legs: legs("optimized", 1)},
@@ -82,18 +83,24 @@ func TestNotLive(t *testing.T) {
 	files["class/nvme/nvme1/reconnect_delay"] = "2\n"
 	h := readFiles(t, files)
 	ds := NotLive(h, "", nil)
-	want := []brief{
-		{DefectNotLive, ScopeController, 0, []string{"nvme3"}, nil},
-		{DefectNotLive, ScopeController, 0, []string{"nvme1"}, nil},
+	var got []string
+	for _, d := range ds {
+		got = append(got, fmt.Sprintf("%s %s %s %s legs=%d", d.NQN, d.Controller, d.State, d.Address, d.Legs))
 	}
-	if d := cmp.Diff(want, briefs(ds)); d != "" {
+	want := []string{nqnX + " nvme3 resetting 10.0.0.4:4420 legs=1", nqnX + " nvme1 connecting 10.0.0.2:4420 legs=0"}
+	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("(-want +got):\n%s", d)
 	}
 	if !strings.Contains(ds[1].Detail, "connecting") || !strings.Contains(ds[1].Detail, "1800 attempts") {
 		t.Errorf("detail %q: want the state and the reconnect budget (3600/2 = 1800 attempts)", ds[1].Detail)
 	}
 	if got := NotLive(h, nqnX, map[string]bool{"nvme1": true, "nvme3": true}); len(got) != 0 {
-		t.Errorf("skipped controllers reported: %v", got)
+		t.Errorf("skipped controllers listed: %v", got)
+	}
+	for _, sel := range []Selector{{NQN: nqnX}, {NQN: nqnX, NSID: 1}} {
+		if ds := Inspect(h, sel, nil); len(ds) != 0 {
+			t.Errorf("Inspect %+v: %v; a controller that is not live is no defect", sel, ds)
+		}
 	}
 }
 

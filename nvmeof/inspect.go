@@ -30,7 +30,7 @@ const (
 // Scope is how much a repair of a defect tears down: nothing (a finding no
 // repair may act on), one controller (one path of the subsystem) or every
 // controller of one subsystem instance; none < controller < subsystem
-// (upstream.md §3.1).
+// (simplyblock-operator atlas-lib/nvmeof/inspect.go Scope; docs/sources.md §6).
 type Scope string
 
 // Defect scopes.
@@ -52,10 +52,12 @@ type Defect struct {
 	// Controllers are the controllers a repair would tear down, in teardown
 	// order (see TeardownOrder).
 	Controllers []string
-	// CoTenants are the NSIDs of other namespaces of the subsystem that would
-	// lose their last accessible path (optimized or non-optimized leg on a
-	// live controller) if Controllers were torn down; sorted. Non-empty means
-	// a repair would take another volume's block device away.
+	// CoTenants are the NSIDs of the other namespaces of the controllers'
+	// subsystem instance that would be left with no accessible path
+	// (optimized or non-optimized leg on a live controller) if Controllers
+	// were torn down — one with no path list at all counts — sorted; none
+	// for ambiguous-head (see coTenants). Non-empty means a repair would take
+	// another volume's block device away, or cannot tell that it would not.
 	CoTenants []int
 	Detail    string // human explanation
 }
@@ -87,7 +89,7 @@ func (d Defect) String() string {
 // yields nothing: it is not attached, which is not a defect.
 //
 // Rules (simplyblock-operator atlas-lib/nvmeof inspect semantics,
-// research/upstream.md §3.2, issues 3 and 13):
+// docs/sources.md §6.2):
 //
 //   - ambiguous-head: more than one kernel subsystem instance carrying the
 //     NQN has a namespace the selector matches (sel.NSID, or any namespace
@@ -117,9 +119,9 @@ func (d Defect) String() string {
 //     included; never auto-repaired.
 //
 // Defects come subsystem-scope (and scope none) first, then controller-scope
-// in teardown order. Controllers that are not live are judged by NotLive,
-// which Inspect leaves out (the operator's semantics: connecting controllers
-// are never reported by the controller-level check).
+// in teardown order. A controller that is not live (connecting, resetting)
+// is no defect of its own: the operator's Inspect reports none while a
+// controller is still connecting; NotLive lists them.
 func Inspect(h HostState, sel Selector, targets []Target) []Defect {
 	nqns := []string{sel.NQN}
 	if sel.NQN == "" {
@@ -185,16 +187,27 @@ func inspectNQN(subs []Subsystem, nqn string, nsid int, targets []Target) []Defe
 		all = append(all, s.Controllers...)
 	}
 	order := TeardownOrder(all)
-	paths := countPaths(subs)
+	instanceOf := map[string]Subsystem{}
+	for _, s := range subs {
+		for _, c := range s.Controllers {
+			instanceOf[c.Name] = s
+		}
+	}
 	var out []Defect
-	subsystemDefect := func(kind DefectKind, s Subsystem, detail string) {
+	// subsystemDefect: a subsystem-scope finding on instance s; withCoTenants
+	// false for ambiguous-head, whose stale instance serves nothing anyone
+	// could lose (the operator's inspectDuplicateHeads sets none).
+	subsystemDefect := func(kind DefectKind, s Subsystem, withCoTenants bool, detail string) {
 		ord := TeardownOrder(s.Controllers)
-		out = append(out, Defect{
+		d := Defect{
 			Kind: kind, Scope: ScopeSubsystem, NQN: nqn, NSID: nsid, Subsystem: subsysName(s),
 			Controllers: names(ord),
-			CoTenants:   paths.coTenants(ord, nsid),
 			Detail:      detail,
-		})
+		}
+		if withCoTenants {
+			d.CoTenants = coTenants(s, 0, ord)
+		}
+		out = append(out, d)
 	}
 
 	stale := map[string]bool{}
@@ -209,7 +222,7 @@ func inspectNQN(subs []Subsystem, nqn string, nsid int, targets []Target) []Defe
 			ctrlDefects = append(ctrlDefects, Defect{
 				Kind: DefectStaleEndpoint, Scope: ScopeController, NQN: nqn, NSID: nsid,
 				Controllers: []string{c.Name},
-				CoTenants:   paths.coTenants([]Controller{c}, nsid),
+				CoTenants:   coTenants(instanceOf[c.Name], 0, []Controller{c}),
 				Detail: fmt.Sprintf("%s (%s %s, %s) is at an endpoint the control plane does not publish for this subsystem",
 					c.Name, c.Transport, c.Address.Key(), c.State),
 			})
@@ -235,7 +248,7 @@ func inspectNQN(subs []Subsystem, nqn string, nsid int, targets []Target) []Defe
 		for _, s := range cands {
 			if headStale(s, matchingNSIDs(s, nsid)) {
 				staleHeads++
-				subsystemDefect(DefectAmbiguousHead, s, fmt.Sprintf("%d kernel subsystem instances carry this NQN with a matching %s (%s); %s serves none of it: every leg inaccessible",
+				subsystemDefect(DefectAmbiguousHead, s, false, fmt.Sprintf("%d kernel subsystem instances carry this NQN with a matching %s (%s); %s serves none of it: every leg inaccessible",
 					len(cands), what, strings.Join(insts, ", "), subsysName(s)))
 			}
 		}
@@ -258,18 +271,18 @@ func inspectNQN(subs []Subsystem, nqn string, nsid int, targets []Target) []Defe
 					}
 				}
 				if live > 0 {
-					subsystemDefect(DefectNoNamespace, s, fmt.Sprintf("%d live controller(s), no namespace", live))
+					subsystemDefect(DefectNoNamespace, s, true, fmt.Sprintf("%d live controller(s), no namespace", live))
 				}
 			case nsid != 0 && !slices.Contains(ids, nsid):
 				if len(cands) == 0 { // another instance of the NQN has it otherwise
-					subsystemDefect(DefectNamespaceMissing, s, fmt.Sprintf("namespace %d is not among the subsystem's namespaces %v", nsid, ids))
+					subsystemDefect(DefectNamespaceMissing, s, true, fmt.Sprintf("namespace %d is not among the subsystem's namespaces %v", nsid, ids))
 				}
 			case nsid != 0 || len(ids) == 1:
 				want := nsid
 				if want == 0 {
 					want = ids[0]
 				}
-				ctrlDefects = append(ctrlDefects, notContributing(paths, s, want, stale)...)
+				ctrlDefects = append(ctrlDefects, notContributing(s, want, stale)...)
 			}
 		}
 	}
@@ -278,41 +291,48 @@ func inspectNQN(subs []Subsystem, nqn string, nsid int, targets []Target) []Defe
 	return append(out, ctrlDefects...)
 }
 
-// DefectNotLive is the finding NotLive reports: a controller that is not
-// live (the leak check's not-live kind, DESIGN.md).
-const DefectNotLive DefectKind = "not-live"
+// NotLiveController is a controller that is not live and not being deleted
+// (connecting, resetting, new, dead), as NotLive lists it.
+type NotLiveController struct {
+	NQN        string          `json:"nqn"`
+	Controller string          `json:"controller"` // "nvme3"
+	State      ControllerState `json:"state"`
+	Address    string          `json:"address"` // canonical ip:port, or the raw traddr when not an IP
+	Legs       int             `json:"legs"`    // path legs it still shows
+	Detail     string          `json:"detail"`  // state, endpoint, legs and reconnect budget in words
+}
 
-// NotLive reports, for subsystem nqn ("" = every NQN) on h, each controller
+// NotLive lists, for subsystem nqn ("" = every NQN) on h, each controller
 // that is not live and not being deleted — connecting, resetting, new, dead
-// — as a controller-scope DefectNotLive: it carries no I/O now, and a
-// single reading cannot tell a path that is coming back from a leak (a
-// controller reconnecting to an endpoint that is gone keeps doing so every
-// reconnect_delay until ctrl_loss_tmo, DESIGN.md "Reconnect"). Its Detail
-// gives the state, endpoint and reconnect budget. Never auto-repaired:
-// Inspect leaves these out and release/reap never tear them down by this
-// finding. Controllers named in skip (stale-endpoint findings) are left out.
-// Sorted by NQN, then teardown order.
-func NotLive(h HostState, nqn string, skip map[string]bool) []Defect {
+// — with its reconnect budget. It is no defect: a single reading cannot tell
+// a path that is coming back from a leak (a controller reconnecting to an
+// endpoint that is gone keeps doing so every reconnect_delay until
+// ctrl_loss_tmo, docs/sources.md §1.3), so the operator's Inspect reports
+// none "while the controller is still connecting" (simplyblock-operator
+// atlas-lib/nvmeof/inspect_test.go TestInspect_NoNamespaceNeedsALiveController)
+// and only a judge that knows the time — the leak check after the settle
+// period — calls one still there a leak. Inspect, release and reap decide
+// without this list; the host tools print it so the state stays visible.
+// Controllers named in skip are left out. Sorted by NQN, then teardown
+// order.
+func NotLive(h HostState, nqn string, skip map[string]bool) []NotLiveController {
 	nqns := []string{nqn}
 	if nqn == "" {
 		nqns = h.NQNs()
 	}
-	var out []Defect
+	var out []NotLiveController
 	for _, n := range nqns {
 		var all []Controller
 		for _, s := range h.SubsystemsByNQN(n) {
 			all = append(all, s.Controllers...)
 		}
-		paths := countPaths(h.SubsystemsByNQN(n))
 		for _, c := range TeardownOrder(all) {
 			if c.State == StateLive || c.State.Deleting() || skip[c.Name] {
 				continue
 			}
-			out = append(out, Defect{
-				Kind: DefectNotLive, Scope: ScopeController, NQN: n,
-				Controllers: []string{c.Name},
-				CoTenants:   paths.coTenants([]Controller{c}, 0),
-				Detail:      fmt.Sprintf("%s (%s %s) is %s with %s: it carries no I/O; %s", c.Name, c.Transport, c.Address.Key(), c.State, plural(len(c.Legs), "leg"), reconnectBudget(c)),
+			out = append(out, NotLiveController{
+				NQN: n, Controller: c.Name, State: c.State, Address: c.Address.Key(), Legs: len(c.Legs),
+				Detail: fmt.Sprintf("%s (%s %s) is %s with %s: it carries no I/O; %s", c.Name, c.Transport, c.Address.Key(), c.State, plural(len(c.Legs), "leg"), reconnectBudget(c)),
 			})
 		}
 	}
@@ -320,7 +340,7 @@ func NotLive(h HostState, nqn string, skip map[string]bool) []Defect {
 }
 
 // reconnectBudget says how long a controller keeps reconnecting
-// (max_reconnects = ceil(ctrl_loss_tmo / reconnect_delay); DESIGN.md).
+// (max_reconnects = ceil(ctrl_loss_tmo / reconnect_delay); docs/sources.md §1.3).
 func reconnectBudget(c Controller) string {
 	switch {
 	case c.CtrlLossTmo < 0:
@@ -341,7 +361,7 @@ func plural(n int, noun string) string {
 
 // notContributing applies the controller-not-contributing rule to namespace
 // nsid of s.
-func notContributing(paths pathCount, s Subsystem, nsid int, stale map[string]bool) []Defect {
+func notContributing(s Subsystem, nsid int, stale map[string]bool) []Defect {
 	legs := 0
 	for _, c := range s.Controllers {
 		if _, ok := c.LegTo(nsid); ok {
@@ -366,7 +386,7 @@ func notContributing(paths pathCount, s Subsystem, nsid int, stale map[string]bo
 		out = append(out, Defect{
 			Kind: DefectControllerNotContributing, Scope: ScopeController, NQN: s.NQN, NSID: nsid,
 			Controllers: []string{c.Name},
-			CoTenants:   paths.coTenants([]Controller{c}, nsid),
+			CoTenants:   coTenants(s, nsid, []Controller{c}),
 			Detail:      fmt.Sprintf("%s (%s) is live with no leg to namespace %d; %s", c.Name, c.Address.Key(), nsid, what),
 		})
 	}
@@ -426,49 +446,35 @@ func sortByTeardown(ds []Defect, order []Controller) {
 	})
 }
 
-// pathCount is, per NSID, how many controllers have an accessible leg (on a
-// live controller) to it.
-type pathCount map[int]int
-
-func countPaths(subs []Subsystem) pathCount {
-	pc := pathCount{}
-	for _, s := range subs {
+// coTenants returns the NSIDs of s's namespaces other than own that would be
+// left with no accessible path if removed were torn down: a namespace with
+// no leg on s at all (no path list: native multipath off, or legs not yet
+// published, where every namespace depends on the controller it hangs off)
+// and one with no accessible leg on a controller of s outside removed —
+// whether or not it had one before. Sorted; own 0 excludes nothing. Source:
+// simplyblock-operator atlas-lib/nvmeof/inspect.go losingLastPath and
+// survivesTeardown, judged per kernel subsystem instance.
+func coTenants(s Subsystem, own int, removed []Controller) []int {
+	gone := map[string]bool{}
+	for _, c := range removed {
+		gone[c.Name] = true
+	}
+	var out []int
+	for _, id := range s.NSIDs() {
+		if id == own {
+			continue
+		}
+		survives := false
 		for _, c := range s.Controllers {
-			for _, id := range accessibleNSIDs(c) {
-				pc[id]++
+			if l, ok := c.LegTo(id); ok && !gone[c.Name] && c.Accessible(l) {
+				survives = true
+				break
 			}
 		}
-	}
-	return pc
-}
-
-// accessibleNSIDs returns the distinct NSIDs c has an accessible leg to.
-func accessibleNSIDs(c Controller) []int {
-	var out []int
-	for _, l := range c.Legs {
-		if c.Accessible(l) && !slices.Contains(out, l.NSID) {
-			out = append(out, l.NSID)
-		}
-	}
-	return out
-}
-
-// coTenants returns the NSIDs other than exclude whose every accessible leg
-// is on a controller in removed (which holds distinct controllers), sorted.
-func (pc pathCount) coTenants(removed []Controller, exclude int) []int {
-	lost := map[int]int{}
-	for _, c := range removed {
-		for _, id := range accessibleNSIDs(c) {
-			lost[id]++
-		}
-	}
-	var out []int
-	for id, n := range lost {
-		if n == pc[id] && id != exclude {
+		if !survives {
 			out = append(out, id)
 		}
 	}
-	sort.Ints(out)
 	return out
 }
 

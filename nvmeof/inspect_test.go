@@ -61,10 +61,6 @@ func TestInspectCaptures(t *testing.T) {
 	}
 
 	healthy := readCaptureFile(t, "healthy.tsv")
-	var allEndpoints []string
-	for _, c := range healthy.Controllers() {
-		allEndpoints = append(allEndpoints, c.Endpoint())
-	}
 	for _, nqn := range healthy.NQNs() {
 		sels := []Selector{{NQN: nqn}}
 		for _, s := range healthy.SubsystemsByNQN(nqn) {

@@ -19,7 +19,7 @@ const (
 
 // ReadSysfs reads every NVMe controller and subsystem of the sysfs tree fsys,
 // whose root is the "sys" directory (os.DirFS("/sys"), LoadCapture, or a tree
-// rendered by the simulator), following DESIGN.md's reading rules:
+// rendered by the simulator), following the reading rules of docs/sources.md §1.2:
 //
 //   - Subsystems come from class/nvme-subsystem/nvme-subsysS (subsysnqn; the
 //     controller entries nvmeN it lists; its multipath heads nvmeSnH, whose

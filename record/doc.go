@@ -1,5 +1,5 @@
 // Package record holds the run record's types — plan.json, timeline.jsonl,
-// summary.json (DESIGN.md "The run record") — and their writer and reader.
+// summary.json (docs/run-record.md) — and their writer and reader.
 //
 // The record is the contract between running and reporting: the checks are
 // pure functions of it. Timeline kinds and fields may be added, never

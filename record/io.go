@@ -15,7 +15,7 @@ import (
 	"strings"
 )
 
-// File names inside a run directory (DESIGN.md "The run record").
+// File names inside a run directory (docs/run-record.md).
 const (
 	PlanFile     = "plan.json"
 	TimelineFile = "timeline.jsonl"

@@ -13,17 +13,14 @@ type Plan struct {
 	Faults []FaultSpec `json:"faults"`
 }
 
-// Params are the run's parameters, thresholds included. Seconds are float64.
+// Params are the run's parameters, thresholds included: with the seed and
+// the fault schedule, the typed spec a rerun starts from (nothing of it is
+// parsed back from the command line). Seconds are float64.
 type Params struct {
-	Migrations         int     `json:"migrations"`
-	Volumes            int     `json:"volumes"`
-	Hosts              int     `json:"hosts"`
-	ConsumersPerVolume int     `json:"consumers_per_volume"`
-	SampleIntervalS    float64 `json:"sample_interval_s"`
+	Migrations      int     `json:"migrations"`
+	SampleIntervalS float64 `json:"sample_interval_s"`
 	// SettleSampleIntervalS is the sampling interval during the settle period.
 	SettleSampleIntervalS float64 `json:"settle_sample_interval_s"`
-	// CutoverPauseS is the simulated all-inaccessible window of a cutover.
-	CutoverPauseS float64 `json:"cutover_pause_s"`
 	// PauseCritS is CUTOVER_PAUSE_CRIT_S: the bound on the longest pause window.
 	PauseCritS float64 `json:"pause_crit_s"`
 	// FreezesAllowed is CUTOVER_FREEZES_ALLOWED: pause windows allowed per migration.
@@ -42,12 +39,68 @@ type Params struct {
 	// host's heartbeats while it is unchanged: every sampling tick, so
 	// sample_interval_s (settle_sample_interval_s in the settle period).
 	HeartbeatIntervalS float64 `json:"heartbeat_interval_s,omitempty"`
-	// Thresholds of the seed harness's checks (upstream.md §4), zero = the
+	// Thresholds of the seed harness's checks (docs/sources.md), zero = the
 	// default named on each (plan.json of older runs has none). Added fields.
 	Seed SeedThresholds `json:"seed_checks,omitzero"`
-	// Extra holds backend- or scenario-specific parameters (operator variant,
-	// kernel switches, pod tolerance, ...), keyed by flag name.
-	Extra map[string]string `json:"extra,omitempty"`
+	// GapS is the wait between one migration's terminal phase and the
+	// next one's start, seconds. MigrationWaitS bounds the wait for one
+	// migration: past it the run moves on and the migration keeps its last
+	// phase as outcome (0 = 3600 s; an incident's pacing sets the seed
+	// harness's 420 s).
+	GapS           float64 `json:"gap_s"`
+	MigrationWaitS float64 `json:"migration_wait_s,omitempty"`
+	// Faults is the fault selection the schedule was drawn from:
+	// FaultsDefault, FaultsNone, a comma-separated list of fault kinds, or
+	// FaultsFilePrefix + the fault file's path ("" = default).
+	Faults string `json:"faults,omitempty"`
+	// Workload is WorkloadSim (the simulator's modelled I/O; "" too) or
+	// WorkloadFio (real fio through FUSE on the wall clock, or fio pods on
+	// the kube backend); FioRateIOPS caps each volume's fio job and
+	// FioCorruptWrite (test only) corrupts that write of the first volume.
+	Workload        string `json:"workload,omitempty"`
+	FioRateIOPS     int    `json:"fio_rate_iops,omitempty"`
+	FioCorruptWrite int64  `json:"fio_corrupt_write,omitempty"`
+	// Incident is the catalogued incident a fiomig reproduce run replays,
+	// and FaultSchedule where its faults came from ("incident", or "none
+	// (...)" when they were dropped).
+	Incident      string `json:"incident,omitempty"`
+	FaultSchedule string `json:"fault_schedule,omitempty"`
+	// Kube is where a --backend kube run ran.
+	Kube *KubeParams `json:"kube,omitempty"`
+	// Model is the simulated world: its shape and every switch (Model).
+	Model Model `json:"model"`
+}
+
+// Fault selections (Params.Faults).
+const (
+	FaultsDefault    = "default"
+	FaultsNone       = "none"
+	FaultsFilePrefix = "file:"
+)
+
+// Workloads (Params.Workload).
+const (
+	WorkloadSim = "sim"
+	WorkloadFio = "fio"
+)
+
+// IsFio reports whether p is a real-fio run (its report carries the fio
+// checks, whatever is left of its fio/ directory).
+func (p Params) IsFio() bool { return p.Workload == WorkloadFio }
+
+// KubeParams are a --backend kube run's settings (fiomig run's kube flags
+// but the kubeconfig, a path of the machine that ran it) and the run id
+// its objects were labelled with.
+type KubeParams struct {
+	Namespace        string  `json:"namespace"`
+	StorageNamespace string  `json:"storage_namespace"`
+	StorageClass     string  `json:"storage_class"`
+	VolumeSize       string  `json:"volume_size"`
+	FioImage         string  `json:"fio_image"`
+	HelperImage      string  `json:"helper_image"`
+	SetupTimeoutS    float64 `json:"setup_timeout_s"`
+	FioResults       bool    `json:"fio_results"`
+	RunID            string  `json:"run_id,omitempty"`
 }
 
 // Topology is the world the run used.
@@ -97,7 +150,7 @@ type FaultSpec struct {
 //   - before-cutover: Running before the cutover — the data sync, every
 //     source path still accessible;
 //   - in-freeze: the cutover window, every path of the subsystem
-//     inaccessible (about Params.CutoverPauseS);
+//     inaccessible (about Params.Model.CutoverPauseS);
 //   - after-cutover: the target serves, until the migration ends (the
 //     source paths are released and removed then).
 //

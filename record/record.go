@@ -1,6 +1,6 @@
 package record
 
-// Timeline line kinds. They are a contract (DESIGN.md "The run record"):
+// Timeline line kinds. They are a contract (docs/run-record.md):
 // fields may be added, never renamed.
 const (
 	KindSample    = "sample"    // one line per host per sample

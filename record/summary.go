@@ -104,7 +104,8 @@ type SampleHole struct {
 }
 
 // HoleFactor: a gap between two observations of a host longer than
-// HoleFactor × its sampling interval is a hole (DESIGN.md "The run record").
+// HoleFactor × its sampling interval is a hole (docs/concepts.md "What the
+// samples can see").
 const HoleFactor = 3.0
 
 // FaultOutcome is one injected (or scheduled and never injected) fault as
@@ -187,6 +188,12 @@ type HostPauses struct {
 	Windows       [][2]float64 `json:"windows"`
 	// OpenWindow is true when a window was still open at the last sample.
 	OpenWindow bool `json:"open_window,omitempty"`
+	// LongestSeenPauseS is set when a window of this host spans a hole in
+	// its observations (SampleHole): the longest stretch of any of its
+	// windows seen paused with no hole in it, in seconds. LongestPauseS
+	// measures across the hole; pause-bound judges this instead. Added
+	// field.
+	LongestSeenPauseS *float64 `json:"longest_seen_pause_s,omitempty"`
 	// CutoverS is the host-observed cutover instant: the first sample with a
 	// target path optimized and no source path optimized.
 	CutoverS *float64 `json:"cutover_s,omitempty"`

@@ -16,8 +16,8 @@
 // comparison over seeds, side by side). Every file is a pure function
 // of its inputs: equal inputs give equal bytes.
 //
-// Import direction (DESIGN.md, kept by architecture_test.go): reports may
-// import record, checks, analysis and incidents and the leaves they build
-// on (nvmeof, fio), plus
-// montanaflynn/stats and gonum.org/v1/plot; nothing that runs anything.
+// Import direction (docs/architecture.md, kept by architecture_test.go):
+// reports may import record, checks, analysis and incidents and the leaves
+// they build on (nvmeof, fio), plus montanaflynn/stats and
+// gonum.org/v1/plot; nothing that runs anything.
 package reports

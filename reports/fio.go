@@ -3,7 +3,6 @@ package reports
 import (
 	"bytes"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/fiomig/fiomig/checks"
@@ -200,11 +199,8 @@ func fioExit(code int) string {
 }
 
 // fioRate is the run's fio rate cap in I/Os per second, reads and writes
-// together (plan.params.extra.fio_rate_iops; 0 when absent).
-func fioRate(plan record.Plan) int {
-	n, _ := strconv.Atoi(plan.Params.Extra["fio_rate_iops"])
-	return n
-}
+// together (plan.params.fio_rate_iops; 0 when absent).
+func fioRate(plan record.Plan) int { return plan.Params.FioRateIOPS }
 
 func boldIf(s string, bold bool) string {
 	if bold {

@@ -177,7 +177,7 @@ func htmlPage(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 		hm.Class = verdictClass(hm.Verdict)
 		for _, h := range slices.Sorted(maps.Keys(m.Hosts)) {
 			hp := m.Hosts[h]
-			hm.Hosts = append(hm.Hosts, htmlHostPause{Host: h, Pause: secs(hp.LongestPauseS), Over: hp.LongestPauseS > crit, Open: hp.OpenWindow})
+			hm.Hosts = append(hm.Hosts, htmlHostPause{Host: h, Pause: secs(hp.LongestPauseS), Over: checks.JudgedPauseS(hp) > crit, Open: hp.OpenWindow})
 			v.Cutovers = append(v.Cutovers, htmlCutover{ID: m.ID, Host: h, Completed: optTenths(m.CompletedS), Cutover: optSecs(hp.CutoverS), Lag: lagCell(m, hp)})
 		}
 		v.Migrations = append(v.Migrations, hm)

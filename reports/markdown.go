@@ -14,22 +14,26 @@ import (
 )
 
 // MigrationVerdict is one migration's verdict in the report's table: fail
-// when a consumer host's longest pause exceeds plan.Params.PauseCritS or the
-// migration's freezes exceed plan.Params.FreezesAllowed; else inconclusive
-// when the migration reached no terminal phase (record.IsTerminal of its
-// Outcome: an interrupted or short record, whose pauses are not all
-// seen); pass otherwise. (Split brain and served-after-cutover are judged
-// per run; their check details name the migrations.)
+// when a consumer host's judged pause (checks.JudgedPauseS) exceeds
+// plan.Params.PauseCritS or the migration's freezes exceed
+// plan.Params.FreezesAllowed; else inconclusive when the migration reached
+// no terminal phase (record.IsTerminal of its Outcome: an interrupted or
+// short record, whose pauses are not all seen) or a window of it spans a
+// hole in a host's samples; pass otherwise. (Split brain and
+// served-after-cutover are judged per run; their check details name the
+// migrations.)
 func MigrationVerdict(plan record.Plan, m record.MigrationSummary) string {
 	if m.Freezes > plan.Params.FreezesAllowed {
 		return record.Fail
 	}
+	unseen := false
 	for _, hp := range m.Hosts {
-		if hp.LongestPauseS > plan.Params.PauseCritS {
+		if checks.JudgedPauseS(hp) > plan.Params.PauseCritS {
 			return record.Fail
 		}
+		unseen = unseen || hp.LongestSeenPauseS != nil
 	}
-	if !record.IsTerminal(m.Outcome) {
+	if !record.IsTerminal(m.Outcome) || unseen {
 		return record.Inconclusive
 	}
 	return record.Pass
@@ -172,8 +176,11 @@ func markdown(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 			for _, h := range slices.Sorted(maps.Keys(m.Hosts)) {
 				hp := m.Hosts[h]
 				v := secs(hp.LongestPauseS)
-				if hp.LongestPauseS > crit {
+				if checks.JudgedPauseS(hp) > crit {
 					v = "**" + v + "**"
+				}
+				if hp.LongestSeenPauseS != nil {
+					v += fmt.Sprintf(" (across a hole; %s seen)", secs(*hp.LongestSeenPauseS))
 				}
 				if hp.OpenWindow {
 					v += " (open)"
@@ -392,7 +399,7 @@ func worstCutover(plan record.Plan, sum record.Summary, nqns *nqnLegend) string 
 	hp := m.Hosts[h]
 	pause := secs(hp.LongestPauseS)
 	rel := "≤"
-	if hp.LongestPauseS > plan.Params.PauseCritS {
+	if checks.JudgedPauseS(hp) > plan.Params.PauseCritS {
 		pause, rel = "**"+pause+"**", ">"
 	}
 	s := fmt.Sprintf("%s (%s) on %s — longest pause %s %s %s, %d freeze(s) on this host (%d for the migration), outcome %s",
@@ -466,9 +473,13 @@ func OverBound(plan record.Plan, sum record.Summary) []string {
 	for _, m := range sum.Migrations {
 		for _, h := range slices.Sorted(maps.Keys(m.Hosts)) {
 			hp := m.Hosts[h]
-			if hp.LongestPauseS > crit {
-				over = append(over, fmt.Sprintf("%s (%s) on %s: longest pause %s > %s; windows %s",
-					m.ID, nqns.name(m.NQN), h, secs(hp.LongestPauseS), secs(crit), windows(hp.Windows)))
+			if p := checks.JudgedPauseS(hp); p > crit {
+				seen := ""
+				if hp.LongestSeenPauseS != nil {
+					seen = fmt.Sprintf(" seen paused (measured %s across a hole in the host's samples)", secs(hp.LongestPauseS))
+				}
+				over = append(over, fmt.Sprintf("%s (%s) on %s: longest pause %s%s > %s; windows %s",
+					m.ID, nqns.name(m.NQN), h, secs(p), seen, secs(crit), windows(hp.Windows)))
 			}
 		}
 	}

@@ -30,8 +30,8 @@ func fixture() (record.Plan, record.Summary) {
 	plan := record.Plan{
 		Tool: "fiomig", Scenario: "migrations", Backend: "sim", Seed: 42,
 		Command: "fiomig run --seed 42 --migrations 2 --cutover-pause 7",
-		Params: record.Params{Migrations: 2, Volumes: 2, Hosts: 2, ConsumersPerVolume: 2, SampleIntervalS: 0.25,
-			PauseCritS: 5, FreezesAllowed: 1, SettleS: 60, AttributionMarginS: 30},
+		Params: record.Params{Migrations: 2, SampleIntervalS: 0.25, PauseCritS: 5, FreezesAllowed: 1, SettleS: 60, AttributionMarginS: 30,
+			Model: record.Model{Volumes: 2, Hosts: 2, ConsumersPerVolume: 2}},
 		Topology: record.Topology{
 			Nodes: []record.Node{{Name: "node-1", IP: "10.0.0.1"}, {Name: "node-2", IP: "10.0.0.2"}, {Name: "node-3", IP: "10.0.0.3"}},
 			Hosts: []record.HostInfo{{Name: "host-a", HostNQN: "nqn.host-a"}, {Name: "host-b", HostNQN: "nqn.host-b"}},
@@ -102,6 +102,22 @@ func TestMigrationVerdict(t *testing.T) {
 	m.Freezes = 2
 	if v := MigrationVerdict(plan, m); v != record.Fail {
 		t.Errorf("m1 with 2 freezes: verdict %q, want fail", v)
+	}
+	// A window measured across a hole in host-b's samples (issue 24): 7.25 s
+	// measured, of which 2 s seen paused, is not known to be over the bound;
+	// 5.5 s seen is over it.
+	m = sum.Migrations[1]
+	m.Freezes = 1
+	m.Hosts = map[string]record.HostPauses{"host-b": {LongestPauseS: 7.25, LongestSeenPauseS: fptr(2), Freezes: 1, Windows: [][2]float64{{70, 77.25}}}}
+	if v := MigrationVerdict(plan, m); v != record.Inconclusive {
+		t.Errorf("m2 with a window across a hole, 2 s seen: verdict %q, want inconclusive", v)
+	}
+	if over := OverBound(plan, record.Summary{Migrations: []record.MigrationSummary{m}}); len(over) != 0 {
+		t.Errorf("over the bound: %q, want none", over)
+	}
+	m.Hosts["host-b"] = record.HostPauses{LongestPauseS: 7.25, LongestSeenPauseS: fptr(5.5), Freezes: 1, Windows: [][2]float64{{70, 77.25}}}
+	if v := MigrationVerdict(plan, m); v != record.Fail {
+		t.Errorf("m2 with a window across a hole, 5.5 s seen: verdict %q, want fail", v)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 )
 
 // SeedCSVHeader is the header of the seed harness's ana/<migration>.csv
-// (fio_migration_test.py; research/upstream.md §4).
+// (fio_migration_test.py; docs/sources.md §8).
 var SeedCSVHeader = []string{"ts", "node", "phase", "address", "role", "ctrl_state", "nsid", "ana_state"}
 
 // SeedCSVDir is the directory the seed harness keeps its ANA samples in.

@@ -18,11 +18,15 @@ import (
 // tests judge the harness on a system that cleans up after itself; the
 // operator as sourced leaves each completed migration's source paths
 // reconnecting into "does not allow host" for ctrl_loss_tmo (sim tests
-// TestSourcePathsAfterCompleted, TestMigrationPhasesAndCutover).
-func defaultRun(tb testing.TB, seed int64, cp string) Result {
+// TestSourcePathsAfterCompleted, TestMigrationPhasesAndCutover). tune, when
+// set, changes the model last.
+func defaultRun(tb testing.TB, seed int64, cp string, tune func(*record.Model)) Result {
 	tb.Helper()
 	p := DefaultParams()
-	p.Extra = map[string]string{"control_plane": cp, "faults": FaultsDefault, "release_sources": "true"}
+	p.Model.ControlPlane, p.Model.ReleaseSources = cp, true
+	if tune != nil {
+		tune(&p.Model)
+	}
 	c, err := SimCluster(seed, p)
 	if err != nil {
 		tb.Fatal(err)
@@ -33,7 +37,7 @@ func defaultRun(tb testing.TB, seed int64, cp string) Result {
 		tb.Fatal(err)
 	}
 	res, err := Run(context.Background(), c, Config{Plan: record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: seed, Params: p, Faults: sched},
-		OutDir: tb.TempDir(), StartUnix: 1, GapS: DefaultGapS})
+		OutDir: tb.TempDir(), StartUnix: 1})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -82,16 +86,19 @@ func TestDefaultFaultScheduleCoversEveryKindAndStage(t *testing.T) {
 }
 
 // TestDefaultFaultsAHealthySystemSurvives: with the control plane's cancel
-// fixed (fixed-cancel), the main job with its default faults passes — every
-// fault landed, no check failed (seed 1 here; README: seeds 1-10). With
-// sbcli's cancel (the default) it fails
-// path-completeness, and the detail names the cancelled migration before
-// the lost path: a real defect, not the harness.
+// fixed (fixed-cancel), or with sbcli's cancel (the default) and the two
+// sourced repairs the main job runs (the lvol monitor, the fixed CSI
+// driver's ip:port restore), the main job with its default faults passes —
+// every fault landed, no check failed (seed 1 here; docs: seeds 1-10).
+// With sbcli's cancel and no repair it fails path-completeness, and the
+// detail names the cancelled migration before the lost path: a real
+// defect, not the harness.
 func TestDefaultFaultsAHealthySystemSurvives(t *testing.T) {
-	for _, seed := range []int64{1} {
-		res := defaultRun(t, seed, "fixed-cancel")
+	for _, cp := range []string{"fixed-cancel", "sbcli"} {
+		seed := int64(1)
+		res := defaultRun(t, seed, cp, nil)
 		if res.Summary.Verdict != record.Pass {
-			t.Errorf("seed %d, fixed-cancel: verdict %s: %+v", seed, res.Summary.Verdict, res.Summary.Checks)
+			t.Errorf("seed %d, %s: verdict %s: %+v", seed, cp, res.Summary.Verdict, res.Summary.Checks)
 		}
 		kinds := map[string]bool{}
 		for _, f := range res.Summary.Faults {
@@ -103,7 +110,7 @@ func TestDefaultFaultsAHealthySystemSurvives(t *testing.T) {
 			t.Errorf("seed %d: %d kinds landed, want >= 6", seed, len(kinds))
 		}
 	}
-	res := defaultRun(t, 1, "sbcli")
+	res := defaultRun(t, 1, "sbcli", func(m *record.Model) { m.LvolMonitor, m.CSIRestore = false, record.CSIRestoreOff })
 	for _, c := range res.Summary.Checks {
 		switch {
 		case c.Name == "path-completeness":
@@ -129,6 +136,6 @@ func TestDefaultFaultsAHealthySystemSurvives(t *testing.T) {
 // default faults, settle 60 s, sampled every 0.1 s), without the CLI.
 func BenchmarkMainJob(b *testing.B) {
 	for b.Loop() {
-		defaultRun(b, 1, "sbcli")
+		defaultRun(b, 1, "sbcli", nil)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 
 	"github.com/fiomig/fiomig/analysis"
 	simbackend "github.com/fiomig/fiomig/backend/sim"
@@ -14,23 +13,28 @@ import (
 	"github.com/fiomig/fiomig/incidents"
 	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/reports"
+	"github.com/fiomig/fiomig/sim"
 )
 
-// IncidentParams are an incident's run parameters: its topology and pacing
-// over fiomig's default thresholds.
-func IncidentParams(inc incidents.Incident) record.Params {
+// IncidentParams are an incident's run parameters: its pacing over
+// fiomig's default thresholds, and the world it simulates with operator
+// (incidents.Incident.World, defaults filled in).
+func IncidentParams(inc incidents.Incident, operator string) (record.Params, error) {
 	p := DefaultParams()
-	t, pc := inc.Topology, inc.Pacing
-	p.Hosts, p.Volumes, p.ConsumersPerVolume = t.Hosts, t.Volumes, t.ConsumersPerVolume
+	pc := inc.Pacing
 	p.Migrations, p.SampleIntervalS = pc.Migrations, pc.SampleIntervalS
 	p.SettleS, p.SettleSampleIntervalS = pc.SettleS, pc.SettleSampleIntervalS
+	p.GapS, p.MigrationWaitS = pc.GapS, pc.MigrationTimeoutS
 	if pc.MigrationTimeoutS > 0 {
 		p.Seed.MigrationTimeoutS = pc.MigrationTimeoutS
 	}
-	if inc.Model.CutoverPauseS > 0 {
-		p.CutoverPauseS = inc.Model.CutoverPauseS
+	p.Faults, p.Incident, p.FaultSchedule = "", inc.Name, "incident"
+	m, err := inc.World(operator)
+	if err != nil {
+		return p, fmt.Errorf("%s: %w", inc.File, err)
 	}
-	return p
+	p.Model = sim.ModelDefaults(m)
+	return p, nil
 }
 
 // IncidentSchedule is an incident's fault schedule for seed: the explicit
@@ -59,28 +63,18 @@ type ReproduceOptions struct {
 	Seed     int64
 	// Operator is "prefix" or "fixed".
 	Operator string
-	// ReconnectReset is the kernel switch: "full" (upstream) or "partial";
-	// KernelDNR "honor" or "ignore"; TargetDNR makes the targets set DNR on
-	// rejections (SPDK does not). Empty (nil) takes the incident's value.
-	ReconnectReset string
-	KernelDNR      string
-	TargetDNR      *bool
-	// Params default to IncidentParams; Schedule to IncidentSchedule(Seed).
+	// Params default to IncidentParams; their Model is always the
+	// incident's world for Operator, changed by Override when set (fiomig
+	// reproduce's model flags: --reconnect-reset, --release-sources, ...).
 	Params   *record.Params
+	Override func(*record.Model)
+	// Schedule defaults to IncidentSchedule(Seed).
 	Schedule []record.FaultSpec
 	// NoFaults drops the incident's seeded and scheduled faults (fiomig
 	// reproduce --faults none): the run shows what the sourced model does
-	// with no fault at all (incident.md §6.1). plan.json's params.extra
+	// with no fault at all (docs/incidents.md). plan.json's params
 	// "fault_schedule" says so.
 	NoFaults bool
-	// ReleaseSources, ListenerRace, SwapReaddFail and NSIDDivergence
-	// override the incident file's switches (operators.release_sources,
-	// model.listener_race, model.swap_readd_fail, model.nsid_divergence;
-	// nil takes the file's, absent there = off).
-	ReleaseSources *bool
-	ListenerRace   *bool
-	SwapReaddFail  *float64
-	NSIDDivergence *bool
 	// Command is the command line recorded in plan.json.
 	Command   string
 	OutDir    string
@@ -112,77 +106,23 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 	if o.Operator != "prefix" && o.Operator != "fixed" {
 		return ReproduceResult{}, fmt.Errorf("reproduce: operator %q: want prefix or fixed", o.Operator)
 	}
-	if o.ReconnectReset == "" {
-		o.ReconnectReset = inc.Kernel.ReconnectReset.Value
+	p, err := IncidentParams(inc, o.Operator)
+	if err != nil {
+		return ReproduceResult{}, err
 	}
-	if o.KernelDNR == "" {
-		o.KernelDNR = inc.Kernel.DNR.Value
-	}
-	targetDNR := inc.Kernel.TargetDNR.Value == "true"
-	if o.TargetDNR != nil {
-		targetDNR = *o.TargetDNR
-	}
-	p := IncidentParams(inc)
 	if o.Params != nil {
+		m := p.Model
 		p = *o.Params
+		p.Model = m
 	}
-	sw := IncidentSwitches(inc)
-	if o.ReleaseSources != nil {
-		sw.ReleaseSources = *o.ReleaseSources
-	}
-	if o.ListenerRace != nil {
-		sw.ListenerRace = *o.ListenerRace
-	}
-	if o.SwapReaddFail != nil {
-		sw.SwapReaddFail = *o.SwapReaddFail
-	}
-	if o.NSIDDivergence != nil {
-		sw.NSIDDivergence = *o.NSIDDivergence
-	}
-	podToleranceS := inc.Topology.PodToleranceS
-	if podToleranceS == 0 {
-		podToleranceS = 5
-	}
-	gapS := inc.Pacing.GapS
-	p.Extra = map[string]string{
-		"operator": o.Operator, "reconnect_reset": o.ReconnectReset, "kernel_dnr": o.KernelDNR,
-		"target_dnr": strconv.FormatBool(targetDNR), "hosts_are_nodes": strconv.FormatBool(inc.Topology.HostsAreNodes),
-		"pods":                  strconv.FormatBool(inc.Topology.Pods),
-		"pod_tolerance_s":       strconv.FormatFloat(podToleranceS, 'g', -1, 64),
-		"gap_s":                 strconv.FormatFloat(gapS, 'g', -1, 64),
-		"incident":              inc.Name,
-		"control_plane":         inc.Model.ControlPlane.Value,
-		"namespaces_per_volume": strconv.Itoa(max(1, inc.Topology.NamespacesPerVolume)),
-		"lvol_monitor":          orDefault(inc.Model.LvolMonitor.Value, "off"),
-		"csi_restore":           orDefault(csiRestore(inc, o.Operator), "off"),
-		"fault_schedule":        "incident",
-		"release_sources":       strconv.FormatBool(sw.ReleaseSources),
-		"listener_race":         strconv.FormatBool(sw.ListenerRace),
-		"swap_readd_fail":       strconv.FormatFloat(sw.SwapReaddFail, 'g', -1, 64),
-		"nsid_divergence":       strconv.FormatBool(sw.NSIDDivergence),
-	}
-	pc := inc.Pacing
-	for k, r := range map[string][]float64{"job_start_s": pc.JobStartS, "sync_s": pc.SyncS} {
-		if r != nil {
-			p.Extra[k] = strconv.FormatFloat(r[0], 'g', -1, 64) + "-" + strconv.FormatFloat(r[1], 'g', -1, 64)
-		}
+	if o.Override != nil {
+		o.Override(&p.Model)
+		p.Model = sim.ModelDefaults(p.Model)
 	}
 	if o.NoFaults {
-		p.Extra["fault_schedule"] = "none (the incident's seeded and scheduled faults dropped)"
+		p.FaultSchedule = "none (the incident's seeded and scheduled faults dropped)"
 	}
-	cluster, err := simbackend.New(simbackend.Config{
-		Seed: o.Seed, Nodes: inc.Topology.Nodes, Hosts: p.Hosts, Volumes: p.Volumes, ConsumersPerVolume: p.ConsumersPerVolume,
-		NamespacesPerVolume: inc.Topology.NamespacesPerVolume,
-		HostsAreNodes:       inc.Topology.HostsAreNodes, CutoverPauseS: p.CutoverPauseS, Operator: o.Operator,
-		ReconnectReset: o.ReconnectReset, KernelDNR: o.KernelDNR, TargetDNR: targetDNR,
-		ControlPlane: inc.Model.ControlPlane.Value,
-		LvolMonitor:  inc.Model.LvolMonitor.Value == "on", CSIRestore: csiRestore(inc, o.Operator),
-		Pods: inc.Topology.Pods, PodToleranceS: podToleranceS,
-		ReleaseSources: sw.ReleaseSources, ListenerRace: sw.ListenerRace, SwapReaddFail: sw.SwapReaddFail,
-		NSIDDivergence: sw.NSIDDivergence,
-		JobStartMinS:   rangeAt(pc.JobStartS, 0), JobStartMaxS: rangeAt(pc.JobStartS, 1),
-		SyncMinS: rangeAt(pc.SyncS, 0), SyncMaxS: rangeAt(pc.SyncS, 1),
-	})
+	cluster, err := simbackend.New(simbackend.Config{Seed: o.Seed, Model: p.Model})
 	if err != nil {
 		return ReproduceResult{}, fmt.Errorf("reproduce %s: simulator: %w", inc.File, err)
 	}
@@ -211,8 +151,7 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 	// The harness's wait for one migration: the incident's (the seed
 	// harness moves on after it), else Run's default.
 	var kept analysis.IncidentKeeper // the lines the figures need, kept as written
-	res, err := Run(ctx, inj, Config{Plan: plan, OutDir: o.OutDir, StartUnix: o.StartUnix, GapS: gapS,
-		MigrationTimeoutS: pc.MigrationTimeoutS, Progress: o.Progress, OnLine: kept.Add})
+	res, err := Run(ctx, inj, Config{Plan: plan, OutDir: o.OutDir, StartUnix: o.StartUnix, Progress: o.Progress, OnLine: kept.Add})
 	out := ReproduceResult{Dir: res.Dir, Interrupted: res.Interrupted, Summary: res.Summary, Plan: res.Plan}
 	out.FaultErrors = inj.Errors()
 	if err != nil || res.Interrupted {
@@ -221,49 +160,6 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (ReproduceResult, error)
 	plan = res.Plan
 	out.Run = analysis.Analyse(inc, plan, kept.Lines(), out.Summary)
 	return out, reports.WriteReproduce(out.Dir, out.Run, nil)
-}
-
-// Switches are the optional model switches of an incident run (each off
-// unless the incident file or a flag turns it on).
-type Switches struct {
-	ReleaseSources bool
-	ListenerRace   bool
-	SwapReaddFail  float64
-	NSIDDivergence bool
-}
-
-// IncidentSwitches are inc's switches as its file sets them (validated by
-// incidents.Parse).
-func IncidentSwitches(inc incidents.Incident) Switches {
-	p, _ := strconv.ParseFloat(orDefault(inc.Model.SwapReaddFail.Value, "0"), 64)
-	return Switches{ReleaseSources: inc.Operators.ReleaseSources.Value == "true", ListenerRace: inc.Model.ListenerRace.Value == "on",
-		SwapReaddFail: p, NSIDDivergence: inc.Model.NSIDDivergence.Value == "on"}
-}
-
-// csiRestore is the sim's CSI restore variant for inc and operator: the
-// "operator" value follows the operator's release (prefix: by IP only,
-// fixed: by ip:port).
-func csiRestore(inc incidents.Incident, operator string) string {
-	switch v := inc.Model.CSIRestore.Value; v {
-	case "", "off":
-		return ""
-	case "operator":
-		if operator == "fixed" {
-			return "ip-port"
-		}
-		return "ip"
-	default:
-		return v
-	}
-}
-
-// rangeAt is r[i] of a validated [min, max] pacing range, 0 (the
-// simulator's default) when the file does not set it.
-func rangeAt(r []float64, i int) float64 {
-	if len(r) != 2 {
-		return 0
-	}
-	return r[i]
 }
 
 // IncidentID is the catalogue's first incident (incidents.Default).

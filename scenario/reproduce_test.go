@@ -20,7 +20,10 @@ import (
 // settle) so that tests stay quick; the fault schedule (on the first five
 // migrations) and every other parameter are the incident's.
 func shortIncident() *record.Params {
-	p := IncidentParams(mustIncident(IncidentID))
+	p, err := IncidentParams(mustIncident(IncidentID), "prefix")
+	if err != nil {
+		panic(err)
+	}
 	p.Migrations, p.SettleS = 8, 1200
 	return &p
 }
@@ -136,8 +139,8 @@ func TestReproduceNoFaultNoCascade(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(r.Plan.Faults) != 0 || r.Plan.Params.Extra["fault_schedule"] == "incident" {
-			t.Errorf("%s: plan faults %v, fault_schedule %q: want none, said so", op, r.Plan.Faults, r.Plan.Params.Extra["fault_schedule"])
+		if len(r.Plan.Faults) != 0 || r.Plan.Params.FaultSchedule == "incident" {
+			t.Errorf("%s: plan faults %v, fault_schedule %q: want none, said so", op, r.Plan.Faults, r.Plan.Params.FaultSchedule)
 		}
 		if r.Figures.ValidationFailed != 0 || r.Figures.Leaked != 0 {
 			t.Errorf("%s with no fault: %d validation failures (%v), %d leaks; want none", op, r.Figures.ValidationFailed,

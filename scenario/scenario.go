@@ -26,12 +26,6 @@ type Config struct {
 	// StartUnix names the run directory (unix seconds when the run started;
 	// the caller reads the wall clock, the scenario never does).
 	StartUnix int64
-	// GapS is the virtual time between a migration's terminal phase and the
-	// next migration's start, in seconds.
-	GapS float64
-	// MigrationTimeoutS bounds one migration; past it the scenario moves on
-	// and the migration keeps its last phase as outcome.
-	MigrationTimeoutS float64
 	// SummaryOnly writes summary.json (without churn, which needs the
 	// timeline) and no report, plots or junit.xml: for tests and sweeps
 	// that read only the summary.
@@ -45,6 +39,10 @@ type Config struct {
 	// back.
 	OnLine func(record.Line)
 }
+
+// DefaultMigrationWaitS is how long a run waits for one migration when
+// Params.MigrationWaitS is 0, seconds.
+const DefaultMigrationWaitS = 3600.0
 
 // Result is what a finished (or interrupted) run left behind.
 type Result struct {
@@ -69,8 +67,8 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	if p.SettleSampleIntervalS <= 0 {
 		p.SettleSampleIntervalS = p.SampleIntervalS
 	}
-	if cfg.MigrationTimeoutS <= 0 {
-		cfg.MigrationTimeoutS = 3600
+	if p.MigrationWaitS <= 0 {
+		p.MigrationWaitS = DefaultMigrationWaitS
 	}
 	switch p.TimelineFormat {
 	case 0, record.FormatChangeOnly:
@@ -81,6 +79,8 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	default:
 		return Result{}, fmt.Errorf("scenario: timeline format version %d is not %d or %d", p.TimelineFormat, record.FormatFull, record.FormatChangeOnly)
 	}
+	wait := p.MigrationWaitS
+	p.MigrationWaitS = cfg.Plan.Params.MigrationWaitS // recorded as given (0: the default)
 	cfg.Plan.Params = p
 	cfg.Plan.Topology = cluster.Topology()
 	cfg.Plan.Backend = cluster.Name()
@@ -142,7 +142,7 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 		runErr = tl.Append(record.Line{T: 0, Kind: record.KindFormat, Version: p.TimelineFormat, HeartbeatIntervalS: p.HeartbeatIntervalS})
 	}
 	if runErr == nil {
-		runErr = r.migrations(ctx, cfg, progress)
+		runErr = r.migrations(ctx, cfg, wait, progress)
 	}
 	// Faults still injected are recovered whatever happened, and their
 	// recovery lines recorded, before the timeline is closed.
@@ -274,7 +274,7 @@ func (r *runner) runFor(ctx context.Context, d, interval float64, stop func() bo
 	}
 }
 
-func (r *runner) migrations(ctx context.Context, cfg Config, progress io.Writer) error {
+func (r *runner) migrations(ctx context.Context, cfg Config, wait float64, progress io.Writer) error {
 	p := cfg.Plan.Params
 	if err := r.step(r.cluster.Now()); err != nil {
 		return err
@@ -298,7 +298,7 @@ func (r *runner) migrations(ctx context.Context, cfg Config, progress io.Writer)
 		if err != nil {
 			return fmt.Errorf("migration %d of volume %s: %w", i+1, vol.Name, err)
 		}
-		err = r.runFor(ctx, cfg.MigrationTimeoutS, p.SampleIntervalS, func() bool {
+		err = r.runFor(ctx, wait, p.SampleIntervalS, func() bool {
 			_, done := r.cluster.MigrationPhase(id)
 			return done
 		})
@@ -308,12 +308,12 @@ func (r *runner) migrations(ctx context.Context, cfg Config, progress io.Writer)
 		phase, done := r.cluster.MigrationPhase(id)
 		note := ""
 		if !done {
-			note = fmt.Sprintf(" (not terminal after %.0f s; moving on)", cfg.MigrationTimeoutS)
+			note = fmt.Sprintf(" (not terminal after %.0f s; moving on)", wait)
 		}
 		fmt.Fprintf(progress, "[%d/%d] %s volume %s: %s after %.1f s%s\n",
 			i+1, p.Migrations, id, vol.Name, phase, r.cluster.Now()-start, note)
-		if cfg.GapS > 0 && i+1 < p.Migrations {
-			if err := r.runFor(ctx, cfg.GapS, p.SampleIntervalS, nil); err != nil {
+		if p.GapS > 0 && i+1 < p.Migrations {
+			if err := r.runFor(ctx, p.GapS, p.SampleIntervalS, nil); err != nil {
 				return err
 			}
 		}

@@ -24,7 +24,7 @@ func runSim(t *testing.T, seed int64, p record.Params) Result {
 	defer c.Close()
 	res, err := Run(context.Background(), c, Config{
 		Plan:   record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: seed, Params: p},
-		OutDir: t.TempDir(), StartUnix: 1787159565, GapS: DefaultGapS,
+		OutDir: t.TempDir(), StartUnix: 1787159565,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +37,7 @@ func runSim(t *testing.T, seed int64, p record.Params) Result {
 func small() record.Params {
 	p := DefaultParams()
 	p.Migrations, p.SettleS = 6, 35
-	p.Extra = map[string]string{"release_sources": "true"}
+	p.Model.ReleaseSources = true
 	return p
 }
 
@@ -87,7 +87,7 @@ func TestDefaultRunPassesAndLongCutoverFails(t *testing.T) {
 		}
 	}
 
-	p.CutoverPauseS = 7
+	p.Model.CutoverPauseS = 7
 	res = runSim(t, 1, p)
 	var pause record.CheckResult
 	for _, c := range res.Summary.Checks {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,9 +24,9 @@ import (
 // Workload names (fiomig run --workload).
 const (
 	// WorkloadSim: the simulator's modelled I/O only (virtual time).
-	WorkloadSim = "sim"
+	WorkloadSim = record.WorkloadSim
 	// WorkloadFio: real fio through FUSE volumes on the wall clock.
-	WorkloadFio = "fio"
+	WorkloadFio = record.WorkloadFio
 )
 
 // FioMinGapMs is the shortest fio gap listed per volume (summary.json
@@ -88,7 +87,7 @@ func FioNamespacesUnsupported(n int) string {
 // one namespace per volume is an error (FioNamespacesUnsupported).
 func RunFio(ctx context.Context, seed int64, cfg Config, fo FioOptions) (Result, error) {
 	p := cfg.Plan.Params
-	if n := atoiOr(p.Extra["namespaces_per_volume"], 1); n > 1 {
+	if n := p.Model.NamespacesPerVolume; n > 1 {
 		return Result{}, fmt.Errorf("scenario: %s", FioNamespacesUnsupported(n))
 	}
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
@@ -126,13 +125,7 @@ func RunFio(ctx context.Context, seed int64, cfg Config, fo FioOptions) (Result,
 	if rate == 0 {
 		rate = workload.DefaultRateIOPS
 	}
-	extra := map[string]string{}
-	for k, v := range cfg.Plan.Params.Extra {
-		extra[k] = v
-	}
-	extra["workload"] = WorkloadFio
-	extra["fio_rate_iops"] = strconv.Itoa(rate)
-	cfg.Plan.Params.Extra = extra
+	cfg.Plan.Params.Workload, cfg.Plan.Params.FioRateIOPS = WorkloadFio, rate
 
 	res, runErr := Run(ctx, cluster, cfg)
 	load, loadOK := workload.LoadAverage()
@@ -259,11 +252,9 @@ func HasFio(dir string) bool {
 }
 
 // IsFioRun reports whether plan records a --workload=fio run
-// (plan.params.extra.workload = WorkloadFio, as RunFio writes it): its
-// report must carry the fio checks, whatever is left of fio/.
-func IsFioRun(plan record.Plan) bool {
-	return plan.Params.Extra["workload"] == WorkloadFio
-}
+// (plan.params.workload, as RunFio writes it): its report must carry the
+// fio checks, whatever is left of fio/.
+func IsFioRun(plan record.Plan) bool { return plan.Params.IsFio() }
 
 // FioEvaluate adds to sum (checks.Evaluate of plan and lines) what the fio
 // processes of run directory dir measured: it reads fio/workload.json and

@@ -39,9 +39,9 @@ func requireRealFio(t *testing.T) {
 // settle period covers the margin, so served-after-cutover is judged).
 func fioParams(migrations, volumes int, cutover float64) record.Params {
 	p := DefaultParams()
-	p.Migrations, p.Volumes, p.CutoverPauseS = migrations, volumes, cutover
+	p.Migrations, p.Model.Volumes, p.Model.CutoverPauseS, p.GapS = migrations, volumes, cutover, 1
 	p.SettleS, p.AttributionMarginS = 2.5, 2
-	p.Extra = map[string]string{"release_sources": "true"} // a clean system, as defaultRun
+	p.Model.ReleaseSources = true // a clean system, as defaultRun
 	return p
 }
 
@@ -52,7 +52,7 @@ func runFio(t *testing.T, ctx context.Context, p record.Params, fo FioOptions) (
 	fo.MountDir = mnt
 	res, err := RunFio(ctx, 1, Config{
 		Plan:   record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: 1, Command: "go test", Params: p},
-		OutDir: out, StartUnix: 1700000000, GapS: 1,
+		OutDir: out, StartUnix: 1700000000,
 	}, fo)
 	if err != nil {
 		t.Fatalf("RunFio: %v", err)

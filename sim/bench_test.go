@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/record"
 )
 
 // benchRun runs the default world through migrations one after another for
@@ -63,7 +64,7 @@ func BenchmarkSample20MinParsed(b *testing.B) { benchRun(b, 1200, true) }
 // the virtual seconds simulated.
 func BenchmarkScale(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		w, err := New(Config{Seed: int64(i), Nodes: 10, Hosts: 100, Volumes: 1000})
+		w, err := New(Config{Seed: int64(i), Model: record.Model{Nodes: 10, Hosts: 100, Volumes: 1000}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -115,7 +116,7 @@ type incidentFigures struct {
 }
 
 func incidentRun(tb testing.TB, seed int64, op, reset string) incidentFigures {
-	w, err := New(Config{Seed: seed, Hosts: 3, HostsAreNodes: true, Volumes: 10, Pods: true, Operator: op, ReconnectReset: reset})
+	w, err := New(Config{Seed: seed, Model: record.Model{Hosts: 3, HostsAreNodes: true, Volumes: 10, Pods: true, Operator: op, ReconnectReset: reset}})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func BenchmarkIncidentBothOperators(b *testing.B) {
 // storage nodes, 2 volumes × 5 namespaces, 3 consumers each) once its
 // volumes are connected: 6 controllers, 30 path legs, 10 heads.
 func benchHost(b *testing.B) *Host {
-	w, err := New(Config{Seed: 1, Hosts: 3, HostsAreNodes: true, Volumes: 2, NamespacesPerVolume: 5, ConsumersPerVolume: 3, Pods: true})
+	w, err := New(Config{Seed: 1, Model: record.Model{Hosts: 3, HostsAreNodes: true, Volumes: 2, NamespacesPerVolume: 5, ConsumersPerVolume: 3, Pods: true}})
 	if err != nil {
 		b.Fatal(err)
 	}

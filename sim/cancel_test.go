@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/record"
 )
 
 // After a Completed migration neither operator touches a host (OP
@@ -25,7 +26,7 @@ func TestSourcePathsAfterCompleted(t *testing.T) {
 		{"fixed with release-sources", OperatorFixed, true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t, Config{Seed: 1, Volumes: 1, Operator: tc.op, ReleaseSources: tc.release})
+			w := newWorld(t, Config{Seed: 1, Model: record.Model{Volumes: 1, Operator: tc.op, ReleaseSources: tc.release}})
 			advance(t, w, 1)
 			v := w.Volumes()[0]
 			src := w.Endpoints(v.NQN)

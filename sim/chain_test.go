@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/record"
 )
 
 // The mechanism chain of research/incident.md §6.2, one test per event
@@ -149,7 +150,7 @@ func cancelChain(t *testing.T, cfg Config, dstOffset int) *chain {
 func TestChainPrefixCancelLeaks(t *testing.T) {
 	for _, off := range []int{1, 2} {
 		t.Run(fmt.Sprintf("target lvstore +%d", off), func(t *testing.T) {
-			c := cancelChain(t, Config{Seed: 5, Operator: OperatorPrefix, NamespacesPerVolume: 3}, off)
+			c := cancelChain(t, Config{Seed: 5, Model: record.Model{Operator: OperatorPrefix, NamespacesPerVolume: 3}}, off)
 			s2 := c.src[2].node
 			if c.dst[2].node == s2 {
 				t.Fatalf("3-cycle broken: the source tertiary %s is the target tertiary", s2.Name)
@@ -215,7 +216,7 @@ func TestChainFixedCancelAndRepair(t *testing.T) {
 	} {
 		op := tc.op
 		t.Run(op+"/csi-"+tc.csi, func(t *testing.T) {
-			c := cancelChain(t, Config{Seed: 6, Operator: op, NamespacesPerVolume: 3, LvolMonitor: true, CSIRestore: tc.csi}, 1)
+			c := cancelChain(t, Config{Seed: 6, Model: record.Model{Operator: op, NamespacesPerVolume: 3, LvolMonitor: true, CSIRestore: tc.csi}}, 1)
 			left := ctrlsAt(c.h, c.v.NQN, targetEndpoints(c.w, c.m))
 			want := map[string]int{OperatorPrefix: 3, OperatorFixed: 0}[op]
 			if len(left) != want {
@@ -276,7 +277,7 @@ func TestChainFixedCancelAndRepair(t *testing.T) {
 func TestChainValidationBlocking(t *testing.T) {
 	for _, op := range []string{OperatorPrefix, OperatorFixed} {
 		t.Run(op, func(t *testing.T) {
-			c := cancelChain(t, Config{Seed: 3, Operator: op, Hosts: 1, Volumes: 2, LvolMonitor: true, CSIRestore: CSIRestoreByEndpoint}, 1)
+			c := cancelChain(t, Config{Seed: 3, Model: record.Model{Operator: op, Hosts: 1, Volumes: 2, LvolMonitor: true, CSIRestore: CSIRestoreByEndpoint}}, 1)
 			s2 := c.src[2].node
 			if _, ok := s2.Subsystem(c.v.NQN); ok {
 				t.Fatalf("%s already repaired on %s; the test needs the window", c.v.Name, s2.Name)
@@ -346,7 +347,7 @@ func TestChainValidationBlocking(t *testing.T) {
 // and stays. Fixed's validation controllers show 60.
 func TestChainLeakLifetime(t *testing.T) {
 	t.Run(OperatorFixed, func(t *testing.T) {
-		w := newWorld(t, Config{Seed: 5, Volumes: 1, Operator: OperatorFixed, ControlPlane: ControlPlaneSbcli})
+		w := newWorld(t, Config{Seed: 5, Model: record.Model{Volumes: 1, Operator: OperatorFixed, ControlPlane: ControlPlaneSbcli}})
 		c := &chain{w: w}
 		c.to(t, 1)
 		c.v, c.h = w.Volumes()[0], w.hosts[w.Volumes()[0].Consumers[0]]
@@ -358,7 +359,7 @@ func TestChainLeakLifetime(t *testing.T) {
 		}
 	})
 	t.Run(OperatorPrefix, func(t *testing.T) {
-		c := cancelChain(t, Config{Seed: 5, Operator: OperatorPrefix}, 1)
+		c := cancelChain(t, Config{Seed: 5, Model: record.Model{Operator: OperatorPrefix}}, 1)
 		st := readHost(t, c.h)
 		var connecting []*Ctrl
 		for _, ep := range c.dst {
@@ -419,7 +420,7 @@ func TestChainLeakLifetime(t *testing.T) {
 func TestChainPostContinueCancel(t *testing.T) {
 	for _, op := range []string{OperatorPrefix, OperatorFixed} {
 		t.Run(op, func(t *testing.T) {
-			w := newWorld(t, Config{Seed: 2, Volumes: 1, NamespacesPerVolume: 3, Operator: op, ControlPlane: ControlPlaneSbcli})
+			w := newWorld(t, Config{Seed: 2, Model: record.Model{Volumes: 1, NamespacesPerVolume: 3, Operator: op, ControlPlane: ControlPlaneSbcli}})
 			advance(t, w, 1)
 			v := w.Volumes()[0]
 			id, _ := w.StartMigration(v.NQN)
@@ -480,7 +481,7 @@ func TestChainPostContinueCancel(t *testing.T) {
 // reconnecting to a repaired node is never live without legs and gets
 // every namespace at once.
 func TestChainLvolMonitorRepair(t *testing.T) {
-	w := newWorld(t, Config{Seed: 8, Volumes: 2, NamespacedVolumes: 1, NamespacesPerVolume: 3})
+	w := newWorld(t, Config{Seed: 8, Model: record.Model{Volumes: 2, NamespacedVolumes: 1, NamespacesPerVolume: 3}})
 	advance(t, w, 1)
 	for _, v := range w.Volumes() {
 		for _, ep := range w.listenerEndpoints(v.NQN, v.LVS) {

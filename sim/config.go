@@ -3,6 +3,8 @@ package sim
 import (
 	"errors"
 	"fmt"
+
+	"github.com/fiomig/fiomig/record"
 )
 
 // Config is the world's shape and its knobs. Zero fields take the defaults
@@ -10,32 +12,82 @@ import (
 type Config struct {
 	// Seed fixes every random choice of the world (one *rand.Rand from it).
 	Seed int64
-	// Nodes is the number of storage nodes (default 3). Each serves its own
-	// logical volume store (lvstore) as primary and the next HA-1 nodes'
-	// lvstores as secondary/tertiary.
-	Nodes int
-	// Hosts is the number of consumer hosts (default 3).
-	Hosts int
-	// HostsAreNodes makes host i the storage node i (same name and IP), as
-	// in hyper-converged clusters; requires Hosts <= Nodes.
-	HostsAreNodes bool
-	// Volumes is the number of volumes, one subsystem each (default 10).
-	Volumes int
-	// ConsumersPerVolume is how many hosts consume (connect) each volume
-	// (default 1); volume i is consumed by hosts i, i+1, ... modulo Hosts.
-	ConsumersPerVolume int
-	// NamespacesPerVolume is the number of namespaces of a namespaced
-	// volume's subsystem (default 1), NSIDs 1..N (sbcli add_lvol_thread
-	// adds them with explicit NSIDs; max_namespace_per_subsys > 1 takes
-	// the batch migration path: the whole subsystem moves). A
+
+	// Model is the world's shape and every switch a run records in
+	// plan.json (params.model) and an incident file sets; its fields are
+	// documented there, their defaults in ModelDefaults. The fields below
+	// it are the simulator's own knobs, never recorded.
+	//
+	// Nodes: each storage node serves its own logical volume store
+	// (lvstore) as primary and the next HA-1 nodes' lvstores as
+	// secondary/tertiary. Volume i is consumed by hosts i, i+1, ... modulo
+	// Hosts. A namespaced volume's NSIDs are 1..NamespacesPerVolume (sbcli
+	// add_lvol_thread adds them with explicit NSIDs; max_namespace_per_subsys
+	// > 1 takes the batch migration path: the whole subsystem moves); a
 	// single-namespace volume's NSID is 2 + i%3 on purpose, so that the
 	// kernel's head index H of nvmeSnH differs from the NSID.
-	NamespacesPerVolume int
-	// NamespacedVolumes is how many volumes (the last ones) have
-	// NamespacesPerVolume namespaces; the others have one, which mixes
-	// single and namespaced volumes as the seed harness does (10 + 6).
-	// 0 = every volume.
-	NamespacedVolumes int
+	//
+	// ReleaseSources: the fixed operator runs a release Job for the source
+	// paths on every consumer host after the cutover, before the control
+	// plane removes the source listeners; off by default, as in the fixed
+	// operator (simplyblock-operator 5aa711cc releases migration paths only
+	// in cancelAndFail and reconcileAbort; nothing after Completed). The
+	// prefix operator ignores it (36c00741 releases nothing at all).
+	//
+	// ControlPlane: ControlPlaneSbcli (sbcli main's _cleanup_created as
+	// sourced, which ignores the tertiaries — it deletes the volume's
+	// subsystem on the source's tertiary and leaves the target tertiary's
+	// listener) or ControlPlaneFixedCancel (an assumed fix: the overlap
+	// computed with the tertiaries, as create_migration computes it, so
+	// every target node only loses the migration's listener). See
+	// controlplane.go cpCancel.
+	//
+	// LvolMonitor (monitor.go) brings back a non-leader's subsystem and
+	// listener that a cancel deleted, ≤ 300 s + 30 s later. CSIRestore runs
+	// the CSI node plugin's path restore (CSIRestoreByIP pre-fix,
+	// CSIRestoreByEndpoint fixed).
+	//
+	// SyncMinS/SyncMaxS: the control plane cuts over a uniform draw from
+	// [SyncMinS, SyncMaxS) seconds after continue (defaults 3 and 8
+	// [assumption]; docs/incidents.md's pacing puts a batch sync at 60-180 s
+	// [assumption], which an incident file may set). JobStartMinS/MaxS: a
+	// path Job (validation and release Jobs alike: pod scheduling, image
+	// pull, container start) starts a uniform draw from that range before
+	// its first round (defaults 1 and 3 [assumption]; the incident's pacing
+	// 10-30 s [assumption]); the Jobs are pulled with imagePullPolicy Always.
+	//
+	// ListenerRace, SwapReaddFail and NSIDDivergence are optional, cited
+	// switches of the simulated control plane, all off by default: no
+	// source says any of them happened in fio-mig-1787159565.
+	// ListenerRace: on a target node that does not hold the subsystem (a
+	// non-overlap node), CreateMigration creates the subsystem and its
+	// listener before it adds the namespaces (sbcli migration_controller.py
+	// :1180 → :1197 → :1204, once per batch member) and every member's
+	// add_ns fails there [assumption: the switch's], which create_migration
+	// only logs; a host controller connecting there is live with no
+	// namespace (SB 97ef965c2) until the task runner's pre-cutover check
+	// adds the namespace back (for a batch only the first member's; see
+	// controlplane.go ensureTargetNamespaces). SwapReaddFail is the
+	// probability that one namespace re-add of the batch cutover's two-pass
+	// swap fails (sbcli tasks_runner_batch_migration.py :509, non-fatal):
+	// that node's controllers stay live with a partial leg set.
+	// NSIDDivergence: in each batch cutover's two-pass swap, one overlap
+	// node (drawn from the seed) re-adds two adjacent members in the other
+	// order, so that SPDK's lowest-free NSID gives them each other's NSID
+	// there (the re-add passes no nsid, :509; sbcli's branch fix fabb18694
+	// passes it). The hosts' kernels refuse them on that node's controllers
+	// ("IDs don't match for shared namespace N"; SB
+	// lvol_controller.py:1264-1276). Which node and pair is an assumption:
+	// SB re-adds in ns_id order (migration_controller.py :823-833), so this
+	// stands for any cause of a divergent NSID.
+	//
+	// ReconnectReset: ReconnectResetFull (upstream: after a fully
+	// successful reconnect) or ReconnectResetPartial (also whenever an
+	// attempt got as far as the Fabrics CONNECT, as field reports say some
+	// kernels do). KernelDNR: KernelDNRHonor (newer kernels) or
+	// KernelDNRIgnore.
+	record.Model
+
 	// HA is the number of nodes serving each lvstore: one primary listener
 	// (ANA optimized) and HA-1 secondaries (non-optimized) per subsystem
 	// (default min(3, Nodes)).
@@ -43,9 +95,6 @@ type Config struct {
 	// BasePort is the NVMe/TCP port of node 0's lvstore; lvstore i listens
 	// on BasePort+2i on every node serving it (default 4426, as simplyblock).
 	BasePort int
-	// CutoverPauseS is the design all-inaccessible window of a cutover,
-	// seconds (default 2.0, simplyblock's cutover).
-	CutoverPauseS float64
 	// CutoverJitter is the relative spread of the cutover window: each
 	// window lasts CutoverPauseS*(1+u) with u uniform in [-CutoverJitter,
 	// +CutoverJitter] from the seed (default 0.25; negative = no jitter).
@@ -55,20 +104,6 @@ type Config struct {
 	// seconds; each notice draws uniformly from [0.5, 1.5]×AENLatencyS
 	// (default 0.02; negative = immediate).
 	AENLatencyS float64
-
-	// ReconnectReset selects when the kernel resets a controller's
-	// reconnect counter: ReconnectResetFull (upstream, default: after a
-	// fully successful reconnect) or ReconnectResetPartial (also whenever
-	// an attempt got as far as the Fabrics CONNECT, as field reports say
-	// some kernels do).
-	ReconnectReset string
-	// KernelDNR selects whether the kernel stops reconnecting after a
-	// CONNECT rejected with the DNR bit: KernelDNRHonor (newer kernels,
-	// default) or KernelDNRIgnore.
-	KernelDNR string
-	// TargetDNR makes the target set DNR on rejected CONNECTs; SPDK's
-	// "does not allow host" reply does not (default false).
-	TargetDNR bool
 
 	// ConnectTimeoutS is how long a CONNECT that gets no answer blocks
 	// before it fails: the Fabrics CONNECT is an admin command and times out
@@ -80,85 +115,8 @@ type Config struct {
 	// pre-fix operator silently dropping it.
 	ControlPlaneConnect *ConnectOptions
 
-	// Operator selects the migration operator variant: OperatorFixed
-	// (default) or OperatorPrefix (see operator.go).
-	Operator string
-	// ReleaseSources is fiomig's extra, not part of the fix: the fixed
-	// operator runs a release Job for the source paths on every consumer
-	// host after the cutover, before the control plane removes the source
-	// listeners. Off by default, as in the fixed operator (simplyblock-operator
-	// 5aa711cc releases migration paths only in cancelAndFail and
-	// reconcileAbort; nothing after Completed). The prefix operator ignores
-	// it (36c00741 releases nothing at all).
-	ReleaseSources bool
-	// ControlPlane selects the control plane's cancel before continue:
-	// ControlPlaneSbcli (default: sbcli main's _cleanup_created as sourced,
-	// which ignores the tertiaries — it deletes the volume's subsystem on
-	// the source's tertiary and leaves the target tertiary's listener) or
-	// ControlPlaneFixedCancel (an assumed fix: the overlap computed with
-	// the tertiaries, as create_migration computes it, so every target node
-	// only loses the migration's listener). See controlplane.go cpCancel.
-	ControlPlane string
-
-	// LvolMonitor runs sbcli's lvol monitor repair (monitor.go): it brings
-	// back a non-leader's subsystem and listener that a cancel deleted,
-	// ≤ 300 s + 30 s later. Off by default (the main job's record is kept
-	// as it was); incidents turn it on.
-	LvolMonitor bool
-	// CSIRestore runs the CSI node plugin's path restore: CSIRestoreOff
-	// (default), CSIRestoreByIP (pre-fix) or CSIRestoreByEndpoint (fixed).
-	CSIRestore string
-
-	// SyncMinS and SyncMaxS bound the data sync after continue: the
-	// control plane cuts over a uniform draw from [SyncMinS, SyncMaxS)
-	// seconds later (defaults 3 and 8 [assumption], what fiomig run has
-	// always used; research/incident.md §6.1 pacing puts a batch sync at
-	// 60-180 s [assumption], which an incident file may set).
-	SyncMinS, SyncMaxS float64
-	// JobStartMinS and JobStartMaxS bound a path Job's start (validation
-	// and release Jobs alike: pod scheduling, image pull, container start)
-	// before it runs its first round: a uniform draw from [JobStartMinS,
-	// JobStartMaxS) seconds (defaults 1 and 3 [assumption], what fiomig run
-	// has always used; research/incident.md §6.1 pacing puts a Job at
-	// 10-30 s [assumption], which an incident file may set). The Jobs are
-	// pulled with imagePullPolicy Always (research/kube.md §4).
-	JobStartMinS, JobStartMaxS float64
-
-	// Optional, cited switches of the simulated control plane, all off by
-	// default: no source says any of them happened in fio-mig-1787159565
-	// (research/incident.md §2 "Sourced ways", §6.1 last list).
+	// Pods (Model) run on each volume's first consumer host.
 	//
-	// ListenerRace: on a target node that does not hold the subsystem (a
-	// non-overlap node), CreateMigration creates the subsystem and its
-	// listener before it adds the namespaces (sbcli
-	// migration_controller.py :1180 → :1197 → :1204, once per batch member)
-	// and every member's add_ns fails there [assumption: the switch's],
-	// which create_migration only logs; a host controller connecting there
-	// is live with no namespace (SB 97ef965c2) until the task runner's
-	// pre-cutover check adds the namespace back (for a batch only the
-	// first member's; see controlplane.go ensureTargetNamespaces).
-	ListenerRace bool
-	// SwapReaddFail is the probability that one namespace re-add of the
-	// batch cutover's two-pass swap fails (sbcli
-	// tasks_runner_batch_migration.py :509, non-fatal): that node's
-	// controllers stay live with a partial leg set. 0 = never.
-	SwapReaddFail float64
-	// NSIDDivergence: in each batch cutover's two-pass swap, one overlap
-	// node (drawn from the seed) re-adds two adjacent members in the
-	// other order, so that SPDK's lowest-free NSID gives them each other's
-	// NSID there (the re-add passes no nsid, :509; sbcli's branch fix
-	// fabb18694 passes it). The hosts' kernels refuse them on that node's
-	// controllers ("IDs don't match for shared namespace N"; SB
-	// lvol_controller.py:1264-1276). Which node and pair is an
-	// assumption: SB re-adds in ns_id order (migration_controller.py
-	// :823-833), so this stands for any cause of a divergent NSID.
-	NSIDDivergence bool
-
-	// Pods runs one modelled fio pod per volume (on its first consumer host).
-	Pods bool
-	// PodToleranceS: a pod dies when no I/O completes for longer than this
-	// (default 5 s).
-	PodToleranceS float64
 	// PodIOPS is each pod's completion rate while a path serves (default 1000).
 	PodIOPS float64
 	// PodIODepth is each pod's I/O depth: what is queued while I/O waits
@@ -173,22 +131,22 @@ type Config struct {
 
 // Control plane variants (Config.ControlPlane).
 const (
-	ControlPlaneSbcli       = "sbcli"
-	ControlPlaneFixedCancel = "fixed-cancel"
+	ControlPlaneSbcli       = record.ControlPlaneSbcli
+	ControlPlaneFixedCancel = record.ControlPlaneFixedCancel
 )
 
 // Operator variants (Config.Operator).
 const (
-	OperatorPrefix = "prefix"
-	OperatorFixed  = "fixed"
+	OperatorPrefix = record.OperatorPrefix
+	OperatorFixed  = record.OperatorFixed
 )
 
 // Kernel switches (Config.ReconnectReset, Config.KernelDNR).
 const (
-	ReconnectResetFull    = "full"
-	ReconnectResetPartial = "partial"
-	KernelDNRHonor        = "honor"
-	KernelDNRIgnore       = "ignore"
+	ReconnectResetFull    = record.ReconnectResetFull
+	ReconnectResetPartial = record.ReconnectResetPartial
+	KernelDNRHonor        = record.KernelDNRHonor
+	KernelDNRIgnore       = record.KernelDNRIgnore
 )
 
 // Defaults of Config.
@@ -206,30 +164,57 @@ const (
 	DefaultJobStartMaxS       = 3.0
 )
 
+// ModelDefaults fills every zero field of m with its default: 3 nodes, 3
+// hosts, 10 volumes, 1 consumer and 1 namespace per volume, a 2 s cutover,
+// the sbcli control plane, the fixed operator, CSI restore off, the
+// upstream kernel (full reconnect reset, DNR honoured), pods tolerating
+// 5 s without I/O, a 3-8 s data sync and a 1-3 s Job start. A run
+// records its model with them filled in, so that plan.json states every
+// switch.
+func ModelDefaults(m record.Model) record.Model {
+	m.Version = record.ModelVersion
+	setInt := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	setString := func(v *string, d string) {
+		if *v == "" {
+			*v = d
+		}
+	}
+	setInt(&m.Nodes, DefaultNodes)
+	setInt(&m.Hosts, DefaultHosts)
+	setInt(&m.Volumes, DefaultVolumes)
+	setInt(&m.ConsumersPerVolume, DefaultConsumersPerVolume)
+	setInt(&m.NamespacesPerVolume, 1)
+	if m.CutoverPauseS == 0 {
+		m.CutoverPauseS = DefaultCutoverPauseS
+	}
+	setString(&m.ReconnectReset, ReconnectResetFull)
+	setString(&m.KernelDNR, KernelDNRHonor)
+	setString(&m.ControlPlane, ControlPlaneSbcli)
+	setString(&m.Operator, OperatorFixed)
+	setString(&m.CSIRestore, CSIRestoreOff)
+	if m.PodToleranceS == 0 {
+		m.PodToleranceS = 5
+	}
+	if m.SyncMinS == 0 && m.SyncMaxS == 0 {
+		m.SyncMinS, m.SyncMaxS = DefaultSyncMinS, DefaultSyncMaxS
+	}
+	if m.JobStartMinS == 0 && m.JobStartMaxS == 0 {
+		m.JobStartMinS, m.JobStartMaxS = DefaultJobStartMinS, DefaultJobStartMaxS
+	}
+	return m
+}
+
 func (c Config) withDefaults() Config {
-	if c.Nodes == 0 {
-		c.Nodes = DefaultNodes
-	}
-	if c.Hosts == 0 {
-		c.Hosts = DefaultHosts
-	}
-	if c.Volumes == 0 {
-		c.Volumes = DefaultVolumes
-	}
-	if c.ConsumersPerVolume == 0 {
-		c.ConsumersPerVolume = DefaultConsumersPerVolume
-	}
-	if c.NamespacesPerVolume == 0 {
-		c.NamespacesPerVolume = 1
-	}
+	c.Model = ModelDefaults(c.Model)
 	if c.HA == 0 {
 		c.HA = min(3, c.Nodes)
 	}
 	if c.BasePort == 0 {
 		c.BasePort = DefaultBasePort
-	}
-	if c.CutoverPauseS == 0 {
-		c.CutoverPauseS = DefaultCutoverPauseS
 	}
 	if c.CutoverJitter == 0 {
 		c.CutoverJitter = DefaultCutoverJitter
@@ -241,26 +226,8 @@ func (c Config) withDefaults() Config {
 	} else if c.AENLatencyS < 0 {
 		c.AENLatencyS = 0
 	}
-	if c.ReconnectReset == "" {
-		c.ReconnectReset = ReconnectResetFull
-	}
-	if c.KernelDNR == "" {
-		c.KernelDNR = KernelDNRHonor
-	}
 	if c.ConnectTimeoutS == 0 {
 		c.ConnectTimeoutS = 60
-	}
-	if c.ControlPlane == "" {
-		c.ControlPlane = ControlPlaneSbcli
-	}
-	if c.Operator == "" {
-		c.Operator = OperatorFixed
-	}
-	if c.CSIRestore == "" {
-		c.CSIRestore = CSIRestoreOff
-	}
-	if c.PodToleranceS == 0 {
-		c.PodToleranceS = 5
 	}
 	if c.PodIOPS == 0 {
 		c.PodIOPS = 1000
@@ -270,12 +237,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.IOIntervalS == 0 {
 		c.IOIntervalS = 1
-	}
-	if c.SyncMinS == 0 && c.SyncMaxS == 0 {
-		c.SyncMinS, c.SyncMaxS = DefaultSyncMinS, DefaultSyncMaxS
-	}
-	if c.JobStartMinS == 0 && c.JobStartMaxS == 0 {
-		c.JobStartMinS, c.JobStartMaxS = DefaultJobStartMinS, DefaultJobStartMaxS
 	}
 	if c.Clock == nil {
 		c.Clock = &VirtualClock{}
@@ -318,29 +279,14 @@ func (c Config) validate() error {
 	if c.CutoverJitter >= 1 {
 		errs = append(errs, fmt.Errorf("cutover jitter %g: must be < 1", c.CutoverJitter))
 	}
-	if c.ReconnectReset != ReconnectResetFull && c.ReconnectReset != ReconnectResetPartial {
-		errs = append(errs, fmt.Errorf("reconnect reset %q: want %q or %q", c.ReconnectReset, ReconnectResetFull, ReconnectResetPartial))
-	}
-	if c.KernelDNR != KernelDNRHonor && c.KernelDNR != KernelDNRIgnore {
-		errs = append(errs, fmt.Errorf("kernel DNR %q: want %q or %q", c.KernelDNR, KernelDNRHonor, KernelDNRIgnore))
-	}
-	if c.ControlPlane != ControlPlaneSbcli && c.ControlPlane != ControlPlaneFixedCancel {
-		errs = append(errs, fmt.Errorf("control plane %q: want %q or %q", c.ControlPlane, ControlPlaneSbcli, ControlPlaneFixedCancel))
-	}
-	if c.CSIRestore != CSIRestoreOff && c.CSIRestore != CSIRestoreByIP && c.CSIRestore != CSIRestoreByEndpoint {
-		errs = append(errs, fmt.Errorf("CSI restore %q: want %q, %q or %q", c.CSIRestore, CSIRestoreOff, CSIRestoreByIP, CSIRestoreByEndpoint))
-	}
-	if c.Operator != OperatorPrefix && c.Operator != OperatorFixed {
-		errs = append(errs, fmt.Errorf("operator %q: want %q or %q", c.Operator, OperatorPrefix, OperatorFixed))
+	if err := c.Model.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.SyncMinS < 0 || c.SyncMaxS < c.SyncMinS {
 		errs = append(errs, fmt.Errorf("sync duration [%g, %g] s: need 0 <= SyncMinS <= SyncMaxS", c.SyncMinS, c.SyncMaxS))
 	}
 	if c.JobStartMinS < 0 || c.JobStartMaxS < c.JobStartMinS {
 		errs = append(errs, fmt.Errorf("job start [%g, %g] s: need 0 <= JobStartMinS <= JobStartMaxS", c.JobStartMinS, c.JobStartMaxS))
-	}
-	if !(c.SwapReaddFail >= 0 && c.SwapReaddFail <= 1) {
-		errs = append(errs, fmt.Errorf("swap re-add failure probability %g: need 0..1", c.SwapReaddFail))
 	}
 	if c.ConnectTimeoutS < 0 || c.PodToleranceS < 0 || c.PodIOPS < 0 || c.PodIODepth < 0 || c.IOIntervalS <= 0 {
 		errs = append(errs, errors.New("connect timeout, pod tolerance, IOPS, I/O depth must not be negative and the I/O interval must be positive"))

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"testing"
+
+	"github.com/fiomig/fiomig/record"
 )
 
 // TestRetriedCutover: an armed retried cutover freezes the subsystem as
@@ -14,7 +16,7 @@ func TestRetriedCutover(t *testing.T) {
 		freezes int
 		lost    int64
 	}{{0, 0}, {2, 5}, {5, 2}} {
-		w := newWorld(t, Config{Seed: 3, Volumes: 2, Pods: true})
+		w := newWorld(t, Config{Seed: 3, Model: record.Model{Volumes: 2, Pods: true}})
 		advance(t, w, 1)
 		v := w.Volumes()[0]
 		id, err := w.StartMigration(v.NQN)
@@ -68,7 +70,7 @@ func TestRetriedCutover(t *testing.T) {
 			t.Errorf("arming a finished cutover: %v %v, want no evidence", ev, err)
 		}
 	}
-	w := newWorld(t, Config{Seed: 3, Volumes: 1})
+	w := newWorld(t, Config{Seed: 3, Model: record.Model{Volumes: 1}})
 	if _, err := w.RetryCutover("mig-0009", 2, 0, 0); err == nil {
 		t.Error("unknown migration: no error")
 	}

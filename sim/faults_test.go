@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/record"
 )
 
 // podIntervals returns the completed counts of pod's io events, in order,
@@ -40,7 +41,7 @@ func longestZeroRun(xs []int64) int {
 func primaryNode(w *World, v *Volume) *Node { return w.nodes[w.lvstores[v.LVS].Nodes[0]] }
 
 func TestTargetRestart(t *testing.T) {
-	w := newWorld(t, Config{Seed: 1, Volumes: 3, Pods: true})
+	w := newWorld(t, Config{Seed: 1, Model: record.Model{Volumes: 3, Pods: true}})
 	advance(t, w, 2)
 	v := w.Volumes()[0]
 	n := primaryNode(w, v)
@@ -120,7 +121,7 @@ func TestTargetRestart(t *testing.T) {
 }
 
 func TestSilentTargetLossPausesUntilKato(t *testing.T) {
-	w := newWorld(t, Config{Seed: 2, Volumes: 3, Pods: true, PodToleranceS: 30})
+	w := newWorld(t, Config{Seed: 2, Model: record.Model{Volumes: 3, Pods: true, PodToleranceS: 30}})
 	advance(t, w, 2.05)
 	v := w.Volumes()[0]
 	n := primaryNode(w, v)
@@ -160,7 +161,7 @@ func TestPodDiesWhenNoPathServes(t *testing.T) {
 		{5, "no I/O completed"},
 		{300, "I/O error (EIO)"},
 	} {
-		w := newWorld(t, Config{Seed: 3, Volumes: 2, Pods: true, PodToleranceS: tc.tolerance})
+		w := newWorld(t, Config{Seed: 3, Model: record.Model{Volumes: 2, Pods: true, PodToleranceS: tc.tolerance}})
 		advance(t, w, 1)
 		v := w.Volumes()[1]
 		for _, ep := range w.listenerEndpoints(v.NQN, v.LVS) {
@@ -190,7 +191,7 @@ func TestPodDiesWhenNoPathServes(t *testing.T) {
 
 func TestFaultsDeterministic(t *testing.T) {
 	run := func() []Event {
-		w := newWorld(t, Config{Seed: 11, Volumes: 4, Pods: true, Operator: OperatorPrefix, HostsAreNodes: true})
+		w := newWorld(t, Config{Seed: 11, Model: record.Model{Volumes: 4, Pods: true, Operator: OperatorPrefix, HostsAreNodes: true}})
 		var evs []Event
 		evs = append(evs, advance(t, w, 1)...)
 		w.SetPhaseHook(func(m *Migration, ph string) {
@@ -218,7 +219,7 @@ func TestFaultsDeterministic(t *testing.T) {
 }
 
 func TestLeftoverController(t *testing.T) {
-	w := newWorld(t, Config{Seed: 1, Volumes: 1})
+	w := newWorld(t, Config{Seed: 1, Model: record.Model{Volumes: 1}})
 	v := w.Volumes()[0]
 	h := w.hosts[v.Consumers[0]]
 	other := w.lvstores[(v.LVS+1)%3]
@@ -245,7 +246,7 @@ func TestLeftoverController(t *testing.T) {
 // listeners at cutover (tasks_runner_lvol_migration.py:723-792); then it
 // reconnects and the migration completes with the target primary serving.
 func TestTargetRestartMigrationListenersBackAtCutover(t *testing.T) {
-	w := newWorld(t, Config{Seed: 3, Volumes: 1})
+	w := newWorld(t, Config{Seed: 3, Model: record.Model{Volumes: 1}})
 	advance(t, w, 1)
 	v := w.Volumes()[0]
 	h := w.hosts[v.Consumers[0]]
@@ -330,7 +331,7 @@ func TestChainSourceRestartAcrossCutover(t *testing.T) {
 		{"ends after the flip", cpCutDone},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t, Config{Seed: 3, Volumes: 1})
+			w := newWorld(t, Config{Seed: 3, Model: record.Model{Volumes: 1}})
 			advance(t, w, 1)
 			v := w.Volumes()[0]
 			if v.batch() {
@@ -399,7 +400,7 @@ func TestChainSourceRestartAcrossCutover(t *testing.T) {
 // source-port listener optimized (storage_node_ops.py:8921-8938) beside the
 // optimized target primary, until Completed removes the source listeners.
 func TestChainBatchSourceRestartAfterFlipSplitBrain(t *testing.T) {
-	w := newWorld(t, Config{Seed: 3, Volumes: 1, NamespacesPerVolume: 3})
+	w := newWorld(t, Config{Seed: 3, Model: record.Model{Volumes: 1, NamespacesPerVolume: 3}})
 	advance(t, w, 1)
 	v := w.Volumes()[0]
 	if !v.batch() {

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/record"
 )
 
 // The lvol monitor's repair and the CSI driver's path restore: the two
@@ -12,15 +13,15 @@ import (
 
 // CSI restore variants (Config.CSIRestore).
 const (
-	CSIRestoreOff = "off"
+	CSIRestoreOff = record.CSIRestoreOff
 	// CSIRestoreByIP: the pre-fix CSI driver, which matched endpoints by IP
 	// only: a lost path is restored only when no controller of the
 	// subsystem is attached at that IP (incident.md §4, OP 5aa711cc PR text).
-	CSIRestoreByIP = "ip"
+	CSIRestoreByIP = record.CSIRestoreByIP
 	// CSIRestoreByEndpoint: the fixed CSI driver (OP 5aa711cc
 	// csi-driver/pkg/util/initiator.go missingEndpoints): a published
 	// ip:port with no attached controller (any state) is reconnected.
-	CSIRestoreByEndpoint = "ip-port"
+	CSIRestoreByEndpoint = record.CSIRestoreByEndpoint
 )
 
 // LvolMonitorSweepS is the lvol monitor's sweep period (sbcli

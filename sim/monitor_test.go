@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/record"
 )
 
 // cancelBeforeContinue starts a migration of volume 0 and aborts it while
@@ -49,8 +50,7 @@ func TestLvolMonitorAndCSIRestore(t *testing.T) {
 		{"monitor and fixed CSI", true, CSIRestoreByEndpoint, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t, Config{Seed: 4, Volumes: 1, Operator: OperatorFixed, ControlPlane: ControlPlaneSbcli,
-				LvolMonitor: tc.monitor, CSIRestore: tc.csi})
+			w := newWorld(t, Config{Seed: 4, Model: record.Model{Volumes: 1, Operator: OperatorFixed, ControlPlane: ControlPlaneSbcli, LvolMonitor: tc.monitor, CSIRestore: tc.csi}})
 			_, ter := cancelBeforeContinue(t, w)
 			v := w.Volumes()[0]
 			if _, ok := ter.node.Subsystem(v.NQN); ok {

@@ -3,6 +3,8 @@ package sim
 import (
 	"slices"
 	"testing"
+
+	"github.com/fiomig/fiomig/record"
 )
 
 // TestMixedNamespacedVolumes: the last NamespacedVolumes volumes have
@@ -10,7 +12,7 @@ import (
 // subsystem's consumers; a migration moves the whole subsystem and every
 // namespace is served at the target afterwards.
 func TestMixedNamespacedVolumes(t *testing.T) {
-	w := newWorld(t, Config{Seed: 2, Volumes: 4, NamespacesPerVolume: 3, NamespacedVolumes: 2, ConsumersPerVolume: 3, Pods: true})
+	w := newWorld(t, Config{Seed: 2, Model: record.Model{Volumes: 4, NamespacesPerVolume: 3, NamespacedVolumes: 2, ConsumersPerVolume: 3, Pods: true}})
 	for i, v := range w.Volumes() {
 		want := 1
 		if i >= 2 {

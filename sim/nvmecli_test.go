@@ -10,6 +10,7 @@ import (
 	"github.com/fiomig/fiomig/internal/nvmecli"
 	"github.com/fiomig/fiomig/internal/tooltest"
 	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/record"
 )
 
 type cliPath struct {
@@ -24,7 +25,7 @@ type cliPath struct {
 func TestNvmeCliListSubsys(t *testing.T) {
 	tooltest.Require(t, nvmecli.Available()) // nvme-cli, unshare(1) and root for the private mount namespace
 
-	w := newWorld(t, Config{Seed: 8, Volumes: 4, NamespacesPerVolume: 2, ConsumersPerVolume: 2})
+	w := newWorld(t, Config{Seed: 8, Model: record.Model{Volumes: 4, NamespacesPerVolume: 2, ConsumersPerVolume: 2}})
 	advance(t, w, 1)
 	// One connecting controller (its listener gone) among the live ones.
 	v := w.Volumes()[0]

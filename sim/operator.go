@@ -301,7 +301,9 @@ func (w *World) verify(j *job, conns []nvmeof.Target) *ValidationFailure {
 		}
 	}
 	for _, sel := range sels {
-		for _, d := range nvmeof.Inspect(st, sel, nil) {
+		// The first defect fails the validation.
+		if ds := nvmeof.Inspect(st, sel, nil); len(ds) > 0 {
+			d := ds[0]
 			var c nvmeof.Controller
 			if len(d.Controllers) > 0 {
 				for _, s := range st.SubsystemsByNQN(nqn) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/record"
 )
 
 // untilTerminal advances in 0.5 s steps until migration id is terminal.
@@ -82,7 +83,7 @@ func failFirstValidation(t *testing.T, w *World) *Migration {
 func TestFailedValidationLeaksOnlyWithPrefix(t *testing.T) {
 	for _, op := range []string{OperatorPrefix, OperatorFixed} {
 		t.Run(op, func(t *testing.T) {
-			w := newWorld(t, Config{Seed: 5, Volumes: 2, Operator: op})
+			w := newWorld(t, Config{Seed: 5, Model: record.Model{Volumes: 2, Operator: op}})
 			advance(t, w, 1)
 			m := failFirstValidation(t, w)
 			h := w.hosts[m.Vol.Consumers[0]]
@@ -161,7 +162,7 @@ func TestLeakFailsLaterValidationOnlyWithPrefix(t *testing.T) {
 		t.Run(op, func(t *testing.T) {
 			sawSame, sawDifferent := false, false
 			for seed := int64(1); seed <= 6; seed++ {
-				w := newWorld(t, Config{Seed: seed, Volumes: 1, Operator: op})
+				w := newWorld(t, Config{Seed: seed, Model: record.Model{Volumes: 1, Operator: op}})
 				advance(t, w, 1)
 				m1 := failFirstValidation(t, w)
 				id2, err := w.StartMigration(m1.Vol.NQN)
@@ -200,7 +201,7 @@ func TestLeakFailsLaterValidationOnlyWithPrefix(t *testing.T) {
 func TestKillValidationJob(t *testing.T) {
 	for _, op := range []string{OperatorPrefix, OperatorFixed} {
 		t.Run(op, func(t *testing.T) {
-			w := newWorld(t, Config{Seed: 3, Volumes: 1, ConsumersPerVolume: 2, Operator: op})
+			w := newWorld(t, Config{Seed: 3, Model: record.Model{Volumes: 1, ConsumersPerVolume: 2, Operator: op}})
 			advance(t, w, 1)
 			v := w.Volumes()[0]
 			id, _ := w.StartMigration(v.NQN)
@@ -274,7 +275,7 @@ func TestKillValidationJob(t *testing.T) {
 }
 
 func TestAbortMigration(t *testing.T) {
-	w := newWorld(t, Config{Seed: 4, Volumes: 1})
+	w := newWorld(t, Config{Seed: 4, Model: record.Model{Volumes: 1}})
 	advance(t, w, 1)
 	v := w.Volumes()[0]
 	src := w.Endpoints(v.NQN)
@@ -334,7 +335,7 @@ func TestPrefixDropsNonPositiveCtrlLossTmo(t *testing.T) {
 	} {
 		cp := ControlPlaneConnectOptions
 		cp.CtrlLossTmo = -1
-		w := newWorld(t, Config{Seed: 1, Volumes: 1, Operator: tc.op, ControlPlaneConnect: &cp})
+		w := newWorld(t, Config{Seed: 1, ControlPlaneConnect: &cp, Model: record.Model{Volumes: 1, Operator: tc.op}})
 		v := w.Volumes()[0]
 		id, _ := w.StartMigration(v.NQN)
 		m, _ := w.Migration(id)
@@ -365,7 +366,7 @@ func TestEnsureWaitsForExistingController(t *testing.T) {
 	for _, op := range []string{OperatorPrefix, OperatorFixed} {
 		for _, reject := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/reject=%v", op, reject), func(t *testing.T) {
-				w := newWorld(t, Config{Seed: 7, Volumes: 1, Operator: op})
+				w := newWorld(t, Config{Seed: 7, Model: record.Model{Volumes: 1, Operator: op}})
 				advance(t, w, 1)
 				v := w.Volumes()[0]
 				h := w.hosts[v.Consumers[0]]
@@ -438,7 +439,7 @@ func TestEnsureWaitsForExistingController(t *testing.T) {
 // the target primary get no answer.
 func TestFailedReasonAndDetailsNameOneJob(t *testing.T) {
 	for seed := int64(1); seed <= 12; seed++ {
-		w := newWorld(t, Config{Seed: seed, Volumes: 1, Hosts: 3, ConsumersPerVolume: 3})
+		w := newWorld(t, Config{Seed: seed, Model: record.Model{Volumes: 1, Hosts: 3, ConsumersPerVolume: 3}})
 		advance(t, w, 1)
 		v := w.Volumes()[0]
 		dst := (v.LVS + 1) % len(w.lvstores)

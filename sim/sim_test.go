@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/record"
 )
 
 func newWorld(t testing.TB, cfg Config) *World {
@@ -78,7 +79,7 @@ func checkRoundTrip(t *testing.T, w *World, when string) {
 }
 
 func TestRoundTripThroughNvmeof(t *testing.T) {
-	w := newWorld(t, Config{Seed: 7, Volumes: 4, NamespacesPerVolume: 2, NamespacedVolumes: 2, ConsumersPerVolume: 2})
+	w := newWorld(t, Config{Seed: 7, Model: record.Model{Volumes: 4, NamespacesPerVolume: 2, NamespacedVolumes: 2, ConsumersPerVolume: 2}})
 	advance(t, w, 0)
 	checkRoundTrip(t, w, "t=0")
 	st := readHost(t, w.Hosts()[0])
@@ -155,7 +156,7 @@ func TestRoundTripThroughNvmeof(t *testing.T) {
 }
 
 func TestSysfsLayout(t *testing.T) {
-	w := newWorld(t, Config{Seed: 1, Volumes: 2})
+	w := newWorld(t, Config{Seed: 1, Model: record.Model{Volumes: 2}})
 	h := w.Hosts()[0]
 	fsys := h.Sysfs()
 	ents, err := fs.ReadDir(fsys, "class/nvme")
@@ -222,7 +223,7 @@ func TestSysfsLayout(t *testing.T) {
 }
 
 func TestSysfsCachedUntilChange(t *testing.T) {
-	w := newWorld(t, Config{Seed: 1, Volumes: 3})
+	w := newWorld(t, Config{Seed: 1, Model: record.Model{Volumes: 3}})
 	h := w.Hosts()[0]
 	a := h.Sysfs()
 	advance(t, w, 5)
@@ -285,7 +286,7 @@ func (p *pauseTracker) sample(t float64, st nvmeof.HostState) {
 func TestMigrationPhasesAndCutover(t *testing.T) {
 	for _, seed := range []int64{1, 2, 3} {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			w := newWorld(t, Config{Seed: seed, Volumes: 3, ConsumersPerVolume: 2})
+			w := newWorld(t, Config{Seed: seed, Model: record.Model{Volumes: 3, ConsumersPerVolume: 2}})
 			advance(t, w, 1)
 			v := w.Volumes()[1]
 			src := w.Endpoints(v.NQN)
@@ -492,7 +493,7 @@ func TestDeterminism(t *testing.T) {
 }
 
 func TestConnectSemantics(t *testing.T) {
-	w := newWorld(t, Config{Seed: 1, Volumes: 1})
+	w := newWorld(t, Config{Seed: 1, Model: record.Model{Volumes: 1}})
 	h := w.Hosts()[0]
 	v := w.Volumes()[0]
 	lvs := w.lvstores[v.LVS]
@@ -548,7 +549,7 @@ func TestReconnectLoopAndRemoval(t *testing.T) {
 		{ReconnectResetPartial, 60, 0, true},
 	} {
 		t.Run(fmt.Sprintf("%s-%d", tc.reset, tc.tmo), func(t *testing.T) {
-			w := newWorld(t, Config{Seed: 1, Volumes: 1, ReconnectReset: tc.reset})
+			w := newWorld(t, Config{Seed: 1, Model: record.Model{Volumes: 1, ReconnectReset: tc.reset}})
 			h := w.Hosts()[0]
 			v := w.Volumes()[0]
 			other := w.lvstores[(v.LVS+1)%len(w.lvstores)]
@@ -597,7 +598,7 @@ func TestReconnectLoopAndRemoval(t *testing.T) {
 }
 
 func TestFailfastAndDNR(t *testing.T) {
-	w := newWorld(t, Config{Seed: 1, Volumes: 1, TargetDNR: true})
+	w := newWorld(t, Config{Seed: 1, Model: record.Model{Volumes: 1, TargetDNR: true}})
 	h := w.Hosts()[0]
 	v := w.Volumes()[0]
 	lvs := w.lvstores[v.LVS]

@@ -7,12 +7,13 @@ import (
 	"testing"
 
 	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/record"
 )
 
 // batchWorld is one namespaced volume (NSIDs 1..5) consumed by all three
 // hosts of a 3-node, 3-way HA world: every migration target overlaps.
 func batchWorld(t *testing.T, seed int64, tune func(*Config)) *World {
-	cfg := Config{Seed: seed, Volumes: 1, NamespacesPerVolume: 5, ConsumersPerVolume: 3, Pods: true}
+	cfg := Config{Seed: seed, Model: record.Model{Volumes: 1, NamespacesPerVolume: 5, ConsumersPerVolume: 3, Pods: true}}
 	if tune != nil {
 		tune(&cfg)
 	}
@@ -177,7 +178,7 @@ func TestSyncDuration(t *testing.T) {
 		{"incident pacing", 60, 180, 60, 180},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t, Config{Seed: 5, Volumes: 1, SyncMinS: tc.min, SyncMaxS: tc.max})
+			w := newWorld(t, Config{Seed: 5, Model: record.Model{Volumes: 1, SyncMinS: tc.min, SyncMaxS: tc.max}})
 			advance(t, w, 1)
 			var m *Migration
 			running, cut := -1.0, -1.0
@@ -200,7 +201,7 @@ func TestSyncDuration(t *testing.T) {
 			}
 		})
 	}
-	if _, err := New(Config{SyncMinS: 10, SyncMaxS: 5}); err == nil || !strings.Contains(err.Error(), "sync duration") {
+	if _, err := New(Config{Model: record.Model{SyncMinS: 10, SyncMaxS: 5}}); err == nil || !strings.Contains(err.Error(), "sync duration") {
 		t.Errorf("SyncMaxS < SyncMinS: err %v, want one naming the sync duration", err)
 	}
 }
@@ -218,7 +219,7 @@ func TestJobStartDelay(t *testing.T) {
 		{"incident pacing", 10, 30, 10, 30},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t, Config{Seed: 5, Volumes: 1, JobStartMinS: tc.min, JobStartMaxS: tc.max})
+			w := newWorld(t, Config{Seed: 5, Model: record.Model{Volumes: 1, JobStartMinS: tc.min, JobStartMaxS: tc.max}})
 			advance(t, w, 1)
 			var m *Migration
 			validating, connected := -1.0, -1.0
@@ -246,7 +247,7 @@ func TestJobStartDelay(t *testing.T) {
 			}
 		})
 	}
-	if _, err := New(Config{JobStartMinS: 30, JobStartMaxS: 10}); err == nil || !strings.Contains(err.Error(), "job start") {
+	if _, err := New(Config{Model: record.Model{JobStartMinS: 30, JobStartMaxS: 10}}); err == nil || !strings.Contains(err.Error(), "job start") {
 		t.Errorf("JobStartMaxS < JobStartMinS: err %v, want one naming the job start", err)
 	}
 }
@@ -425,7 +426,7 @@ func TestNSIDDivergence(t *testing.T) {
 func TestListenerRace(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		t.Run(fmt.Sprintf("on=%v", on), func(t *testing.T) {
-			w := newWorld(t, Config{Seed: 8, Nodes: 4, Volumes: 1, NamespacesPerVolume: 3, ConsumersPerVolume: 1, ListenerRace: on})
+			w := newWorld(t, Config{Seed: 8, Model: record.Model{Nodes: 4, Volumes: 1, NamespacesPerVolume: 3, ConsumersPerVolume: 1, ListenerRace: on}})
 			advance(t, w, 1)
 			v := w.Volumes()[0] // lvstore 0: nodes 0,1,2
 			id, err := w.StartMigrationTo(v.NQN, 1)
@@ -476,7 +477,7 @@ func TestListenerRace(t *testing.T) {
 // sbcli creates subsystems with allow_any_host=True (rpc_client.py:302-311):
 // a host that consumes nothing may still connect.
 func TestAnyHostAllowed(t *testing.T) {
-	w := newWorld(t, Config{Seed: 1, Volumes: 1, ConsumersPerVolume: 1})
+	w := newWorld(t, Config{Seed: 1, Model: record.Model{Volumes: 1, ConsumersPerVolume: 1}})
 	v := w.Volumes()[0]
 	other := w.hosts[(v.Consumers[0]+1)%len(w.hosts)]
 	ep := w.listenerEndpoints(v.NQN, v.LVS)[0]
@@ -494,8 +495,7 @@ func TestAnyHostAllowed(t *testing.T) {
 // seed another run.
 func TestSwapAndSwitchesDeterministic(t *testing.T) {
 	run := func(seed int64) string {
-		w := newWorld(t, Config{Seed: seed, Nodes: 4, Volumes: 2, NamespacesPerVolume: 4, ConsumersPerVolume: 3,
-			Pods: true, LvolMonitor: true, ListenerRace: true, SwapReaddFail: 0.2, NSIDDivergence: true})
+		w := newWorld(t, Config{Seed: seed, Model: record.Model{Nodes: 4, Volumes: 2, NamespacesPerVolume: 4, ConsumersPerVolume: 3, Pods: true, LvolMonitor: true, ListenerRace: true, SwapReaddFail: 0.2, NSIDDivergence: true}})
 		var b strings.Builder
 		for i := 0; i < 6; i++ {
 			id, evs := runMigration(t, w, i%2, 0.05, 600, nil)
@@ -526,7 +526,7 @@ func TestSwapAndSwitchesDeterministic(t *testing.T) {
 func TestListenerRaceCancelLeavesZeroNamespaceLeak(t *testing.T) {
 	for _, op := range []string{OperatorPrefix, OperatorFixed} {
 		t.Run(op, func(t *testing.T) {
-			w := newWorld(t, Config{Seed: 8, Nodes: 4, Volumes: 1, NamespacesPerVolume: 3, ListenerRace: true, Operator: op})
+			w := newWorld(t, Config{Seed: 8, Model: record.Model{Nodes: 4, Volumes: 1, NamespacesPerVolume: 3, ListenerRace: true, Operator: op}})
 			advance(t, w, 1)
 			v := w.Volumes()[0]
 			id, err := w.StartMigrationTo(v.NQN, 1) // lvstore 1: nodes 1,2,3; node 3 is the tertiary, non-overlap

@@ -20,7 +20,7 @@ import (
 // 35 s settle that outlasts the 30 s attribution margin.
 func faultParams() record.Params {
 	p := scenario.DefaultParams()
-	p.Migrations, p.Volumes, p.Hosts = 6, 3, 3
+	p.Migrations, p.Model.Volumes, p.Model.Hosts, p.GapS = 6, 3, 3, 2
 	p.SampleIntervalS, p.SettleSampleIntervalS = 0.5, 0.5
 	p.SettleS, p.AttributionMarginS = 35, 30
 	return p
@@ -57,7 +57,7 @@ func faultSpecs(backend func() framework.Backend) func() scenario.Result {
 		if out == "" {
 			out = GinkgoT().TempDir()
 		}
-		res, err = framework.Run(ctx, b, out, faultSeed, faultParams(), faultSchedule(b), 2)
+		res, err = framework.Run(ctx, b, out, faultSeed, faultParams(), faultSchedule(b))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Interrupted).To(BeFalse())
 		lines, err = record.ReadTimeline(filepath.Join(res.Dir, record.TimelineFile))
@@ -145,7 +145,7 @@ var _ = Describe("Migrations with every kube fault kind, on Kubernetes", Label("
 
 	It("gives the same verdict as the simulator backend on the same seed", func(ctx SpecContext) {
 		sim := framework.Sim()
-		simRes, err := framework.Run(context.Background(), sim, GinkgoT().TempDir(), faultSeed, faultParams(), faultSchedule(sim), 2)
+		simRes, err := framework.Run(context.Background(), sim, GinkgoT().TempDir(), faultSeed, faultParams(), faultSchedule(sim))
 		Expect(err).NotTo(HaveOccurred())
 		kubeSum := kubeRes().Summary
 		diff := verdictDiff(simRes.Summary, kubeSum)

@@ -7,8 +7,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/fiomig/fiomig/internal/standin"
 	"github.com/fiomig/fiomig/internal/kubetest"
+	"github.com/fiomig/fiomig/internal/standin"
 	"github.com/fiomig/fiomig/internal/tooltest"
 	"github.com/fiomig/fiomig/suites/framework"
 )

@@ -74,7 +74,7 @@ var _ = Describe("Migrations on the embedded simulator", Label("sim"), func() {
 	When("the main job also releases the source paths (--release-sources, fiomig's extra)", func() {
 		It("passes overall", func() {
 			p := scenario.DefaultParams()
-			p.Extra = map[string]string{"release_sources": "true"}
+			p.Model.ReleaseSources = true
 			res, err := framework.SimRun(GinkgoT().TempDir(), 1, p)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.Summary.Verdict).To(Equal(record.Pass), "%v", res.Summary.Checks)
@@ -84,7 +84,7 @@ var _ = Describe("Migrations on the embedded simulator", Label("sim"), func() {
 	When("the cutover keeps every path inaccessible for 7 s", func() {
 		It("fails the pause bound and names the pauses over it", func() {
 			p := scenario.DefaultParams()
-			p.Migrations, p.CutoverPauseS = 3, 7
+			p.Migrations, p.Model.CutoverPauseS = 3, 7
 			res, err := framework.SimRun(GinkgoT().TempDir(), 1, p)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.Summary).To(haveCheck("pause-bound", record.Fail))

@@ -29,5 +29,5 @@
 // measurement).
 //
 // Imports: fio, github.com/hanwen/go-fuse/v2 and the standard library
-// (DESIGN.md: workload <- fio; backend imports workload).
+// (docs/architecture.md: workload <- fio; backend imports workload).
 package workload

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -530,13 +529,5 @@ func (c *Cluster) Close() error {
 	c.undo = nil
 	return errors.Join(errs...)
 }
-
-// isNetErr reports a transport-level failure.
-func isNetErr(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne)
-}
-
-func contains(list []string, s string) bool { return slices.Contains(list, s) }
 
 func isNotFound(err error) bool { return apierrors.IsNotFound(err) }

@@ -23,7 +23,7 @@ func TestRunIDIsALabelValueAndANamePrefix(t *testing.T) {
 	if errs := validation.IsDNS1123Subdomain(id + "-pvc-10"); len(errs) > 0 {
 		t.Errorf("%q-pvc-10 is not an object name: %v", id, errs)
 	}
-	if NewRunID(time.Unix(1, 0)) == NewRunID(time.Unix(1, 0)) {
+	if a, b := NewRunID(time.Unix(1, 0)), NewRunID(time.Unix(1, 0)); a == b {
 		t.Error("two run ids in the same second are equal")
 	}
 }

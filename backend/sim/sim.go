@@ -8,95 +8,9 @@ import (
 	"github.com/fiomig/fiomig/sim"
 )
 
-// Config is the simulated cluster's shape and knobs. Zero values take the
-// simulator's defaults (package sim, Config).
-type Config struct {
-	// Seed fixes every random choice of the world.
-	Seed int64
-	// Nodes is the number of storage nodes (default 3).
-	Nodes int
-	// Hosts is the number of consumer hosts (default 3).
-	Hosts int
-	// Volumes is the number of volumes, one subsystem each (default 10).
-	Volumes int
-	// ConsumersPerVolume is how many hosts consume each volume (default 1).
-	ConsumersPerVolume int
-	// NamespacesPerVolume is the namespaces per subsystem (default 1).
-	NamespacesPerVolume int
-	// NamespacedVolumes: how many volumes (the last) have
-	// NamespacesPerVolume namespaces, the others one (0 = all;
-	// sim.Config.NamespacedVolumes).
-	NamespacedVolumes int
-	// CutoverPauseS is the design all-inaccessible window of a cutover,
-	// seconds (default 2.0).
-	CutoverPauseS float64
-	// CutoverJitter is the relative seeded spread of that window (default
-	// 0.25; negative = none).
-	CutoverJitter float64
-	// HostsAreNodes makes the hosts the storage nodes themselves.
-	HostsAreNodes bool
-	// ReconnectReset is "full" (upstream, default) or "partial".
-	ReconnectReset string
-	// KernelDNR is "honor" (default) or "ignore".
-	KernelDNR string
-	// TargetDNR makes targets set DNR on rejected CONNECTs (SPDK does not).
-	TargetDNR bool
-	// Operator is the operator variant: "fixed" (default) or "prefix".
-	Operator string
-	// ReleaseSources: fiomig's extra release Job for the source paths after
-	// the cutover, fixed operator only, off by default (not part of the
-	// fix; sim.Config.ReleaseSources).
-	ReleaseSources bool
-	// ControlPlane is the control plane's cancel: "sbcli" (default) or
-	// "fixed-cancel" (sim.Config.ControlPlane).
-	ControlPlane string
-	// LvolMonitor and CSIRestore: sim.Config's switches of the same names.
-	LvolMonitor bool
-	CSIRestore  string
-	// SyncMinS and SyncMaxS bound the data sync after continue, seconds
-	// (default 3-8; sim.Config's fields of the same names).
-	SyncMinS, SyncMaxS float64
-	// JobStartMinS and JobStartMaxS bound a path Job's start, seconds
-	// (default 1-3; sim.Config's fields of the same names).
-	JobStartMinS, JobStartMaxS float64
-	// ListenerRace, SwapReaddFail and NSIDDivergence are the simulated
-	// control plane's optional cited switches, off by default (sim.Config's
-	// fields of the same names, research/incident.md §6.1).
-	ListenerRace   bool
-	SwapReaddFail  float64
-	NSIDDivergence bool
-	// Pods runs one modelled fio pod per volume (io lines, pod deaths).
-	Pods bool
-	// PodToleranceS: a pod dies after this long without a completed I/O
-	// (default 5 s).
-	PodToleranceS float64
-	// ConnectTimeoutS: how long a CONNECT that gets no answer blocks
-	// (default 60 s, nvme_core admin_timeout).
-	ConnectTimeoutS float64
-	// Tune, when set, adjusts the simulator's configuration last (any
-	// sim.Config knob not listed here).
-	Tune func(*sim.Config)
-	// Clock drives time; nil means virtual time.
-	Clock sim.Clock
-}
-
-func (c Config) simConfig() sim.Config {
-	sc := sim.Config{
-		Seed: c.Seed, Nodes: c.Nodes, Hosts: c.Hosts, Volumes: c.Volumes,
-		ConsumersPerVolume: c.ConsumersPerVolume, NamespacesPerVolume: c.NamespacesPerVolume, NamespacedVolumes: c.NamespacedVolumes,
-		LvolMonitor: c.LvolMonitor, CSIRestore: c.CSIRestore,
-		CutoverPauseS: c.CutoverPauseS, CutoverJitter: c.CutoverJitter, HostsAreNodes: c.HostsAreNodes,
-		ReconnectReset: c.ReconnectReset, KernelDNR: c.KernelDNR, TargetDNR: c.TargetDNR,
-		SyncMinS: c.SyncMinS, SyncMaxS: c.SyncMaxS, JobStartMinS: c.JobStartMinS, JobStartMaxS: c.JobStartMaxS,
-		ListenerRace: c.ListenerRace, SwapReaddFail: c.SwapReaddFail, NSIDDivergence: c.NSIDDivergence,
-		Operator: c.Operator, ReleaseSources: c.ReleaseSources, ControlPlane: c.ControlPlane, Pods: c.Pods, PodToleranceS: c.PodToleranceS, ConnectTimeoutS: c.ConnectTimeoutS,
-		Clock: c.Clock,
-	}
-	if c.Tune != nil {
-		c.Tune(&sc)
-	}
-	return sc
-}
+// Config is the simulated world's configuration: sim.Config itself (its
+// Model is what plan.json records; sim.ModelDefaults names the defaults).
+type Config = sim.Config
 
 // Cluster is the simulated cluster; it implements backend.Cluster and
 // every fault knob of package faults (faults.go).
@@ -131,7 +45,7 @@ var _ backend.Cluster = (*Cluster)(nil)
 // (t = 0, one per volume) and target counter lines come out of the first
 // AdvanceTo.
 func New(cfg Config) (*Cluster, error) {
-	w, err := sim.New(cfg.simConfig())
+	w, err := sim.New(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -78,8 +78,8 @@ func TestSameSeedSameRecord(t *testing.T) {
 }
 
 func TestLines(t *testing.T) {
-	lines, _, _ := run(t, Config{Seed: 3, Volumes: 4}, 2)
-	c, _ := New(Config{Seed: 3, Volumes: 4})
+	lines, _, _ := run(t, Config{Seed: 3, Model: record.Model{Volumes: 4}}, 2)
+	c, _ := New(Config{Seed: 3, Model: record.Model{Volumes: 4}})
 	topo := c.Topology()
 	if len(topo.Nodes) != 3 || len(topo.Hosts) != 3 || len(topo.Volumes) != 4 {
 		t.Fatalf("topology %d nodes %d hosts %d volumes", len(topo.Nodes), len(topo.Hosts), len(topo.Volumes))
@@ -136,14 +136,14 @@ func TestLines(t *testing.T) {
 }
 
 func TestBadConfig(t *testing.T) {
-	if _, err := New(Config{ConsumersPerVolume: 5, Hosts: 3}); err == nil {
+	if _, err := New(Config{Model: record.Model{ConsumersPerVolume: 5, Hosts: 3}}); err == nil {
 		t.Error("5 consumers per volume on 3 hosts accepted")
 	}
 }
 
 func TestWallClockDrivesTheWorld(t *testing.T) {
 	clk := NewWallClock()
-	c, err := New(Config{Seed: 1, Volumes: 1, Clock: clk})
+	c, err := New(Config{Seed: 1, Clock: clk, Model: record.Model{Volumes: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

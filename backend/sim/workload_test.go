@@ -23,7 +23,7 @@ func TestFioClusterHoldsIOThroughTheCutover(t *testing.T) {
 	}
 	tooltest.Require(t, workload.Available())
 	mnt := filepath.Join(t.TempDir(), "mnt")
-	c, err := NewFio(context.Background(), Config{Seed: 4, Volumes: 1, CutoverPauseS: 1.5},
+	c, err := NewFio(context.Background(), Config{Seed: 4, Model: record.Model{Volumes: 1, CutoverPauseS: 1.5}},
 		FioConfig{OutDir: t.TempDir(), MountDir: mnt, RateIOPS: 50})
 	if err != nil {
 		t.Fatal(err)

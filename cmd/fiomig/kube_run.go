@@ -71,7 +71,7 @@ func runKube(f *runFlags, fs *flag.FlagSet, stdout, stderr io.Writer) int {
 	case k.storageClass == "":
 		fmt.Fprintln(stderr, "fiomig run: --backend kube needs --storage-class")
 		return exitUsage
-	case f.workload != scenario.WorkloadSim:
+	case f.p.Workload != scenario.WorkloadSim:
 		fmt.Fprintln(stderr, "fiomig run: --workload applies to the simulator; --backend kube always runs real fio pods")
 		return exitUsage
 	}
@@ -97,7 +97,7 @@ func runKube(f *runFlags, fs *flag.FlagSet, stdout, stderr io.Writer) int {
 	start := time.Now()
 	cluster, err := kube.New(ctx, kube.Config{
 		Kubeconfig: k.kubeconfig, Namespace: k.namespace, StorageNamespace: k.storageNamespace,
-		StorageClass: k.storageClass, Seed: f.seed, Volumes: f.volumes, VolumeSize: k.volumeSize,
+		StorageClass: k.storageClass, Seed: f.seed, Volumes: f.p.Model.Volumes, VolumeSize: k.volumeSize,
 		FioImage: k.fioImage, HelperImage: k.helperImage, SetupTimeout: k.setupTimeout, Progress: stdout,
 	})
 	if err != nil {
@@ -118,10 +118,12 @@ func runKube(f *runFlags, fs *flag.FlagSet, stdout, stderr io.Writer) int {
 	if !given["settle-sample-interval"] {
 		params.SettleSampleIntervalS = params.SampleIntervalS
 	}
-	params.Hosts = len(cluster.Hosts())
-	params.Extra["run_id"] = cluster.RunID()
+	params.Model = record.Model{Hosts: len(cluster.Hosts()), Volumes: params.Model.Volumes}
+	params.Kube = &record.KubeParams{Namespace: k.namespace, StorageNamespace: k.storageNamespace, StorageClass: k.storageClass,
+		VolumeSize: k.volumeSize, FioImage: k.fioImage, HelperImage: k.helperImage, SetupTimeoutS: k.setupTimeout.Seconds(),
+		FioResults: k.fioResults, RunID: cluster.RunID()}
 	if k.fioResults {
-		params.Extra["workload"] = scenario.WorkloadFio
+		params.Workload = scenario.WorkloadFio
 	}
 	sched, serr := scenario.FaultSchedule(f.seed, params, cluster.Topology(), kinds, f.faultFile)
 	if serr == nil {
@@ -140,7 +142,7 @@ func runKube(f *runFlags, fs *flag.FlagSet, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "  faults: %d scheduled (%s)\n", len(sched), f.faultSelection())
 	res, err := scenario.Run(ctx, cluster, scenario.Config{
 		Plan:   record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: f.seed, Command: cmdline, Params: params, Faults: sched},
-		OutDir: f.out, StartUnix: start.Unix(), GapS: f.gap, Progress: stdout,
+		OutDir: f.out, StartUnix: start.Unix(), Progress: stdout,
 	})
 	if err == nil && !res.Interrupted && k.fioResults {
 		res, err = kubeFio(ctx, cluster, res, stdout)

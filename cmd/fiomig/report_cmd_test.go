@@ -24,8 +24,8 @@ func writeRunDir(t *testing.T, pause float64, faultEvidence bool) string {
 	dir := t.TempDir()
 	plan := record.Plan{
 		Tool: "fiomig", Scenario: "migrations", Backend: "sim", Seed: 11, Command: "fiomig run --seed 11",
-		Params: record.Params{Migrations: 1, Volumes: 1, Hosts: 1, ConsumersPerVolume: 1, SampleIntervalS: 0.5,
-			PauseCritS: 5, FreezesAllowed: 1, SettleS: 30, AttributionMarginS: 30},
+		Params: record.Params{Migrations: 1, SampleIntervalS: 0.5, PauseCritS: 5, FreezesAllowed: 1, SettleS: 30, AttributionMarginS: 30,
+			Model: record.Model{Volumes: 1, Hosts: 1, ConsumersPerVolume: 1}},
 		Topology: record.Topology{
 			Hosts:   []record.HostInfo{{Name: "host-a", HostNQN: "nqn.host-a"}},
 			Volumes: []record.VolumeInfo{{Name: "vol1", NQN: reportNQN, NSIDs: []int{1}, Consumers: []string{"host-a"}}},
@@ -538,7 +538,7 @@ func markFioRun(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan.Params.Extra = map[string]string{"workload": "fio", "fio_rate_iops": "100"}
+	plan.Params.Workload, plan.Params.FioRateIOPS = "fio", 100
 	if err := record.WriteJSON(filepath.Join(dir, record.PlanFile), plan); err != nil {
 		t.Fatal(err)
 	}

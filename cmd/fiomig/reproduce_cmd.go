@@ -248,11 +248,15 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 
 	fmt.Fprintf(stdout, "fiomig reproduce %s (%s) — parameters:\n", inc.Name, inc.File)
 	fs.VisitAll(func(fl *flag.Flag) { fmt.Fprintf(stdout, "  --%-16s %s\n", fl.Name, fl.Value.String()) })
-	p := scenario.IncidentParams(inc)
-	t := inc.Topology
+	p, err := scenario.IncidentParams(inc, f.operators(inc)[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "fiomig reproduce: %v\n", err)
+		return exitUsage
+	}
+	t := p.Model
 	fmt.Fprintf(stdout, "  scenario: %d nodes, %d hosts (hosts are nodes: %t), %d volumes x %d namespace(s), %d consumer(s) each, pods %t; %d migrations, settle %.0f s sampled every %.0f s [topology: %s; pacing: %s; faults: %s]\n",
-		t.Nodes, p.Hosts, t.HostsAreNodes, p.Volumes, max(1, t.NamespacesPerVolume), p.ConsumersPerVolume, t.Pods, p.Migrations, p.SettleS, p.SettleSampleIntervalS,
-		t.Source, inc.Pacing.Source, orDash(string(inc.Faults.Source)))
+		t.Nodes, t.Hosts, t.HostsAreNodes, t.Volumes, t.NamespacesPerVolume, t.ConsumersPerVolume, t.Pods, p.Migrations, p.SettleS, p.SettleSampleIntervalS,
+		inc.Topology.Source, inc.Pacing.Source, orDash(string(inc.Faults.Source)))
 
 	ctx, stop := interruptContext(stderr, "fiomig reproduce")
 	defer stop()
@@ -351,20 +355,30 @@ func (f *reproduceFlags) commandLine(name, op string, seed int64, targetDNR *boo
 // options are scenario.Reproduce's options for one operator's run of seed.
 func (f *reproduceFlags) options(inc incidents.Incident, op string, seed int64, targetDNR *bool, cmdline, out string,
 	start int64, progress io.Writer) scenario.ReproduceOptions {
-	o := scenario.ReproduceOptions{Incident: inc, Seed: seed, Operator: op,
-		ReconnectReset: f.reconnectReset, KernelDNR: f.kernelDNR, TargetDNR: targetDNR, NoFaults: f.faults == "none",
+	o := scenario.ReproduceOptions{Incident: inc, Seed: seed, Operator: op, NoFaults: f.faults == "none",
 		Command: cmdline, OutDir: out, StartUnix: start, Progress: progress}
-	if f.given["release-sources"] {
-		o.ReleaseSources = &f.releaseSources
-	}
-	if f.given["listener-race"] {
-		o.ListenerRace = &f.listenerRace
-	}
-	if f.given["swap-readd-fail"] {
-		o.SwapReaddFail = &f.swapReaddFail
-	}
-	if f.given["nsid-divergence"] {
-		o.NSIDDivergence = &f.nsidDivergence
+	o.Override = func(m *record.Model) {
+		if f.reconnectReset != "" {
+			m.ReconnectReset = f.reconnectReset
+		}
+		if f.kernelDNR != "" {
+			m.KernelDNR = f.kernelDNR
+		}
+		if targetDNR != nil {
+			m.TargetDNR = *targetDNR
+		}
+		if f.given["release-sources"] {
+			m.ReleaseSources = f.releaseSources
+		}
+		if f.given["listener-race"] {
+			m.ListenerRace = f.listenerRace
+		}
+		if f.given["swap-readd-fail"] {
+			m.SwapReaddFail = f.swapReaddFail
+		}
+		if f.given["nsid-divergence"] {
+			m.NSIDDivergence = f.nsidDivergence
+		}
 	}
 	return o
 }
@@ -380,7 +394,7 @@ func printReproduction(w io.Writer, results []scenario.ReproduceResult) int {
 		figs = append(figs, r.Figures)
 		shapes = append(shapes, r.Shape)
 	}
-	fmt.Fprintf(w, "\n== %s, seed %d, side by side\n", results[0].Plan.Params.Extra["incident"], results[0].Figures.Seed)
+	fmt.Fprintf(w, "\n== %s, seed %d, side by side\n", results[0].Plan.Params.Incident, results[0].Figures.Seed)
 	reports.WriteIncidentTable(w, figs, shapes)
 	failed, inconclusive := false, false
 	for _, r := range results {
@@ -523,7 +537,11 @@ func listIncidents(stdout, stderr io.Writer, catalog string) int {
 		return exitUsage
 	}
 	for _, inc := range all {
-		t := inc.Topology
+		t, err := inc.World(inc.OperatorList()[0])
+		if err != nil {
+			fmt.Fprintf(stderr, "fiomig reproduce: %s: %v\n", inc.File, err)
+			return exitUsage
+		}
 		fmt.Fprintf(stdout, "%-22s %d hosts, %d volumes x %d ns, %d migrations, operators %s, %d expectations  (%s)\n",
 			inc.Name, t.Hosts, t.Volumes, max(1, t.NamespacesPerVolume), inc.Pacing.Migrations, inc.Operators.Value, len(inc.Expected), inc.File)
 	}

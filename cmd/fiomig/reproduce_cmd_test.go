@@ -35,7 +35,7 @@ func TestReproduceUsage(t *testing.T) {
 		{[]string{"reproduce", "--help"}, exitPass, "Usage: fiomig reproduce NAME"},
 		{[]string{"reproduce", "--list"}, exitPass, scenario.IncidentID + " "},
 		{[]string{"reproduce", "--list", "--catalog", "testdata/incidents"}, exitPass, "small-healthy "},
-		{[]string{"reproduce", "testdata/bad-incident.yaml"}, exitUsage, `testdata/bad-incident.yaml: line 8: unknown field "volumez"`},
+		{[]string{"reproduce", "testdata/bad-incident.yaml"}, exitUsage, `testdata/bad-incident.yaml: line 8: topology.volumez: not a model setting`},
 		{[]string{"reproduce", scenario.IncidentID, "--faults", "some"}, exitUsage, "--faults must be none"},
 		{[]string{"reproduce", scenario.IncidentID, "--seed", "3", "--seeds", "1-2"}, exitUsage, "--seed is one run's"},
 		{[]string{"reproduce", scenario.IncidentID, "--seeds", "2-1"}, exitUsage, "ends before it starts"},
@@ -132,7 +132,7 @@ func TestReproduceFixed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(plan.Faults) == 0 || plan.Params.Extra["operator"] != "fixed" || plan.Params.SettleS != 9000 ||
+	if len(plan.Faults) == 0 || plan.Params.Model.Operator != "fixed" || plan.Params.SettleS != 9000 ||
 		plan.Params.SettleSampleIntervalS != 10 || plan.Params.Migrations != 23 {
 		t.Errorf("plan.json: faults %+v, params %+v; want the incident's schedule and parameters", plan.Faults, plan.Params)
 	}
@@ -209,7 +209,7 @@ func TestReproduceIncidentFromFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if plan.Params.Migrations != 3 || plan.Params.Hosts != 2 || plan.Params.Extra["incident"] != "small-healthy" {
+		if plan.Params.Migrations != 3 || plan.Params.Model.Hosts != 2 || plan.Params.Incident != "small-healthy" {
 			t.Errorf("%v: plan params %+v, want the file's", args, plan.Params)
 		}
 	}
@@ -253,9 +253,9 @@ func TestReproduceSeeds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ops[plan.Params.Extra["operator"]] = true
-			if plan.Seed != seed || !strings.HasPrefix(plan.Params.Extra["fault_schedule"], "none") || !strings.Contains(plan.Command, "--faults=none") {
-				t.Errorf("seed %d: plan seed %d, fault_schedule %q, command %q", seed, plan.Seed, plan.Params.Extra["fault_schedule"], plan.Command)
+			ops[plan.Params.Model.Operator] = true
+			if plan.Seed != seed || !strings.HasPrefix(plan.Params.FaultSchedule, "none") || !strings.Contains(plan.Command, "--faults=none") {
+				t.Errorf("seed %d: plan seed %d, fault_schedule %q, command %q", seed, plan.Seed, plan.Params.FaultSchedule, plan.Command)
 			}
 		}
 		if len(runs) != 2 || !ops["prefix"] || !ops["fixed"] {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/fiomig/fiomig/faults"
 	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/scenario"
+	"github.com/fiomig/fiomig/sim"
 	"github.com/fiomig/fiomig/workload"
 )
 
@@ -25,38 +25,14 @@ func init() {
 	register(command{name: "run", summary: "run migrations on the embedded simulator and write a report", run: runCmd})
 }
 
-// runFlags are the flags of "fiomig run", in the order they are printed.
+// runFlags are the flags of "fiomig run": most bind straight to the
+// run's typed parameters (record.Params, its Model included).
 type runFlags struct {
-	seed               int64
-	migrations         int
-	volumes            int
-	hosts              int
-	consumersPerVolume int
-	sampleInterval     float64
-	settleInterval     float64
-	cutoverPause       float64
-	pauseCrit          float64
-	freezesAllowed     int
-	settle             float64
-	attributionMargin  float64
-	gap                float64
-	out                string
-	workload           string
-	fioRateIOPS        int
-	fioCorruptWrite    int64
-	faults             string
-	faultFile          string
-	controlPlane       string
-	fullSamples        bool
-	seedChecks         record.SeedThresholds
-	namespaces         int
-	lvolMonitor        bool
-	csiRestore         string
-	releaseSources     bool
-	namespacedVolumes  int
-	listenerRace       bool
-	swapReaddFail      float64
-	nsidDivergence     bool
+	seed        int64
+	p           record.Params
+	out         string
+	faultFile   string
+	fullSamples bool
 	// faultKinds is --faults parsed (validate): nil = every kind.
 	faultKinds []string
 	kube       kubeFlags // --backend and the kube backend's flags (kube_run.go)
@@ -64,47 +40,49 @@ type runFlags struct {
 
 func (f *runFlags) register(fs *flag.FlagSet) {
 	d := scenario.DefaultParams()
+	p, m, sd := &f.p, &f.p.Model, &f.p.Seed
+	*p = d
 	fs.Int64Var(&f.seed, "seed", 1, "`seed` of every random choice; the same seed gives a byte-identical timeline.jsonl and summary.json")
-	fs.IntVar(&f.migrations, "migrations", d.Migrations, "number of migrations, run one after another")
-	fs.IntVar(&f.volumes, "volumes", d.Volumes, "number of volumes (one NVMe-oF subsystem each)")
-	fs.IntVar(&f.hosts, "hosts", d.Hosts, "number of consumer hosts")
-	fs.IntVar(&f.namespaces, "namespaces-per-volume", 1, "`N` namespaces (NSIDs 1..N) per namespaced volume's subsystem; such a volume migrates as a batch (the whole subsystem moves), and a pause of any one namespace is a pause")
-	fs.IntVar(&f.namespacedVolumes, "namespaced-volumes", 0, "how many of the volumes (the last ones) are namespaced, the others single-namespace (0 = all; the seed harness mixes 10 single and 6 namespaced)")
-	fs.IntVar(&f.consumersPerVolume, "consumers-per-volume", d.ConsumersPerVolume, "consumer hosts per volume (hosts running a pod that uses it)")
-	fs.Float64Var(&f.sampleInterval, "sample-interval", d.SampleIntervalS, "`seconds` between samples of every host's controllers")
-	fs.Float64Var(&f.settleInterval, "settle-sample-interval", d.SettleSampleIntervalS, "`seconds` between samples during the settle period (0 = --sample-interval); the settle judges end states (leaks, path completeness), so 1 s by default")
-	fs.Float64Var(&f.cutoverPause, "cutover-pause", d.CutoverPauseS, "`seconds` the simulated cutover keeps every path inaccessible (each window is this ±25%, drawn from the seed)")
-	fs.Float64Var(&f.pauseCrit, "pause-crit", d.PauseCritS, "`seconds`: bound on the longest pause window per migration and host (CUTOVER_PAUSE_CRIT_S; the flag wins over the environment)")
-	fs.IntVar(&f.freezesAllowed, "freezes-allowed", d.FreezesAllowed, "pause windows allowed per migration (CUTOVER_FREEZES_ALLOWED)")
-	fs.Float64Var(&f.settle, "settle", d.SettleS, "`seconds` the run keeps sampling after the last migration before leaks and completeness are judged; the default outlasts the sourced repairs (sbcli's lvol monitor: 300 s sweep + 30 s cycle; the CSI restore's backoff: up to 60 s)")
-	fs.Float64Var(&f.attributionMargin, "attribution-margin", d.AttributionMarginS, "`seconds` after a migration's terminal phase during which a pause window still belongs to it")
-	fs.Float64Var(&f.gap, "gap", scenario.DefaultGapS, "`seconds` between one migration's end and the next one's start")
+	fs.IntVar(&p.Migrations, "migrations", d.Migrations, "number of migrations, run one after another")
+	fs.IntVar(&m.Volumes, "volumes", d.Model.Volumes, "number of volumes (one NVMe-oF subsystem each)")
+	fs.IntVar(&m.Hosts, "hosts", d.Model.Hosts, "number of consumer hosts")
+	fs.IntVar(&m.NamespacesPerVolume, "namespaces-per-volume", d.Model.NamespacesPerVolume, "`N` namespaces (NSIDs 1..N) per namespaced volume's subsystem; such a volume migrates as a batch (the whole subsystem moves), and a pause of any one namespace is a pause")
+	fs.IntVar(&m.NamespacedVolumes, "namespaced-volumes", d.Model.NamespacedVolumes, "how many of the volumes (the last ones) are namespaced, the others single-namespace (0 = all; the seed harness mixes 10 single and 6 namespaced)")
+	fs.IntVar(&m.ConsumersPerVolume, "consumers-per-volume", d.Model.ConsumersPerVolume, "consumer hosts per volume (hosts running a pod that uses it)")
+	fs.Float64Var(&p.SampleIntervalS, "sample-interval", d.SampleIntervalS, "`seconds` between samples of every host's controllers")
+	fs.Float64Var(&p.SettleSampleIntervalS, "settle-sample-interval", d.SettleSampleIntervalS, "`seconds` between samples during the settle period (0 = --sample-interval); the settle judges end states (leaks, path completeness), so 1 s by default")
+	fs.Float64Var(&m.CutoverPauseS, "cutover-pause", d.Model.CutoverPauseS, "`seconds` the simulated cutover keeps every path inaccessible (each window is this ±25%, drawn from the seed)")
+	fs.Float64Var(&p.PauseCritS, "pause-crit", d.PauseCritS, "`seconds`: bound on the longest pause window per migration and host (CUTOVER_PAUSE_CRIT_S; the flag wins over the environment)")
+	fs.IntVar(&p.FreezesAllowed, "freezes-allowed", d.FreezesAllowed, "pause windows allowed per migration (CUTOVER_FREEZES_ALLOWED)")
+	fs.Float64Var(&p.SettleS, "settle", d.SettleS, "`seconds` the run keeps sampling after the last migration before leaks and completeness are judged; the default outlasts the sourced repairs (sbcli's lvol monitor: 300 s sweep + 30 s cycle; the CSI restore's backoff: up to 60 s)")
+	fs.Float64Var(&p.AttributionMarginS, "attribution-margin", d.AttributionMarginS, "`seconds` after a migration's terminal phase during which a pause window still belongs to it")
+	fs.Float64Var(&p.GapS, "gap", d.GapS, "`seconds` between one migration's end and the next one's start")
 	fs.BoolVar(&f.fullSamples, "full-samples", false, "write every host's whole state at every tick (timeline format version 1) instead of only changes plus one heartbeat line per tick (version 2, the default; record/FORMAT.md); the verdicts are the same, the timeline is ~50x larger")
 	fs.StringVar(&f.out, "out", "out", "`directory` under which the run directory fio-mig-<unix seconds> is created")
-	fs.StringVar(&f.workload, "workload", scenario.WorkloadSim, "`sim`: the simulator's modelled I/O on virtual time; fio: one real fio process per volume on a FUSE file that follows the simulated host's multipath head, the simulator driven by the wall clock, with the same model switches (needs root, /dev/fuse and fio; fio's output goes to <run dir>/fio/; one namespace per volume only)")
-	fs.IntVar(&f.fioRateIOPS, "fio-rate-iops", workload.DefaultRateIOPS, "with --workload=fio: each volume's fio job is capped at this many `I/Os per second` (rate_iops)")
-	fs.StringVar(&f.faults, "faults", scenario.FaultsDefault, "`default`: a seeded schedule of one fault of every kind, together covering every stage (in-validation, before-cutover, in-freeze, after-cutover); none; or a comma-separated list of kinds ("+strings.Join(faults.Kinds, ", ")+") drawn the same way")
-	fs.StringVar(&f.controlPlane, "control-plane", "sbcli", "the simulated control plane's cancel before continue: `sbcli` (as sourced: _cleanup_created deletes the volume's subsystem on the source's tertiary node, research/incident.md §4; with --lvol-monitor and --csi-restore ip-port, the defaults, that path comes back) or fixed-cancel (an assumed fix, with no source, that spares the tertiaries)")
-	fs.BoolVar(&f.lvolMonitor, "lvol-monitor", true, "run sbcli's lvol monitor repair in the simulator (every 300 s it re-creates a non-leader's deleted subsystem and listener and re-adds a missing namespace; sourced, research/incident.md §4)")
-	fs.StringVar(&f.csiRestore, "csi-restore", "ip-port", "the CSI driver's path restore in the simulator: `off`, ip (pre-fix: only when no controller of the subsystem is at that IP) or ip-port (fixed: every published ip:port without a controller)")
-	fs.BoolVar(&f.releaseSources, "release-sources", false, "fiomig's extra, not the fix: the simulated fixed operator runs a release Job for the source paths on every consumer host after the cutover. Off by default, as the fixed operator (simplyblock-operator 5aa711cc) releases migration paths only when it cancels (cancelAndFail, reconcileAbort) and touches no host after Completed; without it the source controllers reconnect into rejected CONNECTs until ctrl_loss_tmo removes them. The prefix operator ignores it")
-	fs.BoolVar(&f.listenerRace, "listener-race", false, "simulated control plane: on a target node that does not hold the subsystem, CreateMigration adds the listener before the namespace and the add_ns fails, which it only logs (sbcli migration_controller.py create_migration :1180 → :1197 → :1204; SB 97ef965c2: the host connects, live, and the namespace never joins the head); off by default: no source says this happened in the incident")
-	fs.Float64Var(&f.swapReaddFail, "swap-readd-fail", 0, "simulated control plane: `probability` that one namespace re-add of a batch cutover's two-pass swap fails, which it only logs (sbcli tasks_runner_batch_migration.py :509): that node's controllers stay live with a partial leg set (0 = never); off by default: no source says this happened in the incident")
-	fs.BoolVar(&f.nsidDivergence, "nsid-divergence", false, "simulated control plane: in each batch cutover's swap one overlap node re-adds two members in the other order, so the namespaces' NSIDs differ there (the re-add passes no nsid, :509; sbcli branch fix fabb18694 passes it) and the kernel refuses them on that node's controllers (\"IDs don't match for shared namespace N\", sbcli lvol_controller.py:1264-1276); off by default: no source says this happened in the incident")
+	p.Workload = scenario.WorkloadSim
+	fs.StringVar(&p.Workload, "workload", scenario.WorkloadSim, "`sim`: the simulator's modelled I/O on virtual time; fio: one real fio process per volume on a FUSE file that follows the simulated host's multipath head, the simulator driven by the wall clock, with the same model switches (needs root, /dev/fuse and fio; fio's output goes to <run dir>/fio/; one namespace per volume only)")
+	fs.IntVar(&p.FioRateIOPS, "fio-rate-iops", workload.DefaultRateIOPS, "with --workload=fio: each volume's fio job is capped at this many `I/Os per second` (rate_iops)")
+	fs.StringVar(&p.Faults, "faults", scenario.FaultsDefault, "`default`: a seeded schedule of one fault of every kind, together covering every stage (in-validation, before-cutover, in-freeze, after-cutover); none; or a comma-separated list of kinds ("+strings.Join(faults.Kinds, ", ")+") drawn the same way")
+	fs.StringVar(&m.ControlPlane, "control-plane", d.Model.ControlPlane, "the simulated control plane's cancel before continue: `sbcli` (as sourced: _cleanup_created deletes the volume's subsystem on the source's tertiary node, docs/simulator.md; with --lvol-monitor and --csi-restore ip-port, the defaults, that path comes back) or fixed-cancel (an assumed fix, with no source, that spares the tertiaries)")
+	fs.BoolVar(&m.LvolMonitor, "lvol-monitor", d.Model.LvolMonitor, "run sbcli's lvol monitor repair in the simulator (every 300 s it re-creates a non-leader's deleted subsystem and listener and re-adds a missing namespace; sourced, docs/simulator.md)")
+	fs.StringVar(&m.CSIRestore, "csi-restore", d.Model.CSIRestore, "the CSI driver's path restore in the simulator: `off`, ip (pre-fix: only when no controller of the subsystem is at that IP) or ip-port (fixed: every published ip:port without a controller)")
+	fs.BoolVar(&m.ReleaseSources, "release-sources", d.Model.ReleaseSources, "fiomig's extra, not the fix: the simulated fixed operator runs a release Job for the source paths on every consumer host after the cutover. Off by default, as the fixed operator (simplyblock-operator 5aa711cc) releases migration paths only when it cancels (cancelAndFail, reconcileAbort) and touches no host after Completed; without it the source controllers reconnect into rejected CONNECTs until ctrl_loss_tmo removes them. The prefix operator ignores it")
+	fs.BoolVar(&m.ListenerRace, "listener-race", d.Model.ListenerRace, "simulated control plane: on a target node that does not hold the subsystem, CreateMigration adds the listener before the namespace and the add_ns fails, which it only logs (sbcli migration_controller.py create_migration :1180 → :1197 → :1204; SB 97ef965c2: the host connects, live, and the namespace never joins the head); off by default: no source says this happened in the incident")
+	fs.Float64Var(&m.SwapReaddFail, "swap-readd-fail", d.Model.SwapReaddFail, "simulated control plane: `probability` that one namespace re-add of a batch cutover's two-pass swap fails, which it only logs (sbcli tasks_runner_batch_migration.py :509): that node's controllers stay live with a partial leg set (0 = never); off by default: no source says this happened in the incident")
+	fs.BoolVar(&m.NSIDDivergence, "nsid-divergence", d.Model.NSIDDivergence, "simulated control plane: in each batch cutover's swap one overlap node re-adds two members in the other order, so the namespaces' NSIDs differ there (the re-add passes no nsid, :509; sbcli branch fix fabb18694 passes it) and the kernel refuses them on that node's controllers (\"IDs don't match for shared namespace N\", sbcli lvol_controller.py:1264-1276); off by default: no source says this happened in the incident")
 	fs.StringVar(&f.faultFile, "fault-file", "", "a fault `file` (YAML or JSON; format in fiomig run --help) whose schedule replaces --faults")
-	sd := d.Seed
-	fs.Float64Var(&f.seedChecks.MinCompleted, "min-completed", sd.MinCompleted, "`fraction` of migrations that must complete within --migration-timeout (migration-outcomes)")
-	fs.Float64Var(&f.seedChecks.MaxTimedOut, "max-timed-out", sd.MaxTimedOut, "`fraction` of migrations that may not end within --migration-timeout (migration-outcomes)")
-	fs.Float64Var(&f.seedChecks.MigrationTimeoutS, "migration-timeout", sd.MigrationTimeoutS, "`seconds` a migration may take before it counts as timed out (the seed harness's 420 s)")
-	fs.Float64Var(&f.seedChecks.OutageS, "outage", sd.OutageS, "`seconds` without a completed I/O on a volume that fail io-outage")
-	fs.Float64Var(&f.seedChecks.VerifyLagS, "verify-lag", sd.VerifyLagS, "`seconds` after a migration's end within which a verify failure is charged to it (data-integrity; fio detects lost writes 3-34 s later)")
-	fs.IntVar(&f.seedChecks.MaxNetControllers, "max-net-controllers", sd.MaxNetControllers, "controllers created minus removed per subsystem and host above which controller-churn fails")
-	fs.IntVar(&f.seedChecks.MaxReconnects, "max-reconnects", sd.MaxReconnects, "reconnect `attempts` of one controller above which controller-churn fails")
-	fs.IntVar(&f.seedChecks.MaxCtrlLossTmoS, "max-ctrl-loss-tmo", sd.MaxCtrlLossTmoS, "`seconds` of ctrl_loss_tmo above which (or off) loss-timeout warns")
-	fs.IntVar(&f.seedChecks.MaxPaths, "max-paths", sd.MaxPaths, "controllers per subsystem on a host at the end above which paths-per-subsystem warns")
-	fs.IntVar(&f.seedChecks.MaxNotAllowed, "max-not-allowed", sd.MaxNotAllowed, "target rejections logged as \"does not allow host\" at or above which target-log-pattern fails")
+	fs.Float64Var(&sd.MinCompleted, "min-completed", d.Seed.MinCompleted, "`fraction` of migrations that must complete within --migration-timeout (migration-outcomes)")
+	fs.Float64Var(&sd.MaxTimedOut, "max-timed-out", d.Seed.MaxTimedOut, "`fraction` of migrations that may not end within --migration-timeout (migration-outcomes)")
+	fs.Float64Var(&sd.MigrationTimeoutS, "migration-timeout", d.Seed.MigrationTimeoutS, "`seconds` a migration may take before it counts as timed out (the seed harness's 420 s)")
+	fs.Float64Var(&sd.OutageS, "outage", d.Seed.OutageS, "`seconds` without a completed I/O on a volume that fail io-outage")
+	fs.Float64Var(&sd.VerifyLagS, "verify-lag", d.Seed.VerifyLagS, "`seconds` after a migration's end within which a verify failure is charged to it (data-integrity; fio detects lost writes 3-34 s later)")
+	fs.IntVar(&sd.MaxNetControllers, "max-net-controllers", d.Seed.MaxNetControllers, "controllers created minus removed per subsystem and host above which controller-churn fails")
+	fs.IntVar(&sd.MaxReconnects, "max-reconnects", d.Seed.MaxReconnects, "reconnect `attempts` of one controller above which controller-churn fails")
+	fs.IntVar(&sd.MaxCtrlLossTmoS, "max-ctrl-loss-tmo", d.Seed.MaxCtrlLossTmoS, "`seconds` of ctrl_loss_tmo above which (or off) loss-timeout warns")
+	fs.IntVar(&sd.MaxPaths, "max-paths", d.Seed.MaxPaths, "controllers per subsystem on a host at the end above which paths-per-subsystem warns")
+	fs.IntVar(&sd.MaxNotAllowed, "max-not-allowed", d.Seed.MaxNotAllowed, "target rejections logged as \"does not allow host\" at or above which target-log-pattern fails")
 	f.kube.register(fs)
-	fs.Int64Var(&f.fioCorruptWrite, "fio-corrupt-write", 0, "with --workload=fio: store the `N`-th write to the first volume corrupted underneath fio, to prove a verify failure is reported as a data integrity failure with its offset (0 = off)")
+	fs.Int64Var(&p.FioCorruptWrite, "fio-corrupt-write", 0, "with --workload=fio: store the `N`-th write to the first volume corrupted underneath fio, to prove a verify failure is reported as a data integrity failure with its offset (0 = off)")
 }
 
 // Record bounds: a run samples every host at most maxSamplesPerHost times
@@ -126,12 +104,12 @@ func (f *runFlags) validate() error {
 		min, max float64
 		openMin  bool // v must be > min rather than >= min
 	}{
-		{"--sample-interval", f.sampleInterval, 0.001, 60, false},
-		{"--cutover-pause", f.cutoverPause, 0, 600, true},
-		{"--pause-crit (or CUTOVER_PAUSE_CRIT_S)", f.pauseCrit, 0, 3600, true},
-		{"--settle", f.settle, 0, 86400, false},
-		{"--attribution-margin", f.attributionMargin, 0, 3600, false},
-		{"--gap", f.gap, 0, 3600, false},
+		{"--sample-interval", f.p.SampleIntervalS, 0.001, 60, false},
+		{"--cutover-pause", f.p.Model.CutoverPauseS, 0, 600, true},
+		{"--pause-crit (or CUTOVER_PAUSE_CRIT_S)", f.p.PauseCritS, 0, 3600, true},
+		{"--settle", f.p.SettleS, 0, 86400, false},
+		{"--attribution-margin", f.p.AttributionMarginS, 0, 3600, false},
+		{"--gap", f.p.GapS, 0, 3600, false},
 	} {
 		below := r.v < r.min || (r.openMin && r.v == r.min)
 		if math.IsNaN(r.v) || math.IsInf(r.v, 0) || below || r.v > r.max {
@@ -142,55 +120,55 @@ func (f *runFlags) validate() error {
 			return usagef("%s must be a finite number of seconds in %s%g, %g], got %v", r.name, lo, r.min, r.max, r.v)
 		}
 	}
-	if f.settleInterval != 0 && (math.IsNaN(f.settleInterval) || f.settleInterval < 0.001 || f.settleInterval > 3600) {
-		return usagef("--settle-sample-interval must be 0 (= --sample-interval) or a finite number of seconds in [0.001, 3600], got %v", f.settleInterval)
+	if f.p.SettleSampleIntervalS != 0 && (math.IsNaN(f.p.SettleSampleIntervalS) || f.p.SettleSampleIntervalS < 0.001 || f.p.SettleSampleIntervalS > 3600) {
+		return usagef("--settle-sample-interval must be 0 (= --sample-interval) or a finite number of seconds in [0.001, 3600], got %v", f.p.SettleSampleIntervalS)
 	}
-	settleInterval := f.settleInterval
+	settleInterval := f.p.SettleSampleIntervalS
 	if settleInterval == 0 {
-		settleInterval = f.sampleInterval
+		settleInterval = f.p.SampleIntervalS
 	}
-	if n := f.settle / settleInterval; n > maxSamplesPerHost {
-		return usagef("--settle %g s sampled every %g s is %.0f samples per host; keep it under 1,000,000 (raise --settle-sample-interval)", f.settle, settleInterval, n)
+	if n := f.p.SettleS / settleInterval; n > maxSamplesPerHost {
+		return usagef("--settle %g s sampled every %g s is %.0f samples per host; keep it under 1,000,000 (raise --settle-sample-interval)", f.p.SettleS, settleInterval, n)
 	}
 	// The migrations' part of the record, estimated from below: a migration
 	// on the simulator takes about 15 s (validation, sync, cutover) and
 	// rarely under minMigrationS, plus the gap after it.
-	if n := float64(f.migrations) * (minMigrationS + f.gap) / f.sampleInterval; n > maxSamplesPerHost {
+	if n := float64(f.p.Migrations) * (minMigrationS + f.p.GapS) / f.p.SampleIntervalS; n > maxSamplesPerHost {
 		return usagef("--migrations %d at %g s or more each (with --gap %g s) sampled every %g s is over %.0f samples per host; keep it under 1,000,000 (run fewer migrations or raise --sample-interval)",
-			f.migrations, minMigrationS+f.gap, f.gap, f.sampleInterval, n)
+			f.p.Migrations, minMigrationS+f.p.GapS, f.p.GapS, f.p.SampleIntervalS, n)
 	}
 	switch {
-	case f.migrations < 0 || f.migrations > 100000:
-		return usagef("--migrations must be in [0, 100000], got %d", f.migrations)
-	case f.volumes < 1 || f.volumes > 10000:
-		return usagef("--volumes must be in [1, 10000], got %d", f.volumes)
-	case f.hosts < 1 || f.hosts > 1000:
-		return usagef("--hosts must be in [1, 1000], got %d", f.hosts)
-	case f.consumersPerVolume < 1 || f.consumersPerVolume > f.hosts:
-		return usagef("--consumers-per-volume must be between 1 and --hosts (%d), got %d", f.hosts, f.consumersPerVolume)
-	case f.csiRestore != "off" && f.csiRestore != "ip" && f.csiRestore != "ip-port":
-		return usagef("--csi-restore must be off, ip or ip-port, got %q", f.csiRestore)
-	case f.namespaces < 1 || f.namespaces > 64:
-		return usagef("--namespaces-per-volume must be in [1, 64], got %d", f.namespaces)
-	case f.namespacedVolumes < 0 || f.namespacedVolumes > f.volumes:
-		return usagef("--namespaced-volumes must be between 0 and --volumes (%d), got %d", f.volumes, f.namespacedVolumes)
-	case f.freezesAllowed < 0:
-		return usagef("--freezes-allowed (or CUTOVER_FREEZES_ALLOWED) must be >= 0, got %d", f.freezesAllowed)
-	case f.workload != scenario.WorkloadSim && f.workload != scenario.WorkloadFio:
-		return usagef("--workload must be %s or %s, got %q", scenario.WorkloadSim, scenario.WorkloadFio, f.workload)
-	case f.workload == scenario.WorkloadFio && f.namespaces > 1:
-		return usagef("%s", scenario.FioNamespacesUnsupported(f.namespaces))
-	case f.fioRateIOPS < 2:
+	case f.p.Migrations < 0 || f.p.Migrations > 100000:
+		return usagef("--migrations must be in [0, 100000], got %d", f.p.Migrations)
+	case f.p.Model.Volumes < 1 || f.p.Model.Volumes > 10000:
+		return usagef("--volumes must be in [1, 10000], got %d", f.p.Model.Volumes)
+	case f.p.Model.Hosts < 1 || f.p.Model.Hosts > 1000:
+		return usagef("--hosts must be in [1, 1000], got %d", f.p.Model.Hosts)
+	case f.p.Model.ConsumersPerVolume < 1 || f.p.Model.ConsumersPerVolume > f.p.Model.Hosts:
+		return usagef("--consumers-per-volume must be between 1 and --hosts (%d), got %d", f.p.Model.Hosts, f.p.Model.ConsumersPerVolume)
+	case f.p.Model.CSIRestore != "off" && f.p.Model.CSIRestore != "ip" && f.p.Model.CSIRestore != "ip-port":
+		return usagef("--csi-restore must be off, ip or ip-port, got %q", f.p.Model.CSIRestore)
+	case f.p.Model.NamespacesPerVolume < 1 || f.p.Model.NamespacesPerVolume > 64:
+		return usagef("--namespaces-per-volume must be in [1, 64], got %d", f.p.Model.NamespacesPerVolume)
+	case f.p.Model.NamespacedVolumes < 0 || f.p.Model.NamespacedVolumes > f.p.Model.Volumes:
+		return usagef("--namespaced-volumes must be between 0 and --volumes (%d), got %d", f.p.Model.Volumes, f.p.Model.NamespacedVolumes)
+	case f.p.FreezesAllowed < 0:
+		return usagef("--freezes-allowed (or CUTOVER_FREEZES_ALLOWED) must be >= 0, got %d", f.p.FreezesAllowed)
+	case f.p.Workload != scenario.WorkloadSim && f.p.Workload != scenario.WorkloadFio:
+		return usagef("--workload must be %s or %s, got %q", scenario.WorkloadSim, scenario.WorkloadFio, f.p.Workload)
+	case f.p.Workload == scenario.WorkloadFio && f.p.Model.NamespacesPerVolume > 1:
+		return usagef("%s", scenario.FioNamespacesUnsupported(f.p.Model.NamespacesPerVolume))
+	case f.p.FioRateIOPS < 2:
 		// Split into a read,write cap (70,30 for 100); a 0 cap would mean "no limit" to fio.
-		return usagef("--fio-rate-iops must be >= 2 (it is split between reads and writes), got %d", f.fioRateIOPS)
-	case f.controlPlane != "sbcli" && f.controlPlane != "fixed-cancel":
-		return usagef("--control-plane must be sbcli or fixed-cancel, got %q", f.controlPlane)
-	case !(f.swapReaddFail >= 0 && f.swapReaddFail <= 1):
-		return usagef("--swap-readd-fail must be a probability in [0, 1], got %v", f.swapReaddFail)
-	case f.fioCorruptWrite < 0:
-		return usagef("--fio-corrupt-write must be >= 0, got %d", f.fioCorruptWrite)
+		return usagef("--fio-rate-iops must be >= 2 (it is split between reads and writes), got %d", f.p.FioRateIOPS)
+	case f.p.Model.ControlPlane != "sbcli" && f.p.Model.ControlPlane != "fixed-cancel":
+		return usagef("--control-plane must be sbcli or fixed-cancel, got %q", f.p.Model.ControlPlane)
+	case !(f.p.Model.SwapReaddFail >= 0 && f.p.Model.SwapReaddFail <= 1):
+		return usagef("--swap-readd-fail must be a probability in [0, 1], got %v", f.p.Model.SwapReaddFail)
+	case f.p.FioCorruptWrite < 0:
+		return usagef("--fio-corrupt-write must be >= 0, got %d", f.p.FioCorruptWrite)
 	}
-	kinds, err := scenario.ParseFaultKinds(f.faults)
+	kinds, err := scenario.ParseFaultKinds(f.p.Faults)
 	if err != nil {
 		return usagef("--faults: %v", err)
 	}
@@ -213,37 +191,30 @@ func checkOut(out string) error {
 }
 
 func (f *runFlags) params() record.Params {
-	settleInterval := f.settleInterval
-	if settleInterval == 0 {
-		settleInterval = f.sampleInterval
+	p := f.p
+	if p.SettleSampleIntervalS == 0 {
+		p.SettleSampleIntervalS = p.SampleIntervalS
 	}
-	format := record.FormatChangeOnly
+	p.TimelineFormat = record.FormatChangeOnly
 	if f.fullSamples {
-		format = record.FormatFull
+		p.TimelineFormat = record.FormatFull
 	}
-	return record.Params{
-		TimelineFormat: format,
-		Migrations:     f.migrations, Volumes: f.volumes, Hosts: f.hosts,
-		ConsumersPerVolume: f.consumersPerVolume, SampleIntervalS: f.sampleInterval,
-		SettleSampleIntervalS: settleInterval, CutoverPauseS: f.cutoverPause,
-		PauseCritS: f.pauseCrit, FreezesAllowed: f.freezesAllowed, SettleS: f.settle,
-		AttributionMarginS: f.attributionMargin, Seed: f.seedChecks,
-		Extra: map[string]string{"gap_s": strconv.FormatFloat(f.gap, 'g', -1, 64), "faults": f.faultSelection(), "control_plane": f.controlPlane,
-			"namespaces_per_volume": strconv.Itoa(f.namespaces), "namespaced_volumes": strconv.Itoa(f.namespacedVolumes),
-			"lvol_monitor": strconv.FormatBool(f.lvolMonitor), "csi_restore": f.csiRestore,
-			"release_sources": strconv.FormatBool(f.releaseSources),
-			"listener_race":   strconv.FormatBool(f.listenerRace), "swap_readd_fail": strconv.FormatFloat(f.swapReaddFail, 'g', -1, 64),
-			"nsid_divergence": strconv.FormatBool(f.nsidDivergence)},
+	p.Faults = f.faultSelection()
+	if p.Workload == scenario.WorkloadSim {
+		p.Workload = ""
+		p.FioRateIOPS = 0
 	}
+	p.Model = sim.ModelDefaults(p.Model)
+	return p
 }
 
-// faultSelection is what plan.json's params.extra.faults records: the
+// faultSelection is what plan.json's params.faults records: the
 // --faults value, or "file:<path>" for --fault-file.
 func (f *runFlags) faultSelection() string {
 	if f.faultFile != "" {
-		return "file:" + f.faultFile
+		return record.FaultsFilePrefix + f.faultFile
 	}
-	return f.faults
+	return f.p.Faults
 }
 
 // envDefaults applies CUTOVER_PAUSE_CRIT_S and CUTOVER_FREEZES_ALLOWED to
@@ -418,9 +389,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 
-	if f.sampleInterval > checks.ResolutionFraction*f.pauseCrit {
+	if f.p.SampleIntervalS > checks.ResolutionFraction*f.p.PauseCritS {
 		fmt.Fprintf(stderr, "fiomig run: warning: --sample-interval %g s is coarser than %g × --pause-crit %g s: pause-bound and freezes will be inconclusive (sample every %g s or less to judge them)\n",
-			f.sampleInterval, checks.ResolutionFraction, f.pauseCrit, checks.ResolutionFraction*f.pauseCrit)
+			f.p.SampleIntervalS, checks.ResolutionFraction, f.p.PauseCritS, checks.ResolutionFraction*f.p.PauseCritS)
 	}
 	fmt.Fprintln(stdout, "fiomig run — parameters:")
 	fs.VisitAll(func(fl *flag.Flag) { fmt.Fprintf(stdout, "  --%-24s %s\n", fl.Name, fl.Value.String()) })
@@ -450,18 +421,18 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	scfg := scenario.Config{
 		Plan: record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: f.seed,
 			Command: cmdline, Params: f.params(), Faults: sched},
-		OutDir: f.out, StartUnix: time.Now().Unix(), GapS: f.gap, Progress: stdout,
+		OutDir: f.out, StartUnix: time.Now().Unix(), Progress: stdout,
 	}
 	var res scenario.Result
 	var err error
-	if f.workload == scenario.WorkloadFio {
+	if f.p.Workload == scenario.WorkloadFio {
 		// Real fio through FUSE (scenario/workload.go): mounts, processes
 		// and the wall clock are the scenario's business.
 		if aerr := workload.Available(); aerr != nil {
 			fmt.Fprintf(stderr, "fiomig run: --workload=fio cannot run here: %v\n", aerr)
 			return exitUsage
 		}
-		res, err = scenario.RunFio(ctx, f.seed, scfg, scenario.FioOptions{RateIOPS: f.fioRateIOPS, CorruptWrite: f.fioCorruptWrite})
+		res, err = scenario.RunFio(ctx, f.seed, scfg, scenario.FioOptions{RateIOPS: f.p.FioRateIOPS, CorruptWrite: f.p.FioCorruptWrite})
 	} else {
 		cluster, cerr := scenario.SimCluster(f.seed, f.params())
 		if cerr != nil {

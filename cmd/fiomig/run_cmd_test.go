@@ -110,8 +110,8 @@ func TestPauseCritFromEnvironmentFlagWins(t *testing.T) {
 	if err := envDefaults(fs, func(k string) string { return env[k] }); err != nil {
 		t.Fatal(err)
 	}
-	if f.pauseCrit != 4.5 || f.freezesAllowed != 2 {
-		t.Errorf("from environment: pause-crit %v freezes %v, want 4.5 and 2", f.pauseCrit, f.freezesAllowed)
+	if f.p.PauseCritS != 4.5 || f.p.FreezesAllowed != 2 {
+		t.Errorf("from environment: pause-crit %v freezes %v, want 4.5 and 2", f.p.PauseCritS, f.p.FreezesAllowed)
 	}
 
 	f = runFlags{}
@@ -122,8 +122,8 @@ func TestPauseCritFromEnvironmentFlagWins(t *testing.T) {
 	if err := envDefaults(fs, func(k string) string { return env[k] }); err != nil {
 		t.Fatal(err)
 	}
-	if f.pauseCrit != 3 {
-		t.Errorf("flag --pause-crit 3 with CUTOVER_PAUSE_CRIT_S=4.5: got %v, want the flag's 3", f.pauseCrit)
+	if f.p.PauseCritS != 3 {
+		t.Errorf("flag --pause-crit 3 with CUTOVER_PAUSE_CRIT_S=4.5: got %v, want the flag's 3", f.p.PauseCritS)
 	}
 
 	f = runFlags{}
@@ -190,7 +190,7 @@ func TestRunNSIDDivergenceReachesTheKernel(t *testing.T) {
 		if on != (refused > 0) {
 			t.Errorf("--nsid-divergence=%v: %d kernel refusals in the timeline", on, refused)
 		}
-		if want := fmt.Sprintf(`"nsid_divergence": "%v"`, on); !bytes.Contains(plan, []byte(want)) {
+		if want := fmt.Sprintf(`"nsid_divergence": %v`, on); !bytes.Contains(plan, []byte(want)) {
 			t.Errorf("plan.json lacks %s", want)
 		}
 	}

@@ -197,8 +197,8 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		return usage("--timelines must be failing, all or none, got %q", f.timelines)
 	case f.maxTimelines < 0:
 		return usage("--max-timelines must be >= 0 (0 = no limit), got %d", f.maxTimelines)
-	case f.run.workload != scenario.WorkloadSim:
-		return usage("--workload=%s: a sweep runs the simulator on virtual time (--workload=sim); real fio runs on the wall clock, so a seed would not rerun the same", f.run.workload)
+	case f.run.p.Workload != scenario.WorkloadSim:
+		return usage("--workload=%s: a sweep runs the simulator on virtual time (--workload=sim); real fio runs on the wall clock, so a seed would not rerun the same", f.run.p.Workload)
 	}
 	if err := envDefaults(fs, os.Getenv); err != nil {
 		return usage("%v", err)
@@ -275,7 +275,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		sw.Seeds = append(sw.Seeds, s)
 		sw.Counts = tallySeed(sw.Counts, s)
 	}
-	crit := f.run.pauseCrit
+	crit := f.run.p.PauseCritS
 	if len(sw.Seeds) > 0 && sw.Seeds[0].PauseCritS > 0 {
 		crit = sw.Seeds[0].PauseCritS
 	}

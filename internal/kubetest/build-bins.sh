@@ -2,7 +2,7 @@
 # build-bins.sh DIR — build a real kube-apiserver and etcd from the Go module
 # proxy into DIR/bin (default .cache/kube), once: a second call with the same
 # versions does nothing. `make kube-bins` calls it; internal/kubetest runs
-# the binaries (research/kube.md §7 measured this recipe).
+# the binaries (docs/sources.md §11: this recipe, measured).
 #
 # Neither binary is on the Go module proxy as a `go install`-able command
 # (k8s.io/kubernetes and etcd's server module carry replace directives), so

@@ -1,6 +1,6 @@
 // Package kubetest starts a real Kubernetes control plane for tests: etcd
 // and kube-apiserver, built from the Go module proxy by `make kube-bins`
-// (build-bins.sh; research/kube.md §7) and cached under the repo's
+// (build-bins.sh; docs/sources.md §11) and cached under the repo's
 // gitignored .cache/kube/bin, driven by controller-runtime's envtest.
 //
 // The API server runs on loopback with --authorization-mode=RBAC (so the

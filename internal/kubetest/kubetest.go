@@ -141,7 +141,7 @@ func StartIn(binDir, workDir string) (*Env, error) {
 	// The API server's defaults (envtest): secure port on 127.0.0.1, client
 	// certificate users, --authorization-mode=RBAC, ServiceAccount admission
 	// off. With a loopback advertise address the endpoint reconciler refuses
-	// to start (research/kube.md §7).
+	// to start (docs/sources.md §11).
 	api.Configure().Set("authorization-mode", "RBAC")
 	api.Configure().Set("endpoint-reconciler-type", "none")
 	cfg, err := e.env.Start()

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	bsim "github.com/fiomig/fiomig/backend/sim"
+	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/sim"
 )
 
@@ -192,8 +193,7 @@ func Start(ctx context.Context, cfg Config) (*StandIn, error) {
 			s.Close()
 		}
 	}()
-	sc := sim.Config{Seed: cfg.Seed, Nodes: 3, Hosts: 3, HostsAreNodes: true, Volumes: cfg.Volumes,
-		Operator: cfg.Operator, Clock: s.clock}
+	sc := sim.Config{Seed: cfg.Seed, Clock: s.clock, Model: record.Model{Nodes: 3, Hosts: 3, HostsAreNodes: true, Volumes: cfg.Volumes, Operator: cfg.Operator}}
 	if cfg.Tune != nil {
 		cfg.Tune(&sc)
 	}

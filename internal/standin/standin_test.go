@@ -25,8 +25,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/fiomig/fiomig/backend/kube/agent"
-	"github.com/fiomig/fiomig/internal/standin"
 	"github.com/fiomig/fiomig/internal/kubetest"
+	"github.com/fiomig/fiomig/internal/standin"
 	"github.com/fiomig/fiomig/internal/tooltest"
 	"github.com/fiomig/fiomig/nvmeof"
 	"github.com/fiomig/fiomig/sim"

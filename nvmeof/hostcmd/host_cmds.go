@@ -3,6 +3,7 @@ package hostcmd
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -60,18 +61,20 @@ type hostSource struct {
 	host      nvmeof.Host
 	st        nvmeof.HostState
 	isCapture bool
+	where     string // "on this host", or "in capture FILE"
 }
 
-// load reads the live host (--sys-root) or the capture, once. Errors (all
-// usage errors, exit 2): an unreadable root or capture, an empty capture, a
-// malformed capture (the message names its line), no class/nvme directory
-// (not a sysfs root, or no NVMe driver: nothing to judge or repair), no
-// controller at all when needControllers (inspect: "clean" would be a lie),
-// and --hostnqn matching no controller while others are there (a typo).
-func (h *hostFlags) load(needControllers bool) (hostSource, error) {
+// load reads the live host (--sys-root) or the capture, once. A host with
+// no NVMe controller (no nvme-core module, or nothing connected) is an
+// answer, not an error: an empty state. Errors (all usage errors, exit 2):
+// an unreadable root or capture, a root with no class directory (not a
+// sysfs mount), an empty capture file (a failed capture looks the same as
+// one of a host without NVMe), a malformed capture (the message names its
+// line), a capture listing subsystems but no controller (truncated: the
+// kernel removes a subsystem with its last controller), and --hostnqn
+// matching no controller while others are there (a typo).
+func (h *hostFlags) load() (hostSource, error) {
 	var all nvmeof.HostState
-	var classDir, prefix, hint string
-	var hasClass bool
 	if h.capture != "" {
 		data, err := os.ReadFile(h.capture)
 		if err != nil {
@@ -87,30 +90,22 @@ func (h *hostFlags) load(needControllers bool) (hostSource, error) {
 		if all, err = nvmeof.ReadSysfs(fsys); err != nil {
 			return hostSource{}, usagef("malformed capture %s: %v", h.capture, err)
 		}
-		_, err = fs.Stat(fsys, "class/nvme")
-		hasClass = err == nil
-		classDir, prefix, hint = "/sys/class/nvme", h.capture+": ", "the capture has no such directory"
+		if len(all.Subsystems) > 0 && len(all.Controllers()) == 0 {
+			return hostSource{}, usagef("%s: subsystems under /sys/class/nvme-subsystem but no NVMe controller under /sys/class/nvme: a truncated capture? (the kernel removes a subsystem with its last controller)", h.capture)
+		}
 	} else {
 		var err error
 		if all, err = (&nvmeof.LinuxHost{SysRoot: h.sysRoot}).Read(); err != nil {
 			return hostSource{}, usagef("%v", err)
 		}
-		classDir = filepath.Join(h.sysRoot, "class", "nvme")
-		_, err = os.Stat(classDir)
-		hasClass = err == nil
-		hint = "no such directory: is --sys-root a sysfs mount, and is the nvme-core module loaded?"
-	}
-	n := len(all.Controllers())
-	if !hasClass || (needControllers && n == 0) {
-		if hasClass {
-			hint = "the directory is empty"
+		if fi, err := os.Stat(filepath.Join(h.sysRoot, "class")); errors.Is(err, fs.ErrNotExist) || err == nil && !fi.IsDir() {
+			return hostSource{}, usagef("%s has no class directory: not a sysfs mount (--sys-root)", h.sysRoot)
 		}
-		return hostSource{}, usagef("%sno NVMe controllers under %s (%s)", prefix, classDir, hint)
 	}
 	st := all
 	if h.hostNQN != "" {
 		st = nvmeof.FilterHost(all, h.hostNQN)
-		if n > 0 && len(st.Controllers()) == 0 {
+		if len(all.Controllers()) > 0 && len(st.Controllers()) == 0 {
 			seen := map[string]bool{}
 			var hosts []string
 			for _, c := range all.Controllers() {
@@ -120,29 +115,43 @@ func (h *hostFlags) load(needControllers bool) (hostSource, error) {
 				}
 			}
 			sort.Strings(hosts)
-			return hostSource{}, usagef("%sno controller with hostnqn %q (hostnqns here: %s)", prefix, h.hostNQN, listSome(hosts))
+			return hostSource{}, usagef("no controller with hostnqn %q %s (hostnqns there: %s)", h.hostNQN, h.where(), listSome(hosts))
 		}
 	}
 	if h.capture != "" {
-		return hostSource{host: &nvmeof.MemHost{State: st, HostNQN: h.hostNQN}, st: st, isCapture: true}, nil
+		return hostSource{host: &nvmeof.MemHost{State: st, HostNQN: h.hostNQN}, st: st, isCapture: true, where: h.where()}, nil
 	}
-	return hostSource{host: &nvmeof.LinuxHost{SysRoot: h.sysRoot, HostNQN: h.hostNQN, NvmeBin: h.nvmeBin, Route: nvmeof.Route(h.route)}, st: st}, nil
+	return hostSource{host: &nvmeof.LinuxHost{SysRoot: h.sysRoot, HostNQN: h.hostNQN, NvmeBin: h.nvmeBin, Route: nvmeof.Route(h.route)}, st: st, where: h.where()}, nil
 }
 
-// notAttached returns a usage error when st has no subsystem nqn: a typo
-// must not pass for "clean" or "nothing to do".
-func notAttached(st nvmeof.HostState, nqn string) error {
-	if len(st.SubsystemsByNQN(nqn)) > 0 {
-		return nil
+// where names what was read: "on this host" or "in capture FILE".
+func (h *hostFlags) where() string {
+	if h.capture != "" {
+		return "in capture " + h.capture
 	}
-	return usagef("NQN %q is not attached on this host (attached: %s)", nqn, listSome(st.NQNs()))
+	return "on this host"
+}
+
+// notAttached says that nqn has no subsystem in st, listing those that do
+// (so that a typo shows); "" when it is attached. Not attached is no error:
+// there is nothing to inspect, release or reap (as the operator's Inspect
+// and ReleaseMigrationPaths answer, simplyblock-operator
+// atlas-lib/nvmeof/inspect_test.go TestInspect_NotAttachedIsNotADefect,
+// operator/internal/volumemigration/release_test.go
+// TestReleaseMigrationPaths_SubsystemAbsent).
+func (src hostSource) notAttached(nqn string) string {
+	if len(src.st.SubsystemsByNQN(nqn)) > 0 {
+		return ""
+	}
+	return fmt.Sprintf("NQN %q is not attached %s (attached: %s)", nqn, src.where, listSome(src.st.NQNs()))
 }
 
 const inspectUsage = `Usage: PROG inspect [--nqn NQN] [--nsid N] [--target IP:PORT ...] [-o table|json]
         [--sys-root DIR | --capture FILE.tsv] [--hostnqn NQN]
 
 Reads one host's NVMe-oF state and reports, per subsystem, the defects
-nvmeof.Inspect finds — the classification the harness's leak check uses:
+nvmeof.Inspect finds — the operator's Inspect (simplyblock-operator
+atlas-lib/nvmeof), the classification the harness's leak check uses:
   no-namespace                 live controllers, no namespace (subsystem)
   namespace-missing            --nsid is not among the namespaces (subsystem)
   controller-not-contributing  a live controller with no leg to the namespace (controller)
@@ -151,34 +160,33 @@ nvmeof.Inspect finds — the classification the harness's leak check uses:
                                each whose legs are all inaccessible (subsystem, that
                                instance's controllers only), or, when none is, one
                                finding of scope none that nothing may tear down
-and, beside them, the leak check's
-  not-live                     a controller connecting, resetting, new or dead
-                               (controller): it carries no I/O, and one reading
-                               cannot tell a path coming back from a leak; the
-                               detail gives its reconnect budget. With --target,
-                               one at no published endpoint is stale-endpoint.
 Each defect names its controllers in teardown order and the co-tenant
-namespaces that would lose their last accessible path. On a host with native
+namespaces that would be left with no accessible path. A controller that is
+not live (connecting, resetting, new, dead) is no defect — one reading cannot
+tell a reconnect in progress from a leak; the harness's leak check judges it
+after the settle period — but it is listed, with its state and reconnect
+budget (a note in the table, "not_live" in -o json). On a host with native
 multipath off (nvme_core multipath=N) inspect says so: there are no legs or
 ANA states to judge by.
 
 Without --nqn every NQN is inspected; without --nsid each subsystem is asked
-once for the bare NQN and once per namespace (--nsid: 1..4294967294; NSIDs
-start at 1 and 0xFFFFFFFF is the broadcast value). --target (repeatable,
-ip:port with a port in 1..65535, IPv6 as [addr]:port) needs --nqn; it also
-reports expected endpoints with no controller (missing endpoints, matched by
-ip:port). --sys-root and --capture are either/or.
+once for the bare NQN and once per namespace, as the operator's migration
+check asks (--nsid: 1..4294967294; NSIDs start at 1 and 0xFFFFFFFF is the
+broadcast value). --target (repeatable, ip:port with a port in 1..65535,
+IPv6 as [addr]:port) needs --nqn; it also reports expected endpoints with no
+controller (missing endpoints, matched by ip:port). --sys-root and --capture
+are either/or.
 
 Exit status:
-  0  clean: every subsystem asked for is attached and has no defect
-  1  defects (not-live included) or missing endpoints found; also --nqn not attached while
+  0  no defect: also a host without NVMe (no subsystem: nothing to inspect)
+     and an --nqn that is not attached (said, with the NQNs that are)
+  1  defects or missing endpoints found; also --nqn not attached while
      --target is given (each published endpoint is then missing: a
      path-completeness finding, printed as such)
-  2  bad usage or input: a bad flag, an unreadable host, an empty or
-     malformed capture (the message names the capture line), no NVMe
-     controllers under <root>/class/nvme, no controller with --hostnqn, or
-     --nqn not attached without --target (nothing to inspect; most likely a
-     typo: the message lists the attached NQNs)
+  2  bad usage or input: a bad flag, an unreadable host, a --sys-root with
+     no class directory (not a sysfs mount), an empty, malformed (the
+     message names the capture line) or truncated capture, or no controller
+     with --hostnqn
 `
 
 // defectJSON is a defect in -o json output.
@@ -232,50 +240,68 @@ func inspectCmd(prog string, args []string, stdout, stderr io.Writer) int {
 		}
 		expected = append(expected, e)
 	}
-	src, err := hf.load(true)
+	src, err := hf.load()
 	if err != nil {
 		return fail(stderr, name, err)
 	}
 	st := src.st
+	notAttached := ""
 	if nqn != "" {
-		if err := notAttached(st, nqn); err != nil {
-			if len(expected) == 0 {
-				return fail(stderr, name, err)
-			}
-			// With published endpoints the absence is a finding: each
-			// endpoint is reported missing below.
-			fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		}
+		notAttached = src.notAttached(nqn)
 	}
 
 	defects := inspectAll(st, nqn, int(nsid), nvmeof.EndpointTargets(nqn, expected))
-	// Controllers that are not live: Inspect (the operator's semantics)
-	// never names them, but "clean" would hide a connecting leak.
 	stale := map[string]bool{}
 	for _, d := range defects {
 		if d.Kind == nvmeof.DefectStaleEndpoint {
 			stale[d.Controllers[0]] = true
 		}
 	}
-	defects = append(defects, nvmeof.NotLive(st, nqn, stale)...)
+	// Not live is no defect (one reading cannot tell a reconnect from a
+	// leak) but stays visible; one at an unpublished endpoint is named by
+	// its stale-endpoint defect already.
+	notLive := nvmeof.NotLive(st, nqn, stale)
 	var missing []string
 	if len(expected) > 0 {
+		// With published endpoints an NQN not attached is a finding: each
+		// endpoint is missing.
 		missing = nvmeof.MissingEndpoints(expected, st, nqn)
+	}
+	nqns := st.NQNs()
+	if nqn != "" {
+		nqns = nil
+		if notAttached == "" {
+			nqns = []string{nqn}
+		}
+	}
+	ctrls := 0
+	for _, n := range nqns {
+		for _, s := range st.SubsystemsByNQN(n) {
+			ctrls += len(s.Controllers)
+		}
 	}
 
 	if hf.output == "json" {
 		out := struct {
-			Multipath        string       `json:"multipath"`
-			Note             string       `json:"note,omitempty"`
-			Defects          []defectJSON `json:"defects"`
-			MissingEndpoints []string     `json:"missing_endpoints,omitempty"`
-		}{Multipath: multipathName(st.Multipath), Note: multipathOffNote(st.Multipath), Defects: []defectJSON{}, MissingEndpoints: missing}
+			Multipath        string                     `json:"multipath"`
+			Note             string                     `json:"note,omitempty"`
+			NotAttached      string                     `json:"not_attached,omitempty"`
+			Subsystems       int                        `json:"subsystems"`
+			Controllers      int                        `json:"controllers"`
+			Defects          []defectJSON               `json:"defects"`
+			MissingEndpoints []string                   `json:"missing_endpoints,omitempty"`
+			NotLive          []nvmeof.NotLiveController `json:"not_live"`
+		}{Multipath: multipathName(st.Multipath), Note: multipathOffNote(st.Multipath), NotAttached: notAttached,
+			Subsystems: len(nqns), Controllers: ctrls, Defects: []defectJSON{}, MissingEndpoints: missing, NotLive: notLive}
+		if out.NotLive == nil {
+			out.NotLive = []nvmeof.NotLiveController{}
+		}
 		for _, d := range defects {
-			ctrls := d.Controllers
-			if ctrls == nil {
-				ctrls = []string{}
+			cs := d.Controllers
+			if cs == nil {
+				cs = []string{}
 			}
-			out.Defects = append(out.Defects, defectJSON{string(d.Kind), string(d.Scope), d.NQN, d.Subsystem, d.NSID, ctrls, d.CoTenants, d.Detail})
+			out.Defects = append(out.Defects, defectJSON{string(d.Kind), string(d.Scope), d.NQN, d.Subsystem, d.NSID, cs, d.CoTenants, d.Detail})
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -283,28 +309,36 @@ func inspectCmd(prog string, args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, name, err)
 		}
 	} else {
-		nqns := st.NQNs()
-		if nqn != "" {
-			nqns = []string{nqn}
+		switch {
+		case notAttached != "":
+			fmt.Fprintln(stdout, notAttached)
+		case len(st.Subsystems) == 0:
+			fmt.Fprintf(stdout, "no NVMe subsystem %s: nothing to inspect\n", src.where)
+		default:
+			fmt.Fprintf(stdout, "inspected %s, %s\n", plural(len(nqns), "subsystem"), plural(ctrls, "controller"))
 		}
-		ctrls := 0
-		for _, n := range nqns {
-			for _, s := range st.SubsystemsByNQN(n) {
-				ctrls += len(s.Controllers)
-			}
-		}
-		fmt.Fprintf(stdout, "inspected %s, %s\n", plural(len(nqns), "subsystem"), plural(ctrls, "controller"))
 		if n := multipathOffNote(st.Multipath); n != "" {
 			fmt.Fprintln(stdout, n)
 		}
 		for _, d := range defects {
-			fmt.Fprintf(stdout, "%s\t%s\t%s\tnsid=%d\tcontrollers=%s\tco-tenants=%v\t%s\n",
-				d.Kind, d.Scope, d.NQN, d.NSID, strings.Join(d.Controllers, ","), d.CoTenants, d.Detail)
+			line := []string{string(d.Kind), string(d.Scope), d.NQN}
+			if d.NSID != 0 {
+				line = append(line, fmt.Sprintf("nsid=%d", d.NSID))
+			}
+			line = append(line, "controllers="+strings.Join(d.Controllers, ","))
+			if len(d.CoTenants) > 0 {
+				line = append(line, fmt.Sprintf("co-tenants=%v", d.CoTenants))
+			}
+			fmt.Fprintln(stdout, strings.Join(append(line, d.Detail), "\t"))
 		}
 		for _, m := range missing {
-			fmt.Fprintf(stdout, "missing-endpoint\t%s\t%s\tno controller of this host at %s\n", nqn, m, m)
+			fmt.Fprintf(stdout, "missing-endpoint\t%s\t%s\tno controller at %s %s\n", nqn, m, m, src.where)
 		}
-		if len(defects) == 0 && len(missing) == 0 {
+		for _, n := range notLive {
+			fmt.Fprintf(stdout, "note: %s of %s is %s, not live (no defect: one reading cannot tell a reconnect from a leak; the harness's leak check judges it after the settle period): %s\n",
+				n.Controller, n.NQN, n.State, n.Detail)
+		}
+		if len(defects) == 0 && len(missing) == 0 && notAttached == "" && len(st.Subsystems) > 0 {
 			fmt.Fprintln(stdout, "clean: no defect")
 		}
 	}
@@ -377,6 +411,12 @@ func inspectAll(st nvmeof.HostState, nqn string, nsid int, targets []nvmeof.Targ
 	return out
 }
 
+// exampleConnections is testdata/connections.json (a test keeps them equal).
+const exampleConnections = `[
+  {"nqn": "nqn.2023-02.io.simplyblock:nvmetlab:lvol:00000001-0000-4000-8000-000000000001", "ip": "10.0.0.1", "port": 14420, "transport": "tcp", "ctrlLossTmo": 3600, "reconnectDelay": 2, "fastIOFailTmo": 0, "nrIoQueues": 4, "keepAliveTmo": 5},
+  {"nqn": "nqn.2023-02.io.simplyblock:nvmetlab:lvol:00000001-0000-4000-8000-000000000001", "ip": "10.0.0.2", "port": 14420, "transport": "tcp", "ctrlLossTmo": 3600, "reconnectDelay": 2}
+]`
+
 const releaseUsage = `Usage: PROG release --nqn NQN --connections JSON|@FILE [--dry-run] [-o table|json]
         [--sys-root DIR | --capture FILE.tsv] [--hostnqn NQN] [--route nvme-cli|kernel]
 
@@ -396,11 +436,16 @@ entry that can never match a controller would leak it. --sys-root and
 Prints what it did (or, with --dry-run or --capture, would do) and why, and
 what it keeps and why.
 
-Exit status: 0 done (also when nothing qualifies), 1 a disconnect failed (the
-others still ran), 2 bad usage or input: a bad flag or connection (the
-message names it, e.g. connections[0].ip), an unreadable host, an empty or
-malformed capture, no class/nvme under the root, no controller with
---hostnqn, or --nqn not attached on this host.
+Example connections file (fiomig's nvmeof/hostcmd/testdata/connections.json,
+the migration paths of the capture controller-not-contributing.tsv):
+` + exampleConnections + `
+
+Exit status: 0 done (also when nothing qualifies, and when --nqn is not
+attached: its paths are gone already; said, with the NQNs that are), 1 a
+disconnect failed (the others still ran), 2 bad usage or input: a bad flag
+or connection (the message names it, e.g. connections[0].ip), an unreadable
+host, a --sys-root that is no sysfs mount, an empty, malformed or truncated
+capture, or no controller with --hostnqn.
 `
 
 const reapUsage = `Usage: PROG reap [--nqn NQN] [--dry-run] [-o table|json]
@@ -414,10 +459,11 @@ serving controllers, or the last live controller. Without --nqn every NQN.
 --sys-root and --capture are either/or.
 Prints what it did (or, with --dry-run or --capture, would do) and why.
 
-Exit status: 0 done (also when nothing qualifies), 1 a disconnect failed (the
-others still ran), 2 bad usage or input: a bad flag, an unreadable host, an
-empty or malformed capture, no class/nvme under the root, no controller
-with --hostnqn, or --nqn not attached on this host.
+Exit status: 0 done (also when nothing qualifies, on a host without NVMe,
+and when --nqn is not attached: said, with the NQNs that are), 1 a
+disconnect failed (the others still ran), 2 bad usage or input: a bad flag,
+an unreadable host, a --sys-root that is no sysfs mount, an empty, malformed
+or truncated capture, or no controller with --hostnqn.
 `
 
 // planJSON is a release or reap plan in -o json output.
@@ -427,7 +473,10 @@ type planJSON struct {
 	Released []nvmeof.Released `json:"released"`
 	Kept     []nvmeof.Released `json:"kept,omitempty"`
 	Refused  string            `json:"refused,omitempty"`
-	Error    string            `json:"error,omitempty"`
+	// NotAttached says the NQN has no subsystem here (nothing to do) and
+	// lists those that do.
+	NotAttached string `json:"not_attached,omitempty"`
+	Error       string `json:"error,omitempty"`
 }
 
 func releaseCmd(prog string, args []string, stdout, stderr io.Writer) int {
@@ -515,16 +564,11 @@ func reapCmd(prog string, args []string, stdout, stderr io.Writer) int {
 func runPlan(prog, cmd string, hf hostFlags, dryRun bool, nqns []string, stdout, stderr io.Writer,
 	plan func(nvmeof.HostState, string) (nvmeof.Plan, error)) int {
 	name := prog + " " + cmd
-	src, err := hf.load(false)
+	src, err := hf.load()
 	if err != nil {
 		return fail(stderr, name, err)
 	}
 	host, st := src.host, src.st
-	for _, n := range nqns {
-		if err := notAttached(st, n); err != nil {
-			return fail(stderr, name, err)
-		}
-	}
 	if src.isCapture && !dryRun {
 		fmt.Fprintf(stderr, "%s: --capture: dry run (a capture cannot be changed)\n", name)
 		dryRun = true
@@ -539,7 +583,7 @@ func runPlan(prog, cmd string, hf hostFlags, dryRun bool, nqns []string, stdout,
 		if err != nil {
 			return fail(stderr, name, usagef("%v", err))
 		}
-		pj := planJSON{NQN: n, DryRun: dryRun, Released: p.Release, Kept: p.Keep, Refused: p.Refused}
+		pj := planJSON{NQN: n, DryRun: dryRun, Released: p.Release, Kept: p.Keep, Refused: p.Refused, NotAttached: src.notAttached(n)}
 		if !dryRun {
 			done, err := p.Execute(host)
 			pj.Released = done
@@ -567,7 +611,13 @@ func runPlan(prog, cmd string, hf hostFlags, dryRun bool, nqns []string, stdout,
 	}
 	verb := map[bool]string{true: "would " + cmd, false: map[string]string{"release": "released", "reap": "reaped"}[cmd]}[dryRun]
 	total := 0
+	if len(plans) == 0 {
+		fmt.Fprintf(stdout, "no NVMe subsystem %s\n", src.where)
+	}
 	for _, p := range plans {
+		if p.NotAttached != "" {
+			fmt.Fprintln(stdout, p.NotAttached)
+		}
 		if p.Refused != "" {
 			fmt.Fprintf(stdout, "%s: %s\n", p.NQN, p.Refused)
 		}

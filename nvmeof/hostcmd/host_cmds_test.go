@@ -108,7 +108,7 @@ func TestInspectTargets(t *testing.T) {
 	// 4426 vs 4428: a controller at 10.0.0.1:4428 does not satisfy an
 	// expected 10.0.0.1:4426, which is missing, and it is stale.
 	code, out, _ := run(t, "inspect", "--capture", healthy, "--nqn", s2NQN, "--target", "10.0.0.1:4426", "--target", "10.0.0.3:4428")
-	if code != exitCheckFailed || !strings.Contains(out, "stale-endpoint\tcontroller\t"+s2NQN+"\tnsid=0\tcontrollers=nvme2\t") ||
+	if code != exitCheckFailed || !strings.Contains(out, "stale-endpoint\tcontroller\t"+s2NQN+"\tcontrollers=nvme2\t") || strings.Contains(out, "nsid=0") ||
 		!strings.Contains(out, "missing-endpoint\t"+s2NQN+"\t10.0.0.1:4426\t") || strings.Contains(out, "nvme4") {
 		t.Errorf("exit %d, want nvme2 stale and 10.0.0.1:4426 missing:\n%s", code, out)
 	}
@@ -278,8 +278,12 @@ func TestReleaseRejectsBadConnections(t *testing.T) {
 	}
 }
 
-// TestHostCmdsNothingToLookAt: a typo in --nqn or --hostnqn, an empty
-// capture or a root with no class/nvme is never reported clean.
+// TestHostCmdsNothingToLookAt: an NQN that is not attached is nothing to
+// inspect, release or reap (exit 0, as the operator's Inspect and release
+// answer), said with the NQNs that are attached so that a typo shows; a
+// --hostnqn typo, an empty capture, a truncated one and a root that is no
+// sysfs mount are bad input (exit 2). Messages about a capture say so
+// instead of "on this host".
 func TestHostCmdsNothingToLookAt(t *testing.T) {
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.tsv")
@@ -296,26 +300,35 @@ func TestHostCmdsNothingToLookAt(t *testing.T) {
 		t.Fatal(err)
 	}
 	const cncHost = "nqn.2014-08.org.nvmexpress:uuid:00000002-0000-4000-8000-000000000002"
+	live := t.TempDir()
+	materialize(t, cncCap, live)
 	for _, tc := range []struct {
-		args    []string
-		code    int
-		wantErr string
+		args     []string
+		code     int
+		wantOut  string // on stdout for exit 0 and 1, on stderr for exit 2
+		wantNone string // nowhere in stdout
 	}{
-		{[]string{"inspect", "--capture", cncCap, "--nqn", "not-an-nqn"}, exitUsage, `NQN "not-an-nqn" is not attached on this host (attached: ` + cncNQN + ")"},
-		{[]string{"inspect", "--capture", cncCap, "--nqn", "not-an-nqn", "--target", "10.0.0.1:14420"}, exitCheckFailed, "is not attached on this host"},
-		{[]string{"inspect", "--capture", cncCap, "--hostnqn", "bogus"}, exitUsage, `no controller with hostnqn "bogus" (hostnqns here: ` + cncHost + ")"},
-		{[]string{"inspect", "--capture", empty}, exitUsage, "empty.tsv: empty capture"},
-		{[]string{"inspect", "--capture", noCtrl}, exitUsage, "no-ctrl.tsv: no NVMe controllers under /sys/class/nvme"},
-		{[]string{"inspect", "--sys-root", dir}, exitUsage, "no NVMe controllers under " + filepath.Join(dir, "class/nvme")},
-		{[]string{"reap", "--capture", cncCap, "--hostnqn", "bogus"}, exitUsage, `no controller with hostnqn "bogus"`},
-		{[]string{"reap", "--capture", cncCap, "--nqn", "not-an-nqn"}, exitUsage, "is not attached on this host"},
-		{[]string{"reap", "--sys-root", dir}, exitUsage, "no NVMe controllers under"},
-		{[]string{"release", "--capture", cncCap, "--nqn", "nqn.typo", "--connections", `[{"ip":"10.0.0.1","port":14420}]`}, exitUsage, `NQN "nqn.typo" is not attached on this host`},
-		{[]string{"release", "--capture", empty, "--nqn", cncNQN, "--connections", "[]"}, exitUsage, "empty capture"},
+		{[]string{"inspect", "--capture", cncCap, "--nqn", "not-an-nqn"}, exitPass, `NQN "not-an-nqn" is not attached in capture ` + cncCap + ` (attached: ` + cncNQN + ")", "clean"},
+		{[]string{"inspect", "--sys-root", live, "--nqn", "not-an-nqn"}, exitPass, `NQN "not-an-nqn" is not attached on this host (attached: ` + cncNQN + ")", "clean"},
+		{[]string{"inspect", "--capture", cncCap, "--nqn", "not-an-nqn", "--target", "10.0.0.1:14420"}, exitCheckFailed, "missing-endpoint\tnot-an-nqn\t10.0.0.1:14420\tno controller at 10.0.0.1:14420 in capture", "clean"},
+		{[]string{"inspect", "--sys-root", live, "--nqn", "not-an-nqn", "--target", "10.0.0.1:14420"}, exitCheckFailed, "no controller at 10.0.0.1:14420 on this host", "clean"},
+		{[]string{"reap", "--capture", cncCap, "--nqn", "not-an-nqn"}, exitPass, `NQN "not-an-nqn" is not attached in capture`, "would reap"},
+		{[]string{"release", "--capture", cncCap, "--nqn", "nqn.typo", "--connections", `[{"ip":"10.0.0.1","port":14420}]`}, exitPass, `NQN "nqn.typo" is not attached in capture`, "would release"},
+		{[]string{"inspect", "--capture", cncCap, "--hostnqn", "bogus"}, exitUsage, `no controller with hostnqn "bogus" in capture ` + cncCap + ` (hostnqns there: ` + cncHost + ")", ""},
+		{[]string{"reap", "--sys-root", live, "--hostnqn", "bogus"}, exitUsage, `no controller with hostnqn "bogus" on this host`, ""},
+		{[]string{"inspect", "--capture", empty}, exitUsage, "empty.tsv: empty capture", ""},
+		{[]string{"inspect", "--capture", noCtrl}, exitUsage, "no-ctrl.tsv: subsystems under /sys/class/nvme-subsystem but no NVMe controller under /sys/class/nvme: a truncated capture?", ""},
+		{[]string{"inspect", "--sys-root", dir}, exitUsage, dir + " has no class directory: not a sysfs mount", ""},
+		{[]string{"reap", "--sys-root", dir}, exitUsage, "not a sysfs mount", ""},
+		{[]string{"release", "--capture", empty, "--nqn", cncNQN, "--connections", "[]"}, exitUsage, "empty capture", ""},
 	} {
 		code, out, errOut := run(t, tc.args...)
-		if code != tc.code || !strings.Contains(errOut, tc.wantErr) || strings.Contains(out, "clean") || strings.Contains(out, "nothing to") {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d mentioning %q", tc.args, code, out, errOut, tc.code, tc.wantErr)
+		where := out
+		if tc.code == exitUsage {
+			where = errOut
+		}
+		if code != tc.code || !strings.Contains(where, tc.wantOut) || (tc.wantNone != "" && strings.Contains(out, tc.wantNone)) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d saying %q", tc.args, code, out, errOut, tc.code, tc.wantOut)
 		}
 	}
 	// The header counts what was asked for, not the whole host.
@@ -324,6 +337,47 @@ func TestHostCmdsNothingToLookAt(t *testing.T) {
 	}
 	if code, out, _ := run(t, "inspect", "--capture", cncCap, "--hostnqn", cncHost, "--nqn", cncNQN, "--nsid", "1"); code != exitCheckFailed || !strings.HasPrefix(out, "inspected 1 subsystem, 2 controllers\n") {
 		t.Errorf("inspect with the right --hostnqn: exit %d\n%s", code, out)
+	}
+}
+
+// TestHostWithoutNVMe: a sysfs root without class/nvme (no nvme-core module)
+// or with an empty one, and a capture with no NVMe controller, are answers:
+// every command exits 0 with an empty list, in both output formats.
+func TestHostWithoutNVMe(t *testing.T) {
+	noModule, noCtrl := t.TempDir(), t.TempDir()
+	for _, d := range []string{filepath.Join(noModule, "class", "net"), filepath.Join(noCtrl, "class", "nvme")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	onlyParam := filepath.Join(t.TempDir(), "no-nvme.tsv")
+	if err := os.WriteFile(onlyParam, []byte("/sys/module/nvme_core/parameters/multipath\tY\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range [][]string{{"--sys-root", noModule}, {"--sys-root", noCtrl}, {"--capture", onlyParam}} {
+		for _, c := range [][]string{{"hosts"}, {"inspect"}, {"reap"}, {"inspect", "--nqn", cncNQN}, {"release", "--nqn", cncNQN, "--connections", cncConns}} {
+			args := append(append([]string{}, c...), src...)
+			code, out, errOut := run(t, args...)
+			if code != exitPass || !strings.Contains(out, "no NVMe") && !strings.Contains(out, "not attached") {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 0 saying there is no NVMe subsystem", args, code, out, errOut)
+			}
+			code, out, errOut = run(t, append(args, "-o", "json")...)
+			var v any
+			if err := json.Unmarshal([]byte(out), &v); code != exitPass || err != nil {
+				t.Errorf("%v -o json: exit %d, %v\n%s%s", args, code, err, out, errOut)
+			}
+			switch c[0] {
+			case "hosts":
+				if fmt.Sprint(v.(map[string]any)["hosts"]) != "[]" {
+					t.Errorf("%v -o json: %s, want no hosts", args, out)
+				}
+			case "inspect":
+				m := v.(map[string]any)
+				if fmt.Sprint(m["defects"], m["subsystems"], m["controllers"], m["not_live"]) != "[] 0 0 []" {
+					t.Errorf("%v -o json: %s, want no defect and 0 subsystems", args, out)
+				}
+			}
+		}
 	}
 }
 
@@ -389,4 +443,30 @@ func clipped(s string) string {
 		return s[:60]
 	}
 	return s
+}
+
+// TestExampleConnections: the example connections file release --help
+// prints is testdata/connections.json, every field of it is one
+// VMIG_CONNECTIONS knows, and release with it on the capture it belongs to
+// tears down the migration path that serves nothing (nvme1, 10.0.0.1:14420)
+// and keeps the source path.
+func TestExampleConnections(t *testing.T) {
+	b, err := os.ReadFile("testdata/connections.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(string(b)) != exampleConnections {
+		t.Errorf("testdata/connections.json and the example in release --help differ:\n%s\n%s", b, exampleConnections)
+	}
+	conns, err := nvmeof.ParseConnections(b)
+	if err != nil || len(conns) != 2 || conns[0].CtrlLossTmo == nil || *conns[0].CtrlLossTmo != 3600 {
+		t.Fatalf("ParseConnections: %+v, %v", conns, err)
+	}
+	if code, out, _ := run(t, "release", "--help"); code != exitPass || !strings.Contains(out, exampleConnections) {
+		t.Errorf("release --help does not show the example:\n%s", out)
+	}
+	code, out, errOut := run(t, "release", "--capture", cncCap, "--nqn", cncNQN, "--connections", "@testdata/connections.json")
+	if code != exitPass || !strings.Contains(out, "would release nvme1 (10.0.0.1:14420)") || !strings.Contains(out, "keep nvme0 (127.0.0.1:14420)") {
+		t.Errorf("release with the example: exit %d\n%s%s", code, out, errOut)
+	}
 }

@@ -24,10 +24,10 @@ ANA states, so no pause window or cutover can be judged on that host.
 Secret attributes (dhchap_secret, dhchap_ctrl_secret, tls_key) are never
 read or printed. --sys-root and --capture are either/or.
 
-Exit status: 0 listed (also a host without NVMe-oF controllers), 2 bad
-usage or input: a bad flag, an unreadable root, an empty or malformed
-capture (the message names the line and field), no class/nvme under the
-root, or no controller with --hostnqn.
+Exit status: 0 listed (also a host without NVMe: an empty list), 2 bad
+usage or input: a bad flag, an unreadable root, a --sys-root with no class
+directory (not a sysfs mount), an empty, malformed (the message names the
+line and field) or truncated capture, or no controller with --hostnqn.
 `
 
 // hostsJSON is "fiomig hosts -o json": the multipath mode and, per host
@@ -97,10 +97,8 @@ func hostsView(st nvmeof.HostState) hostsJSON {
 		per := map[string]*subsystemJSON{}
 		var hosts []string
 		for _, c := range s.Controllers {
-			h, ok := byHost[c.HostNQN]
-			if !ok {
-				h = &hostEntryJSON{HostNQN: c.HostNQN, HostID: c.HostID, Subsystems: []subsystemJSON{}}
-				byHost[c.HostNQN] = h
+			if _, ok := byHost[c.HostNQN]; !ok {
+				byHost[c.HostNQN] = &hostEntryJSON{HostNQN: c.HostNQN, HostID: c.HostID, Subsystems: []subsystemJSON{}}
 				order = append(order, c.HostNQN)
 			}
 			sj, ok := per[c.HostNQN]
@@ -166,7 +164,7 @@ func hostsCmd(prog string, args []string, stdout, stderr io.Writer) int {
 	if err := hf.validate(fs); err != nil {
 		return fail(stderr, name, err)
 	}
-	src, err := hf.load(false)
+	src, err := hf.load()
 	if err != nil {
 		return fail(stderr, name, err)
 	}
@@ -181,7 +179,7 @@ func hostsCmd(prog string, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "native multipath: %s%s\n", v.Multipath, multipathNote(src.st.Multipath))
 	if len(v.Hosts) == 0 {
-		fmt.Fprintln(stdout, "no NVMe controllers")
+		fmt.Fprintf(stdout, "no NVMe controllers %s\n", src.where)
 	}
 	for _, h := range v.Hosts {
 		fmt.Fprintf(stdout, "\nhost %s", h.HostNQN)

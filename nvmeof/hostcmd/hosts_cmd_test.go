@@ -207,28 +207,31 @@ func TestMultipathOffIsSaid(t *testing.T) {
 	}
 }
 
-// inspect without --target does not call a connecting controller clean.
-func TestInspectNamesNotLiveWithoutTargets(t *testing.T) {
+// inspect lists controllers that are not live (connecting, resetting) with
+// their state, as notes: no defect, exit 0 (one reading cannot tell a
+// reconnect from a leak); with --target, one at an unpublished endpoint is
+// a stale-endpoint defect and not listed again.
+func TestInspectListsNotLive(t *testing.T) {
 	code, stdout, _ := runCLI("inspect", "--capture", "testdata/mixed.tsv", "-o", "json")
-	var out struct {
-		Defects []defectJSON `json:"defects"`
-	}
+	var out inspectOut
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, d := range out.Defects {
-		got = append(got, d.Kind+" "+strings.Join(d.Controllers, ","))
+	for _, n := range out.NotLive {
+		got = append(got, n.Controller+" "+n.State)
 	}
-	want := []string{"not-live nvme2", "not-live nvme4"}
-	if code != exitCheckFailed || !cmp.Equal(want, got) {
-		t.Errorf("exit %d, defects %v; want 1 and %v", code, got, want)
+	if want := []string{"nvme2 connecting", "nvme4 resetting"}; code != exitPass || len(out.Defects) != 0 || !cmp.Equal(want, got) {
+		t.Errorf("exit %d, defects %v, not live %v; want 0, none and %v", code, out.Defects, got, want)
 	}
-	// With --target naming nvme2's endpoint unpublished it is stale-endpoint,
-	// not also not-live.
+	code, stdout, _ = runCLI("inspect", "--capture", "testdata/mixed.tsv")
+	if code != exitPass || !strings.Contains(stdout, "note: nvme2 of nqn.2023-02.io.simplyblock:mixed:lvol:00000001-0000-4000-8000-000000000001 is connecting, not live (no defect") ||
+		!strings.Contains(stdout, "note: nvme4 of") || !strings.Contains(stdout, "clean: no defect") {
+		t.Errorf("table: exit %d\n%s", code, stdout)
+	}
 	nqn := "nqn.2023-02.io.simplyblock:mixed:lvol:00000001-0000-4000-8000-000000000001"
-	_, stdout, _ = runCLI("inspect", "--capture", "testdata/mixed.tsv", "-o", "json", "--nqn", nqn, "--target", "10.0.0.1:4420", "--target", "10.0.0.3:4421")
-	out.Defects = nil
+	code, stdout, _ = runCLI("inspect", "--capture", "testdata/mixed.tsv", "-o", "json", "--nqn", nqn, "--target", "10.0.0.1:4420", "--target", "10.0.0.3:4421")
+	out = inspectOut{}
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatal(err)
 	}
@@ -236,8 +239,8 @@ func TestInspectNamesNotLiveWithoutTargets(t *testing.T) {
 	for _, d := range out.Defects {
 		got = append(got, d.Kind+" "+strings.Join(d.Controllers, ","))
 	}
-	if want := []string{"stale-endpoint nvme2"}; !cmp.Equal(want, got) {
-		t.Errorf("with targets: defects %v, want %v", got, want)
+	if want := []string{"stale-endpoint nvme2"}; code != exitCheckFailed || !cmp.Equal(want, got) || len(out.NotLive) != 0 {
+		t.Errorf("with targets: exit %d, defects %v, not live %v; want 1, %v and none", code, got, out.NotLive, want)
 	}
 }
 

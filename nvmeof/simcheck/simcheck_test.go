@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/procfs/sysfs"
 
 	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/sim"
 )
 
@@ -96,7 +97,7 @@ func theirs(t *testing.T, root string) view {
 // disk with its symlinks, and checks that nvmeof reads the disk copy as it
 // reads the in-memory tree, and as procfs reads it.
 func TestSimulatorTreesAgreeWithProcfs(t *testing.T) {
-	w, err := sim.New(sim.Config{Seed: 7, Volumes: 3, ConsumersPerVolume: 2, NamespacesPerVolume: 2})
+	w, err := sim.New(sim.Config{Seed: 7, Model: record.Model{Volumes: 3, ConsumersPerVolume: 2, NamespacesPerVolume: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,13 +22,16 @@ type Backend struct {
 }
 
 // Sim is the embedded simulator shaped like the kube suites' stand-in: 3
-// storage nodes that are also the consumer hosts, p.Volumes volumes.
+// storage nodes that are also the consumer hosts, p.Model.Volumes volumes;
+// every other part of the model is p.Model's (scenario.DefaultParams: the
+// same switches fiomig run runs with).
 func Sim() Backend {
 	return Backend{
 		Name: "sim",
 		New: func(_ context.Context, seed int64, p record.Params) (backend.Cluster, error) {
-			return simbackend.New(simbackend.Config{Seed: seed, Nodes: 3, Hosts: 3, HostsAreNodes: true, Volumes: p.Volumes,
-				CutoverPauseS: p.CutoverPauseS})
+			m := p.Model
+			m.Nodes, m.Hosts, m.HostsAreNodes = 3, 3, true
+			return simbackend.New(simbackend.Config{Seed: seed, Model: m})
 		},
 		MigrationID: func(n int) string { return fmt.Sprintf("mig-%04d", n) },
 	}
@@ -39,7 +42,7 @@ func (e *KubeEnv) KubeBackend(id string) Backend {
 	return Backend{
 		Name: "kube",
 		New: func(ctx context.Context, seed int64, p record.Params) (backend.Cluster, error) {
-			return e.NewKubeCluster(ctx, id, seed, p.Volumes)
+			return e.NewKubeCluster(ctx, id, seed, p.Model.Volumes)
 		},
 		MigrationID: func(n int) string { return fmt.Sprintf("%s-mig-%d", id, n) },
 	}
@@ -48,7 +51,7 @@ func (e *KubeEnv) KubeBackend(id string) Backend {
 // Run runs the migrations scenario on b with the fault schedule, writing
 // the run directory under outDir. The cluster is closed (on kube: every
 // object of the run removed) before it returns.
-func Run(ctx context.Context, b Backend, outDir string, seed int64, p record.Params, schedule []record.FaultSpec, gapS float64) (res scenario.Result, err error) {
+func Run(ctx context.Context, b Backend, outDir string, seed int64, p record.Params, schedule []record.FaultSpec) (res scenario.Result, err error) {
 	c, err := b.New(ctx, seed, p)
 	if err != nil {
 		return res, fmt.Errorf("%s backend: %w", b.Name, err)
@@ -66,6 +69,6 @@ func Run(ctx context.Context, b Backend, outDir string, seed int64, p record.Par
 	return scenario.Run(ctx, in, scenario.Config{
 		Plan: record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: seed,
 			Command: fmt.Sprintf("fiomig suites (%s backend, seed %d)", b.Name, seed), Params: p, Faults: schedule},
-		OutDir: outDir, GapS: gapS, Progress: ginkgo.GinkgoWriter,
+		OutDir: outDir, Progress: ginkgo.GinkgoWriter,
 	})
 }

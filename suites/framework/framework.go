@@ -25,7 +25,7 @@ func SimRun(outDir string, seed int64, p record.Params) (scenario.Result, error)
 	return scenario.Run(context.Background(), cluster, scenario.Config{
 		Plan: record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: seed,
 			Command: fmt.Sprintf("fiomig run --seed=%d (suite)", seed), Params: p},
-		OutDir: outDir, GapS: scenario.DefaultGapS, Progress: ginkgo.GinkgoWriter,
+		OutDir: outDir, Progress: ginkgo.GinkgoWriter,
 	})
 }
 

@@ -25,8 +25,8 @@ import (
 
 	"github.com/fiomig/fiomig/backend"
 	"github.com/fiomig/fiomig/backend/kube"
-	"github.com/fiomig/fiomig/internal/standin"
 	"github.com/fiomig/fiomig/internal/kubetest"
+	"github.com/fiomig/fiomig/internal/standin"
 )
 
 // KubeEnv is the kube suites' world: a real etcd + kube-apiserver with

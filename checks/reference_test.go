@@ -1,0 +1,521 @@
+package checks
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/record"
+)
+
+// The reference: an independent implementation of the checks' per-sample
+// parts over a whole record held in memory (every host's samples as a
+// list), kept only for TestJudgeEqualsReference. It shares with the Judge
+// what turns findings into verdicts (pauseBound, freezes, splitBrainResult,
+// servedResult, leakedControllers, ...), not how the findings are found:
+// pause windows, their attribution, cutover instants, split-brain samples,
+// the served judgement, holes and the controllers' last-seen times are
+// computed here by walking each host's sample list.
+
+// refIndex is a timeline indexed once for all checks.
+type refIndex struct {
+	*runIndex
+	// samples holds each host's sample lines in time order.
+	samples map[string][]record.Line
+	// heartbeats holds the times of each host's heartbeat lines.
+	heartbeats map[string][]float64
+}
+
+func newRefIndex(plan record.Plan, timeline []record.Line) *refIndex {
+	r := &refIndex{
+		runIndex: &runIndex{
+			plan:      plan,
+			last:      map[string]record.Line{},
+			hostNQN:   map[string]string{},
+			volumes:   map[string]record.VolumeInfo{},
+			endpoints: map[string][]string{},
+			ever:      map[string]map[string]bool{},
+			settleEnd: math.Inf(-1),
+			seen:      map[string]map[string]seenSpan{},
+		},
+		samples:    map[string][]record.Line{},
+		heartbeats: map[string][]float64{},
+	}
+	lines := slices.Clone(timeline)
+	sort.SliceStable(lines, func(i, j int) bool { return lines[i].T < lines[j].T })
+
+	hostSet := map[string]bool{}
+	for _, h := range plan.Topology.Hosts {
+		r.hostNQN[h.Name] = h.HostNQN
+		hostSet[h.Name] = true
+	}
+	for _, v := range plan.Topology.Volumes {
+		r.volumes[v.NQN] = v
+	}
+	for _, l := range lines {
+		if l.Kind == record.KindSample && l.T > r.settleEnd {
+			r.settleEnd = l.T
+		}
+	}
+	if math.IsInf(r.settleEnd, -1) { // no sample at all: the record's last line
+		r.settleEnd = 0
+		if len(lines) > 0 {
+			r.settleEnd = lines[len(lines)-1].T
+		}
+	}
+
+	byID := map[string]int{}
+	for _, l := range lines {
+		switch l.Kind {
+		case record.KindSample:
+			r.samples[l.Host] = append(r.samples[l.Host], l)
+			hostSet[l.Host] = true
+			for _, c := range l.Controllers {
+				if r.ever[c.NQN] == nil {
+					r.ever[c.NQN] = map[string]bool{}
+				}
+				r.ever[c.NQN][l.Host] = true
+			}
+		case record.KindPhase:
+			i, ok := byID[l.Migration]
+			if !ok {
+				i = len(r.migrations)
+				byID[l.Migration] = i
+				r.migrations = append(r.migrations, migration{
+					id: l.Migration, nqn: l.NQN, start: l.T, terminal: math.Inf(1),
+				})
+			}
+			m := &r.migrations[i]
+			m.last = math.Max(m.last, l.T)
+			if m.nqn == "" {
+				m.nqn = l.NQN
+			}
+			if m.source == nil && (len(l.SourceEndpoints) > 0 || len(l.TargetEndpoints) > 0) {
+				m.source = endpointSet(l.SourceEndpoints)
+				m.target = endpointSet(l.TargetEndpoints)
+			}
+			if math.IsInf(m.terminal, 1) {
+				m.outcome = l.Phase
+				if record.IsTerminal(l.Phase) {
+					m.terminal = l.T
+				}
+				if l.Phase == record.PhaseCompleted {
+					t := l.T
+					m.completed = &t
+				}
+			}
+		case record.KindEndpoints:
+			if l.T <= r.settleEnd {
+				r.endpoints[l.NQN] = canonicalList(l.Endpoints)
+			}
+		case record.KindFault:
+			r.faults = append(r.faults, l)
+		case record.KindHeartbeat:
+			r.heartbeats[l.Host] = append(r.heartbeats[l.Host], l.T)
+		}
+	}
+	sort.SliceStable(r.migrations, func(i, j int) bool {
+		a, b := r.migrations[i], r.migrations[j]
+		if a.start != b.start {
+			return a.start < b.start
+		}
+		return a.id < b.id
+	})
+	r.hosts = slices.Sorted(maps.Keys(hostSet))
+	for h, ss := range r.samples {
+		r.last[h] = ss[len(ss)-1]
+		r.seen[h] = refSeen(ss)
+	}
+	r.coverage, r.requiredEnd = r.computeCoverage()
+	r.obsStart = math.Inf(1)
+	for _, h := range r.hosts {
+		if s := r.samples[h]; len(s) > 0 {
+			r.obsStart = math.Min(r.obsStart, s[0].T)
+		}
+		for _, t := range r.heartbeats[h] {
+			r.obsStart = math.Min(r.obsStart, t)
+		}
+	}
+	if math.IsInf(r.obsStart, 1) {
+		r.obsStart = 0
+	}
+	return r
+}
+
+// refSeen walks one host's samples: for each NQN\x00endpoint a controller
+// showed, when it was last seen and the first sample after that without it.
+func refSeen(samples []record.Line) map[string]seenSpan {
+	out := map[string]seenSpan{}
+	for _, s := range samples {
+		has := map[string]bool{}
+		for _, c := range s.Controllers {
+			has[c.NQN+"\x00"+nvmeof.EndpointKey(c.Address)] = true
+		}
+		for k := range has {
+			sp := out[k]
+			sp.lastSeen = s.T
+			out[k] = sp
+		}
+		for k, sp := range out {
+			if !has[k] && sp.gone <= sp.lastSeen {
+				sp.gone = s.T
+				out[k] = sp
+			}
+		}
+	}
+	return out
+}
+
+// refEvaluate is Evaluate computed by the reference.
+func refEvaluate(plan record.Plan, timeline []record.Line) record.Summary {
+	r := newRefIndex(plan, timeline)
+	holes := r.sampleHoles()
+	r.holes = holes
+	pr := r.pauses()
+	r.markUnseen(pr.migrations)
+	leaks, leakRes := r.leakedControllers()
+	missing, complRes := r.pathCompleteness()
+	results := []record.CheckResult{
+		pauseBound(plan, r.runIndex, pr),
+		freezes(plan, r.runIndex, pr),
+		leakRes,
+		complRes,
+		r.splitBrain(),
+		r.servedAfterCutover(),
+		unattributedPauses(r.runIndex, pr),
+		r.faultsLanded(),
+	}
+	seed := SeedChecks(plan, timeline)
+	notJudgedShort(seed, plan, timeline, r.coverage)
+	r.notJudgedStale(seed, timeline)
+	results = append(results, seed...)
+	r.blind(results, holes)
+	outcomes, matrix := r.faultOutcomes()
+	cov := r.coverage
+	migs := pr.migrations
+	if migs == nil {
+		migs = []record.MigrationSummary{}
+	}
+	return record.Summary{
+		Seed: plan.Seed, Verdict: Overall(results), Checks: results, Migrations: migs,
+		Unattributed: pr.unattributed, LeakedControllers: leaks, MissingEndpoints: missing,
+		Coverage: &cov, SampleHoles: holes, Faults: outcomes, FaultMatrix: matrix,
+	}
+}
+
+// attribute returns the index of the migration a pause window (or sample)
+// of nqn starting at t belongs to, or -1: the migration of the NQN whose
+// span (first phase line to terminal phase plus margin) contains t; one
+// whose phase lines themselves span t wins over one that only covers t
+// with its margin, and then the one that started last.
+func (r *refIndex) attribute(nqn string, t float64) int {
+	margin := r.plan.Params.AttributionMarginS
+	best, bestCore := -1, false
+	for i, m := range r.migrations {
+		if m.nqn != nqn || t < m.start || t > m.spanEnd(margin) {
+			continue
+		}
+		core := t <= m.coreEnd()
+		if best < 0 || (core && !bestCore) || (core == bestCore && m.start >= r.migrations[best].start) {
+			best, bestCore = i, core
+		}
+	}
+	return best
+}
+
+// pauseWindows returns the pause windows of nqn in one host's samples (time
+// ordered): maximal runs of paused samples, each from its first paused
+// sample to the first sample after it; a run still paused at the last
+// sample closes there and is flagged open.
+func pauseWindows(samples []record.Line, nqn string, nsids []int) []window {
+	var out []window
+	inPause := false
+	var start float64
+	for _, s := range samples {
+		p := Paused(s, nqn, nsids)
+		switch {
+		case p && !inPause:
+			inPause, start = true, s.T
+		case !p && inPause:
+			inPause = false
+			out = append(out, window{start: start, end: s.T})
+		}
+	}
+	if inPause {
+		out = append(out, window{start: start, end: samples[len(samples)-1].T, open: true})
+	}
+	return out
+}
+
+// pauses computes every consumer host's pause windows per subsystem and
+// attributes each to the migration whose span contains its start.
+func (r *refIndex) pauses() pauseResult {
+	var res pauseResult
+	res.unattributed = []record.HostWindow{}
+	migs := make([]record.MigrationSummary, len(r.migrations))
+	for i, m := range r.migrations {
+		end := m.terminal
+		if math.IsInf(end, 1) {
+			end = math.Max(m.start, r.settleEnd)
+		}
+		migs[i] = record.MigrationSummary{
+			ID: m.id, NQN: m.nqn, Outcome: m.outcome,
+			StartS: m.start, EndS: end, CompletedS: m.completed,
+			Hosts: map[string]record.HostPauses{},
+		}
+		for _, h := range r.consumers(m.nqn) {
+			migs[i].Hosts[h] = record.HostPauses{Windows: [][2]float64{}}
+			n := 0
+			for _, s := range r.samples[h] {
+				if s.T >= m.start && s.T <= m.coreEnd() {
+					n++
+				}
+			}
+			if n == 0 {
+				res.unsampled = append(res.unsampled, m.id+" on "+h)
+			}
+		}
+	}
+	for _, nqn := range r.nqns() {
+		nsids := r.volumes[nqn].NSIDs
+		for _, h := range r.consumers(nqn) {
+			for _, w := range pauseWindows(r.samples[h], nqn, nsids) {
+				i := r.attribute(nqn, w.start)
+				if i < 0 {
+					res.unattributed = append(res.unattributed, record.HostWindow{
+						Host: h, NQN: nqn, Window: [2]float64{w.start, w.end},
+					})
+					continue
+				}
+				hp := migs[i].Hosts[h]
+				hp.Windows = append(hp.Windows, [2]float64{w.start, w.end})
+				if d := record.RoundT(w.end - w.start); d > hp.LongestPauseS {
+					hp.LongestPauseS = d
+				}
+				hp.OpenWindow = hp.OpenWindow || w.open
+				hp.Freezes = len(hp.Windows)
+				if hp.Freezes > migs[i].Freezes {
+					migs[i].Freezes = hp.Freezes
+				}
+				migs[i].Hosts[h] = hp
+			}
+		}
+	}
+	for i, m := range r.migrations {
+		for h, hp := range migs[i].Hosts {
+			hp.CutoverS = r.cutoverInstant(i, h)
+			if hp.CutoverS != nil && m.completed != nil {
+				lag := record.RoundT(*hp.CutoverS - *m.completed)
+				hp.CutoverLagS = &lag
+			}
+			migs[i].Hosts[h] = hp
+		}
+	}
+	sort.SliceStable(res.unattributed, func(i, j int) bool {
+		a, b := res.unattributed[i], res.unattributed[j]
+		if a.Window[0] != b.Window[0] {
+			return a.Window[0] < b.Window[0]
+		}
+		if a.Host != b.Host {
+			return a.Host < b.Host
+		}
+		return a.NQN < b.NQN
+	})
+	res.migrations = migs
+	return res
+}
+
+// sampleSpan returns the interval [from, to) of sample times that belong to
+// migration i: from its first phase line to its terminal phase plus the
+// attribution margin, cut at the first phase line of the next migration of
+// the same subsystem.
+func (r *refIndex) sampleSpan(i int) (from, to float64) {
+	m := r.migrations[i]
+	from, to = m.start, m.spanEnd(r.plan.Params.AttributionMarginS)
+	if math.IsInf(to, 1) || math.IsNaN(to) {
+		to = math.Inf(1)
+	} else {
+		to = math.Nextafter(to, math.Inf(1)) // the span's end is inclusive
+	}
+	for _, n := range r.migrations[i+1:] {
+		if n.nqn == m.nqn && n.start > m.start && n.start < to {
+			to = n.start
+			break
+		}
+	}
+	return from, to
+}
+
+// cutoverInstant returns the host-observed cutover instant of migration i
+// on host h: the first sample within the migration's span with a target
+// path optimized and no source path optimized (on live controllers), or nil.
+func (r *refIndex) cutoverInstant(i int, h string) *float64 {
+	m := r.migrations[i]
+	if m.target == nil {
+		return nil
+	}
+	from, to := r.sampleSpan(i)
+	for _, s := range r.samples[h] {
+		if s.T < from || s.T >= to {
+			continue
+		}
+		if len(optimizedAt(s, m.nqn, m.target)) > 0 && len(optimizedAt(s, m.nqn, m.source)) == 0 {
+			t := s.T
+			return &t
+		}
+	}
+	return nil
+}
+
+func (r *refIndex) splitBrain() record.CheckResult {
+	var found, unknown []string
+	checked := 0
+	for i, m := range r.migrations {
+		if m.source == nil {
+			unknown = append(unknown, m.id)
+			continue
+		}
+		from, to := r.sampleSpan(i)
+		for _, h := range r.hosts {
+			first, n := -1.0, 0
+			var nsids []int
+			for _, s := range r.samples[h] {
+				if s.T < from || s.T >= to {
+					continue
+				}
+				checked++
+				src := optimizedAt(s, m.nqn, m.source)
+				tgt := optimizedAt(s, m.nqn, m.target)
+				var both []int
+				for ns := range src {
+					if tgt[ns] {
+						both = append(both, ns)
+					}
+				}
+				if len(both) == 0 {
+					continue
+				}
+				if n == 0 {
+					first = s.T
+					sort.Ints(both)
+					nsids = both
+				}
+				n++
+			}
+			if n > 0 {
+				found = append(found, fmt.Sprintf("%s on %s: %d sample(s) from %s, NSID %s optimized at source and target",
+					m.id, h, n, fmtS(first), joinInts(nsids)))
+			}
+		}
+	}
+	return splitBrainResult(found, unknown, checked, len(r.migrations))
+}
+
+// nextStart returns the first phase line of the next migration of the same
+// subsystem after migration i, +Inf if none.
+func (r *refIndex) nextStart(i int) float64 {
+	m := r.migrations[i]
+	for _, n := range r.migrations[i+1:] {
+		if n.nqn == m.nqn && n.start > m.start {
+			return n.start
+		}
+	}
+	return math.Inf(1)
+}
+
+// judgeSample returns the sample of host h at which migration i (Completed
+// at completed) is judged served, or nil (Judge.servedAfterCutover).
+func (r *refIndex) judgeSample(i int, h string, completed float64) *record.Line {
+	at := record.RoundT(completed+r.plan.Params.AttributionMarginS) - 1e-9
+	next := r.nextStart(i)
+	var before *record.Line
+	for k := range r.samples[h] {
+		s := &r.samples[h][k]
+		if s.T < completed {
+			continue
+		}
+		if s.T >= next {
+			break
+		}
+		if s.T >= at {
+			return s
+		}
+		before = s
+	}
+	if math.IsInf(next, 1) {
+		return nil // the record ends before the margin does
+	}
+	return before
+}
+
+func (r *refIndex) servedAfterCutover() record.CheckResult {
+	var bad, unknown []string
+	judged := 0
+	margin := r.plan.Params.AttributionMarginS
+	for i, m := range r.migrations {
+		if m.completed == nil {
+			continue
+		}
+		if m.target == nil {
+			unknown = append(unknown, m.id+": no target endpoints in its phase lines")
+			continue
+		}
+		for _, h := range r.consumers(m.nqn) {
+			s := r.judgeSample(i, h, *m.completed)
+			if s == nil {
+				lastAt := "it has no sample"
+				if last, ok := r.lastSample(h); ok {
+					lastAt = "its last sample is at " + fmtS(last.T)
+				}
+				unknown = append(unknown, fmt.Sprintf("%s on %s: no sample at or after Completed + margin (%s + %s = %s); %s",
+					m.id, h, fmtS(*m.completed), fmtS(margin), fmtS(*m.completed+margin), lastAt))
+				continue
+			}
+			instant := math.Min(*m.completed+margin, r.nextStart(i))
+			if d := r.unseenAt(m.id, h, instant, s.T); d != "" {
+				unknown = append(unknown, d)
+				continue
+			}
+			judged++
+			if missing := unservedAtTarget(*s, m.nqn, r.volumes[m.nqn].NSIDs, m.target); len(missing) > 0 {
+				bad = append(bad, fmt.Sprintf("%s on %s at %s: NSID %s not served by a live controller at the target",
+					m.id, h, fmtS(s.T), joinInts(missing)))
+			}
+		}
+	}
+	return r.servedResult(bad, unknown, judged)
+}
+
+// sampleHoles computes every host's holes (observed.go), sorted by host and
+// time.
+func (r *refIndex) sampleHoles() []record.SampleHole {
+	out := []record.SampleHole{}
+	if r.plan.Params.SampleIntervalS <= 0 {
+		return out
+	}
+	end, start := r.settleEnd, r.obsStart
+	for _, h := range r.hosts {
+		var ts []float64
+		for _, s := range r.samples[h] {
+			ts = append(ts, s.T)
+		}
+		ts = append(ts, r.heartbeats[h]...)
+		slices.Sort(ts)
+		if len(ts) == 0 {
+			out = append(out, record.SampleHole{Host: h, From: start, To: end, IntervalS: r.plan.Params.SampleIntervalS, NoSample: true})
+			continue
+		}
+		prev := start
+		for _, t := range append(ts, end) {
+			iv := math.Max(r.intervalAt(prev), r.intervalAt(t))
+			if t-prev > record.HoleFactor*iv+1e-9 {
+				out = append(out, record.SampleHole{Host: h, From: prev, To: t, IntervalS: iv})
+			}
+			prev = math.Max(prev, t)
+		}
+	}
+	return out
+}
