@@ -81,6 +81,14 @@ func (r *runIndex) faultsLanded() record.CheckResult {
 // counts the faults per kind and stage at injection. A fault line whose
 // reason says it was never injected is "not-injected".
 func (r *runIndex) faultOutcomes() ([]record.FaultOutcome, record.FaultMatrix) {
+	if r.outcomes == nil {
+		r.outcomes, r.matrix = r.countFaults()
+	}
+	return r.outcomes, r.matrix
+}
+
+// countFaults is faultOutcomes uncached.
+func (r *runIndex) countFaults() ([]record.FaultOutcome, record.FaultMatrix) {
 	out := []record.FaultOutcome{}
 	claimed := make([]bool, len(r.faults))
 	// claim takes the first unclaimed line of action for l's fault and

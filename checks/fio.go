@@ -70,7 +70,8 @@ func FioGone(detail string) []record.CheckResult {
 // NQN whose span holds it — the rule pause windows follow (first phase line
 // to terminal phase plus plan.Params.AttributionMarginS; a migration whose
 // phase lines span the start wins over one whose margin does, then the one
-// that started last). It returns one comparison per migration and volume,
+// that started last; a migration with NoCutover takes none). It returns one
+// comparison per migration and volume,
 // in migration then volume order — a pair whose migration reached no
 // terminal phase or whose volume has no fio evidence (FioMissingEvidence)
 // has NotJudged set and Agree false — and the gaps of at least FioToleranceS
@@ -86,7 +87,7 @@ func CompareFio(plan record.Plan, migs []record.MigrationSummary, vols []record.
 			if !record.IsTerminal(m.Outcome) {
 				end = math.Inf(1)
 			}
-			if m.NQN != nqn || t < m.StartS || t > end+margin {
+			if m.NQN != nqn || t < m.StartS || t > end+margin || m.NoCutover {
 				continue
 			}
 			core := t <= end

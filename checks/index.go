@@ -49,6 +49,9 @@ type runIndex struct {
 	obsStart float64
 	// holes are every host's sample holes (observed.go), once known.
 	holes []record.SampleHole
+	// outcomes and matrix memoize faultOutcomes once every line is in.
+	outcomes []record.FaultOutcome
+	matrix   record.FaultMatrix
 	// requiredEnd is the time the last sample must reach (less one settle
 	// sample interval) for the record to cover the settle period.
 	requiredEnd float64
@@ -67,9 +70,21 @@ type migration struct {
 	terminal  float64
 	completed *float64 // time of the Completed line
 	outcome   string   // terminal phase, or the last phase seen
+	running   bool     // a Running phase line came before any terminal one
 	// source and target are the canonical ip:port endpoints from the first
 	// phase line carrying them (Pending).
 	source, target map[string]bool
+}
+
+// noCutover reports whether the migration ended Failed or Aborted without
+// a Running phase: it never started its cutover. The operator calls the
+// control plane's ContinueMigration (which leads to the cutover) only on
+// its way to Running, and its abort and validation failures cancel before
+// that (docs/sources.md §2.2: performMigration, cancelAndFail,
+// reconcileAbort). A migration that failed while Running may have frozen
+// its volume and keeps its pauses. [inference from the sourced flow]
+func (m migration) noCutover() bool {
+	return (m.outcome == record.PhaseFailed || m.outcome == record.PhaseAborted) && !math.IsInf(m.terminal, 1) && !m.running
 }
 
 // coreEnd is the end of the migration proper: its terminal phase.

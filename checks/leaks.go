@@ -320,6 +320,8 @@ func (r *runIndex) pathCompleteness() ([]record.MissingEndpoint, record.CheckRes
 			Detail: fmt.Sprintf("%d published endpoint(s) without a controller: %s", len(missing), strings.Join(parts, "; "))}
 	case len(unknown) > 0:
 		return missing, record.CheckResult{Name: CheckPathCompleteness, Verdict: record.Inconclusive, Detail: strings.Join(dedup(unknown), "; ")}
+	case pairs == 0:
+		return missing, record.CheckResult{Name: CheckPathCompleteness, Verdict: record.Inconclusive, Detail: "no volume with a consumer host: nothing to judge"}
 	}
 	return missing, record.CheckResult{Name: CheckPathCompleteness, Verdict: record.Pass,
 		Detail: fmt.Sprintf("every published ip:port endpoint has a controller (%d volume/host pairs)", pairs)}

@@ -32,17 +32,24 @@ func optimizedAt(s record.Line, nqn string, eps map[string]bool) map[int]bool {
 // source and target told apart by the ip:port endpoints of the migration's
 // Pending phase line). Two optimized paths to one namespace on two nodes
 // mean two writers. A migration whose phase lines carry no endpoints makes
-// the check inconclusive unless something fails. Judge.splitBrain finds
+// the check inconclusive unless something fails; so does a record with no
+// migration or no host sample within one. Judge.splitBrain finds
 // the samples; splitBrainResult is the verdict from the findings: found
 // (per migration and host), migrations without endpoints, host samples
 // checked.
-func splitBrainResult(found, unknown []string, checked, migrations int) record.CheckResult {
+func (r *runIndex) splitBrainResult(found, unknown []string, checked, migrations int) record.CheckResult {
+	inconclusive := func(detail string) record.CheckResult {
+		return record.CheckResult{Name: CheckSplitBrain, Verdict: record.Inconclusive, Detail: detail}
+	}
 	switch {
 	case len(found) > 0:
 		return record.CheckResult{Name: CheckSplitBrain, Verdict: record.Fail, Detail: strings.Join(found, "; ")}
+	case r.noMigration() != "":
+		return inconclusive(r.noMigration())
 	case len(unknown) > 0:
-		return record.CheckResult{Name: CheckSplitBrain, Verdict: record.Inconclusive,
-			Detail: "no source/target endpoints in the phase lines of: " + strings.Join(unknown, ", ")}
+		return inconclusive("no source/target endpoints in the phase lines of: " + strings.Join(unknown, ", "))
+	case checked == 0:
+		return inconclusive("no host sample within any migration's span: nothing was seen to judge")
 	}
 	return record.CheckResult{Name: CheckSplitBrain, Verdict: record.Pass,
 		Detail: fmt.Sprintf("no sample with a source and a target path both optimized (%d host samples within %d migrations)", checked, migrations)}
@@ -58,8 +65,9 @@ func splitBrainResult(found, unknown []string, checked, migrations int) record.C
 // before it starts. A host with no such sample (the record ends too early),
 // or a migration without target endpoints, makes it inconclusive unless
 // something fails; so does a record without migrations
-// (plan.Params.Migrations is 0 or no phase line) or with fewer migrations
-// than the plan asked for. Judge.servedAfterCutover finds the judged samples;
+// (plan.Params.Migrations is 0 or no phase line), with fewer migrations
+// than the plan asked for, or with no Completed migration (nothing to
+// judge). Judge.servedAfterCutover finds the judged samples;
 // servedResult is the verdict from the findings.
 func (r *runIndex) servedResult(bad, unknown []string, judged int) record.CheckResult {
 	margin := r.plan.Params.AttributionMarginS
@@ -75,6 +83,8 @@ func (r *runIndex) servedResult(bad, unknown []string, judged int) record.CheckR
 		return inconclusive(strings.Join(unknown, "; "))
 	case r.missingMigrations() != "":
 		return inconclusive(r.missingMigrations())
+	case judged == 0:
+		return inconclusive("no migration Completed: no cutover to judge the target's service after")
 	}
 	return record.CheckResult{Name: CheckServedAfterCutover, Verdict: record.Pass,
 		Detail: fmt.Sprintf("every namespace served at the target on every consumer host (%d Completed migration/host pairs, judged at Completed + %s)", judged, fmtS(margin))}

@@ -99,6 +99,7 @@ func newRefIndex(plan record.Plan, timeline []record.Line) *refIndex {
 			}
 			if math.IsInf(m.terminal, 1) {
 				m.outcome = l.Phase
+				m.running = m.running || l.Phase == record.PhaseRunning
 				if record.IsTerminal(l.Phase) {
 					m.terminal = l.T
 				}
@@ -189,7 +190,7 @@ func refEvaluate(plan record.Plan, timeline []record.Line) record.Summary {
 		r.faultsLanded(),
 	}
 	seed := SeedChecks(plan, timeline)
-	notJudgedShort(seed, plan, timeline, r.coverage)
+	seed = notJudgedShort(seed, plan, timeline, r.coverage)
 	r.notJudgedStale(seed, timeline)
 	results = append(results, seed...)
 	r.blind(results, holes)
@@ -201,7 +202,7 @@ func refEvaluate(plan record.Plan, timeline []record.Line) record.Summary {
 	}
 	return record.Summary{
 		Seed: plan.Seed, Verdict: Overall(results), Checks: results, Migrations: migs,
-		Unattributed: pr.unattributed, LeakedControllers: leaks, MissingEndpoints: missing,
+		Unattributed: pr.unattributed, FaultWindows: pr.faultWindows, LeakedControllers: leaks, MissingEndpoints: missing,
 		Coverage: &cov, SampleHoles: holes, Faults: outcomes, FaultMatrix: matrix,
 	}
 }
@@ -215,7 +216,7 @@ func (r *refIndex) attribute(nqn string, t float64) int {
 	margin := r.plan.Params.AttributionMarginS
 	best, bestCore := -1, false
 	for i, m := range r.migrations {
-		if m.nqn != nqn || t < m.start || t > m.spanEnd(margin) {
+		if m.nqn != nqn || t < m.start || t > m.spanEnd(margin) || m.noCutover() {
 			continue
 		}
 		core := t <= m.coreEnd()
@@ -229,23 +230,30 @@ func (r *refIndex) attribute(nqn string, t float64) int {
 // pauseWindows returns the pause windows of nqn in one host's samples (time
 // ordered): maximal runs of paused samples, each from its first paused
 // sample to the first sample after it; a run still paused at the last
-// sample closes there and is flagged open.
+// sample closes there and is flagged open. Each carries the IPs of the
+// subsystem's controllers in the sample before its start and at it.
 func pauseWindows(samples []record.Line, nqn string, nsids []int) []window {
 	var out []window
 	inPause := false
 	var start float64
-	for _, s := range samples {
+	var ips []string
+	for k, s := range samples {
 		p := Paused(s, nqn, nsids)
 		switch {
 		case p && !inPause:
 			inPause, start = true, s.T
+			var before *record.Line
+			if k > 0 {
+				before = &samples[k-1]
+			}
+			ips = pathIPs(nqn, before, &samples[k])
 		case !p && inPause:
 			inPause = false
-			out = append(out, window{start: start, end: s.T})
+			out = append(out, window{start: start, end: s.T, ips: ips})
 		}
 	}
 	if inPause {
-		out = append(out, window{start: start, end: samples[len(samples)-1].T, open: true})
+		out = append(out, window{start: start, end: samples[len(samples)-1].T, open: true, ips: ips})
 	}
 	return out
 }
@@ -253,8 +261,7 @@ func pauseWindows(samples []record.Line, nqn string, nsids []int) []window {
 // pauses computes every consumer host's pause windows per subsystem and
 // attributes each to the migration whose span contains its start.
 func (r *refIndex) pauses() pauseResult {
-	var res pauseResult
-	res.unattributed = []record.HostWindow{}
+	res := newPauseResult()
 	migs := make([]record.MigrationSummary, len(r.migrations))
 	for i, m := range r.migrations {
 		end := m.terminal
@@ -264,7 +271,7 @@ func (r *refIndex) pauses() pauseResult {
 		migs[i] = record.MigrationSummary{
 			ID: m.id, NQN: m.nqn, Outcome: m.outcome,
 			StartS: m.start, EndS: end, CompletedS: m.completed,
-			Hosts: map[string]record.HostPauses{},
+			Hosts: map[string]record.HostPauses{}, NoCutover: m.noCutover(),
 		}
 		for _, h := range r.consumers(m.nqn) {
 			migs[i].Hosts[h] = record.HostPauses{Windows: [][2]float64{}}
@@ -274,7 +281,7 @@ func (r *refIndex) pauses() pauseResult {
 					n++
 				}
 			}
-			if n == 0 {
+			if n == 0 && !m.noCutover() {
 				res.unsampled = append(res.unsampled, m.id+" on "+h)
 			}
 		}
@@ -285,9 +292,7 @@ func (r *refIndex) pauses() pauseResult {
 			for _, w := range pauseWindows(r.samples[h], nqn, nsids) {
 				i := r.attribute(nqn, w.start)
 				if i < 0 {
-					res.unattributed = append(res.unattributed, record.HostWindow{
-						Host: h, NQN: nqn, Window: [2]float64{w.start, w.end},
-					})
+					res.outside(r.runIndex, h, nqn, w)
 					continue
 				}
 				hp := migs[i].Hosts[h]
@@ -314,16 +319,7 @@ func (r *refIndex) pauses() pauseResult {
 			migs[i].Hosts[h] = hp
 		}
 	}
-	sort.SliceStable(res.unattributed, func(i, j int) bool {
-		a, b := res.unattributed[i], res.unattributed[j]
-		if a.Window[0] != b.Window[0] {
-			return a.Window[0] < b.Window[0]
-		}
-		if a.Host != b.Host {
-			return a.Host < b.Host
-		}
-		return a.NQN < b.NQN
-	})
+	res.sort()
 	res.migrations = migs
 	return res
 }
@@ -411,7 +407,7 @@ func (r *refIndex) splitBrain() record.CheckResult {
 			}
 		}
 	}
-	return splitBrainResult(found, unknown, checked, len(r.migrations))
+	return r.splitBrainResult(found, unknown, checked, len(r.migrations))
 }
 
 // nextStart returns the first phase line of the next migration of the same

@@ -433,11 +433,15 @@ func tallyChurn(plan record.Plan, lines []record.Line) (c churnTally, ok bool) {
 // minus removed by the last line) are not judged; their detail gives the
 // reason and what the last line showed. What was seen is kept: a
 // controller past MaxReconnects reconnect attempts still fails
-// controller-churn. results is changed in place; lines are the ones
-// SeedChecks read.
-func notJudgedShort(results []record.CheckResult, plan record.Plan, lines []record.Line, cov record.Coverage) {
+// controller-churn. A check SeedChecks did not make for want of its lines
+// (controller-churn, loss-timeout, target-log-pattern) is made
+// inconclusive instead: on a short record the lines may not have come yet,
+// so re-judging a killed run's (or an empty) timeline lists every check
+// (issue 27). lines are the ones SeedChecks read; it returns results
+// changed and completed.
+func notJudgedShort(results []record.CheckResult, plan record.Plan, lines []record.Line, cov record.Coverage) []record.CheckResult {
 	if !cov.Short {
-		return
+		return results
 	}
 	th := plan.Params.Seed.WithDefaults()
 	for i, r := range results {
@@ -466,6 +470,25 @@ func notJudgedShort(results []record.CheckResult, plan record.Plan, lines []reco
 			results[i].Verdict, results[i].Detail = record.Inconclusive, netNote
 		}
 	}
+	for _, m := range []struct{ name, lines string }{
+		{CheckControllerChurn, "no kernel line"},
+		{CheckLossTimeout, "no controller's ctrl_loss_tmo"},
+		{CheckTargetLogPattern, "no target line with the not_allowed_connects counter"},
+	} {
+		if slices.ContainsFunc(results, func(c record.CheckResult) bool { return c.Name == m.name }) {
+			continue
+		}
+		at := len(results)
+		for i, c := range results {
+			if slices.Index(seedOrder, c.Name) > slices.Index(seedOrder, m.name) {
+				at = i
+				break
+			}
+		}
+		results = slices.Insert(results, at, record.CheckResult{Name: m.name, Verdict: record.Inconclusive,
+			Detail: fmt.Sprintf("not judged: %s; the record has %s", cov.Note, m.lines)})
+	}
+	return results
 }
 
 // firstLastSamples are each host's first and last sample line.
@@ -641,6 +664,10 @@ func TargetLogPatternCheck(plan record.Plan, lines []record.Line) (res record.Ch
 	}
 	return r, true
 }
+
+// seedOrder is the order SeedChecks makes the seed harness's checks in.
+var seedOrder = []string{CheckMigrationOutcomes, CheckIOOutage, CheckDataIntegrity, CheckControllerChurn,
+	CheckLossTimeout, CheckPathsPerSubsystem, CheckDirtyStart, CheckTargetLogPattern}
 
 // SeedChecks are the seed harness's checks in their order. A check whose
 // lines the record does not carry at all is not made (like the fio checks

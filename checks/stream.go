@@ -74,12 +74,12 @@ type shost struct {
 type pstate struct {
 	paused bool
 	start  float64
+	ips    []string // pathIPs at the window's start
 }
 
 type closedWindow struct {
 	nqn, host string
 	w         window
-	mig       *smig // nil = unattributed
 }
 
 // smig is one migration and its accumulators.
@@ -300,6 +300,7 @@ func (j *Judge) phase(l record.Line) {
 	}
 	if math.IsInf(m.terminal, 1) {
 		m.outcome = l.Phase
+		m.running = m.running || l.Phase == record.PhaseRunning
 		if record.IsTerminal(l.Phase) {
 			m.terminal = l.T
 		}
@@ -391,10 +392,10 @@ func (j *Judge) sample(s record.Line) {
 			p := Paused(s, nqn, r.volumes[nqn].NSIDs)
 			switch {
 			case p && !ps.paused:
-				ps.paused, ps.start = true, s.T
+				ps.paused, ps.start, ps.ips = true, s.T, pathIPs(nqn, h.lastSample, &s)
 			case !p && ps.paused:
 				ps.paused = false
-				j.closeWindow(nqn, s.Host, window{start: ps.start, end: s.T})
+				j.closeWindow(nqn, s.Host, window{start: ps.start, end: s.T, ips: ps.ips})
 			}
 		}
 	}
@@ -493,10 +494,10 @@ func (j *Judge) sample(s record.Line) {
 	}
 }
 
-// closeWindow attributes a pause window of nqn on host once it closed:
-// every migration that can contain its start is known by then.
+// closeWindow keeps a pause window of nqn on host once it closed; it is
+// attributed at the end, when every migration's outcome is known.
 func (j *Judge) closeWindow(nqn, host string, w window) {
-	j.closed = append(j.closed, closedWindow{nqn: nqn, host: host, w: w, mig: j.attribute(nqn, w.start)})
+	j.closed = append(j.closed, closedWindow{nqn: nqn, host: host, w: w})
 }
 
 // attribute returns the migration a pause window of nqn starting at t
@@ -505,12 +506,13 @@ func (j *Judge) closeWindow(nqn, host string, w window) {
 // attribution margin; open-ended while it has no terminal phase) contains
 // t. When several do, one whose phase lines themselves span t wins over one
 // that only covers t with its margin, and then the one that started last.
+// A migration that never started its cutover (noCutover) takes no window.
 func (j *Judge) attribute(nqn string, t float64) *smig {
 	margin := j.r.plan.Params.AttributionMarginS
 	var best *smig
 	bestCore := false
 	for _, m := range j.byNQN[nqn] {
-		if t < m.start || t > m.spanEnd(margin) {
+		if t < m.start || t > m.spanEnd(margin) || m.noCutover() {
 			continue
 		}
 		core := t <= m.coreEnd()
@@ -575,7 +577,7 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 		h := j.hosts[name]
 		for _, nqn := range slices.Sorted(maps.Keys(h.pause)) {
 			if ps := h.pause[nqn]; ps.paused {
-				j.closeWindow(nqn, name, window{start: ps.start, end: h.lastSample.T, open: true})
+				j.closeWindow(nqn, name, window{start: ps.start, end: h.lastSample.T, open: true, ips: ps.ips})
 			}
 		}
 	}
@@ -608,7 +610,7 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 	}
 	return record.Summary{
 		Seed: r.plan.Seed, Verdict: Overall(results), Checks: results, Migrations: migs,
-		Unattributed: pr.unattributed, LeakedControllers: leaks, MissingEndpoints: missing,
+		Unattributed: pr.unattributed, FaultWindows: pr.faultWindows, LeakedControllers: leaks, MissingEndpoints: missing,
 		Coverage: &cov, SampleHoles: holes, Faults: outcomes, FaultMatrix: matrix,
 	}, nil
 }
@@ -619,8 +621,7 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 // there, flagged open) and builds the migrations' summaries.
 func (j *Judge) pauses() pauseResult {
 	r := j.r
-	var res pauseResult
-	res.unattributed = []record.HostWindow{}
+	res := newPauseResult()
 	inRun := map[string]bool{}
 	for _, n := range r.nqns() {
 		inRun[n] = true
@@ -640,11 +641,12 @@ func (j *Judge) pauses() pauseResult {
 		if !inRun[c.nqn] || !r.consumes(c.host, c.nqn) {
 			continue
 		}
-		if c.mig == nil {
-			res.unattributed = append(res.unattributed, record.HostWindow{Host: c.host, NQN: c.nqn, Window: [2]float64{c.w.start, c.w.end}})
+		m := j.attribute(c.nqn, c.w.start)
+		if m == nil {
+			res.outside(r, c.host, c.nqn, c.w)
 			continue
 		}
-		c.mig.windows[c.host] = append(c.mig.windows[c.host], c.w)
+		m.windows[c.host] = append(m.windows[c.host], c.w)
 	}
 	migs := make([]record.MigrationSummary, len(j.migs))
 	for i, m := range j.migs {
@@ -653,10 +655,10 @@ func (j *Judge) pauses() pauseResult {
 			end = math.Max(m.start, r.settleEnd)
 		}
 		migs[i] = record.MigrationSummary{ID: m.id, NQN: m.nqn, Outcome: m.outcome,
-			StartS: m.start, EndS: end, CompletedS: m.completed, Hosts: map[string]record.HostPauses{}}
+			StartS: m.start, EndS: end, CompletedS: m.completed, Hosts: map[string]record.HostPauses{}, NoCutover: m.noCutover()}
 		for _, h := range r.consumers(m.nqn) {
 			hp := record.HostPauses{Windows: [][2]float64{}}
-			if !m.sampledCore[h] {
+			if !m.sampledCore[h] && !m.noCutover() {
 				res.unsampled = append(res.unsampled, m.id+" on "+h)
 			}
 			for _, w := range m.windows[h] {
@@ -680,16 +682,7 @@ func (j *Judge) pauses() pauseResult {
 			migs[i].Hosts[h] = hp
 		}
 	}
-	sort.SliceStable(res.unattributed, func(a, b int) bool {
-		x, y := res.unattributed[a], res.unattributed[b]
-		if x.Window[0] != y.Window[0] {
-			return x.Window[0] < y.Window[0]
-		}
-		if x.Host != y.Host {
-			return x.Host < y.Host
-		}
-		return x.NQN < y.NQN
-	})
+	res.sort()
 	res.migrations = migs
 	return res
 }
@@ -710,7 +703,7 @@ func (j *Judge) splitBrain() record.CheckResult {
 			}
 		}
 	}
-	return splitBrainResult(found, unknown, checked, len(j.migs))
+	return j.r.splitBrainResult(found, unknown, checked, len(j.migs))
 }
 
 func (j *Judge) servedAfterCutover() record.CheckResult {
@@ -806,8 +799,6 @@ func (j *Judge) seedChecks() []record.CheckResult {
 	}
 	sort.SliceStable(lines, func(a, b int) bool { return lines[a].T < lines[b].T })
 	out := SeedChecks(j.r.plan, lines)
-	notJudgedShort(out, j.r.plan, lines, j.r.coverage)
-	j.r.notJudgedStale(out, lines)
 	// loss-timeout read every state the Judge saw, not only the kept ones;
 	// it goes where SeedChecks puts it, before paths-per-subsystem.
 	out = slices.DeleteFunc(out, func(c record.CheckResult) bool { return c.Name == CheckLossTimeout })
@@ -815,5 +806,7 @@ func (j *Judge) seedChecks() []record.CheckResult {
 		at := slices.IndexFunc(out, func(c record.CheckResult) bool { return c.Name == CheckPathsPerSubsystem })
 		out = slices.Insert(out, at, res)
 	}
+	out = notJudgedShort(out, j.r.plan, lines, j.r.coverage)
+	j.r.notJudgedStale(out, lines)
 	return out
 }

@@ -48,7 +48,10 @@ func TestPaused(t *testing.T) {
 	}
 }
 
+// TestPauseWindows: the reference's windows (TestJudgeEqualsReference
+// holds the Judge to them), with the IPs of the paths at their start.
 func TestPauseWindows(t *testing.T) {
+	ips := []string{"10.0.0.1"}
 	up := func(t float64) record.Line { return sampleOf(t, c("nvme0", src1, "live", legs("optimized", 1)...)) }
 	down := func(t float64) record.Line { return sampleOf(t, c("nvme0", src1, "live", legs("inaccessible", 1)...)) }
 	cases := []struct {
@@ -57,10 +60,10 @@ func TestPauseWindows(t *testing.T) {
 		want    []window
 	}{
 		{"none", []record.Line{up(0), up(1)}, nil},
-		{"one, closed at the first sample after it", []record.Line{up(0), down(1), down(2), up(3.5), up(4)}, []window{{1, 3.5, false}}},
-		{"two", []record.Line{down(0), up(1), down(2), up(3)}, []window{{0, 1, false}, {2, 3, false}}},
-		{"open at the last sample", []record.Line{up(0), down(1), down(2)}, []window{{1, 2, true}}},
-		{"single paused last sample", []record.Line{up(0), down(1)}, []window{{1, 1, true}}},
+		{"one, closed at the first sample after it", []record.Line{up(0), down(1), down(2), up(3.5), up(4)}, []window{{1, 3.5, false, ips}}},
+		{"two", []record.Line{down(0), up(1), down(2), up(3)}, []window{{0, 1, false, ips}, {2, 3, false, ips}}},
+		{"open at the last sample", []record.Line{up(0), down(1), down(2)}, []window{{1, 2, true, ips}}},
+		{"single paused last sample", []record.Line{up(0), down(1)}, []window{{1, 1, true, ips}}},
 	}
 	for _, tc := range cases {
 		got := pauseWindows(tc.samples, vol1, []int{1})
@@ -74,14 +77,20 @@ func TestPauseWindows(t *testing.T) {
 // by their start to the migration whose span (first phase line to terminal
 // phase plus margin) contains it, the migration proper winning over a
 // neighbour's margin; a window outside every span is unattributed; windows
-// of another subsystem are not attributed to these migrations.
+// of another subsystem are not attributed to these migrations. m1 failed
+// while Running (its freeze may have begun); m4, failed at validation,
+// never started its cutover and takes no window (issue 27 item 2).
 func TestAttribution(t *testing.T) {
 	tl := []record.Line{
 		{T: 10, Kind: record.KindPhase, Migration: "m1", NQN: vol1, Phase: record.PhasePending},
+		{T: 15, Kind: record.KindPhase, Migration: "m1", NQN: vol1, Phase: record.PhaseRunning},
 		{T: 20, Kind: record.KindPhase, Migration: "m1", NQN: vol1, Phase: record.PhaseFailed},
 		{T: 25, Kind: record.KindPhase, Migration: "m2", NQN: vol1, Phase: record.PhasePending},
 		{T: 30, Kind: record.KindPhase, Migration: "m3", NQN: "nqn.other", Phase: record.PhasePending},
 		{T: 40, Kind: record.KindPhase, Migration: "m2", NQN: vol1, Phase: record.PhaseCompleted},
+		{T: 60, Kind: record.KindPhase, Migration: "m4", NQN: vol1, Phase: record.PhasePending},
+		{T: 61, Kind: record.KindPhase, Migration: "m4", NQN: vol1, Phase: record.PhaseValidating},
+		{T: 62, Kind: record.KindPhase, Migration: "m4", NQN: vol1, Phase: record.PhaseFailed},
 	}
 	plan := record.Plan{Params: record.Params{AttributionMarginS: 10}}
 	j := NewJudge(plan)
@@ -102,6 +111,8 @@ func TestAttribution(t *testing.T) {
 		{45, "m2"}, // m2's margin
 		{50, "m2"}, // margin end is inclusive
 		{50.5, ""}, // after every span
+		{61, ""},   // m4 proper: no cutover
+		{70, ""},   // m4's margin
 		{100, ""},  // long after
 	}
 	for _, tc := range cases {

@@ -126,9 +126,9 @@ func statesAt(lines []record.Line, t float64) map[string]string {
 // them), each reconnects once the target is back, and — with 3-way HA the
 // other nodes' paths keep serving — no pause window opens. Restarting all
 // three nodes leaves every namespace without a path: a pause window opens
-// on every consumer host from the restart until the paths come back (an
-// unattributed window: no migration runs), and the fio pods, whose
-// tolerance is 5 s, die.
+// on every consumer host from the restart until the paths come back (no
+// migration runs: summary.json's fault_windows put each down to a
+// restart), and the fio pods, whose tolerance is 5 s, die.
 func TestTargetRestartEvidenceAndEffect(t *testing.T) {
 	cfg := simbackend.Config{Seed: 3, Model: record.Model{Pods: true}}
 	one := runWithFaults(t, cfg, params(0, 30, 0.1), []record.FaultSpec{
@@ -179,15 +179,16 @@ func TestTargetRestartEvidenceAndEffect(t *testing.T) {
 		{Fault: faults.KindTargetRestart, Target: "storage-2", AtS: 5, ForS: 10},
 		{Fault: faults.KindTargetRestart, Target: "storage-3", AtS: 5, ForS: 10}})
 	hosts := map[string]bool{}
-	t.Logf("all nodes: unattributed windows %+v", all.summary.Unattributed)
-	for _, w := range all.summary.Unattributed {
+	t.Logf("all nodes: windows the faults explain %+v", all.summary.FaultWindows)
+	for _, w := range all.summary.FaultWindows {
 		hosts[w.Host] = true
-		if w.Window[0] < 5 || w.Window[0] > 5.1+1e-9 || w.Window[1] < 15 || w.Window[1] > 20 {
-			t.Errorf("pause window %v on %s for %s; want it to open at the restart (5 s) and close after the return (15 s)", w.Window, w.Host, w.NQN)
+		if w.Window[0] < 5 || w.Window[0] > 5.1+1e-9 || w.Window[1] < 15 || w.Window[1] > 20 || !strings.HasPrefix(w.Cause, faults.KindTargetRestart+" on storage-") {
+			t.Errorf("pause window %v on %s for %s (%s); want it to open at the restart (5 s), close after the return (15 s) and be put down to a restart", w.Window, w.Host, w.NQN, w.Cause)
 		}
 	}
-	if len(all.summary.Unattributed) != 10 || len(hosts) != 3 {
-		t.Errorf("all nodes restarted: %d pause windows on %d hosts, want one per volume (10) on all 3 hosts", len(all.summary.Unattributed), len(hosts))
+	if len(all.summary.FaultWindows) != 10 || len(hosts) != 3 || len(all.summary.Unattributed) != 0 {
+		t.Errorf("all nodes restarted: %d pause windows explained by the restarts on %d hosts, %d unattributed; want one per volume (10) on all 3 hosts, explained (checks: a window an injected fault explains is not a finding)",
+			len(all.summary.FaultWindows), len(hosts), len(all.summary.Unattributed))
 	}
 	killed := 0
 	for _, l := range all.lines {

@@ -11,14 +11,18 @@ const (
 
 // Summary is summary.json. Fields may be added, never renamed.
 type Summary struct {
-	Seed              int64              `json:"seed"`
-	Verdict           string             `json:"verdict"`
-	Checks            []CheckResult      `json:"checks"`
-	Migrations        []MigrationSummary `json:"migrations"`
-	Unattributed      []HostWindow       `json:"unattributed_windows"`
-	LeakedControllers []Leak             `json:"leaked_controllers"`
-	MissingEndpoints  []MissingEndpoint  `json:"missing_endpoints"`
-	Stats             Stats              `json:"stats"`
+	Seed         int64              `json:"seed"`
+	Verdict      string             `json:"verdict"`
+	Checks       []CheckResult      `json:"checks"`
+	Migrations   []MigrationSummary `json:"migrations"`
+	Unattributed []HostWindow       `json:"unattributed_windows"`
+	// FaultWindows are the pause windows outside every migration that cut
+	// over which an injected fault explains (HostWindow.Cause): not
+	// findings. Added field.
+	FaultWindows      []HostWindow      `json:"fault_windows"`
+	LeakedControllers []Leak            `json:"leaked_controllers"`
+	MissingEndpoints  []MissingEndpoint `json:"missing_endpoints"`
+	Stats             Stats             `json:"stats"`
 	// Fio is what real fio measured (fiomig run --workload=fio only;
 	// absent otherwise). Added field.
 	Fio *FioSummary `json:"fio,omitempty"`
@@ -179,6 +183,11 @@ type MigrationSummary struct {
 	// Freezes is the most pause windows any one host saw.
 	Freezes int                   `json:"freezes"`
 	Hosts   map[string]HostPauses `json:"hosts"`
+	// NoCutover is true for a migration that ended Failed or Aborted
+	// before its Running phase: it never started its cutover, so no pause
+	// window is charged to it and the pause statistics leave it out.
+	// Added field.
+	NoCutover bool `json:"no_cutover,omitempty"`
 }
 
 // HostPauses is what one consumer host saw of one migration.
@@ -206,6 +215,9 @@ type HostWindow struct {
 	Host   string     `json:"host"`
 	NQN    string     `json:"nqn"`
 	Window [2]float64 `json:"window"`
+	// Cause names the fault that explains the window (in FaultWindows):
+	// "KIND on TARGET from T s". Added field.
+	Cause string `json:"cause,omitempty"`
 }
 
 // Leak is one leaked controller after the settle period.

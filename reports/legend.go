@@ -57,7 +57,7 @@ func newNQNLegend(plan record.Plan, sum record.Summary) *nqnLegend {
 	for _, m := range sum.Migrations {
 		note(m.NQN)
 	}
-	for _, w := range sum.Unattributed {
+	for _, w := range append(slices.Clone(sum.Unattributed), sum.FaultWindows...) {
 		note(w.NQN)
 	}
 	for _, k := range sum.LeakedControllers {

@@ -288,6 +288,16 @@ func markdown(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(w.Host), cell(nqns.name(w.NQN)), windows([][2]float64{w.Window}), secs(w.Window[1]-w.Window[0]))
 		}
 	}
+	if n := len(sum.FaultWindows); n > 0 {
+		fmt.Fprintf(&b, "\n%d pause window(s) outside every migration that cut over were caused by an injected fault (not findings):\n\n| Host | NQN | Window | Length | Fault |\n|---|---|---|---|---|\n", n)
+		for i, w := range sum.FaultWindows {
+			if i == mdMaxRows {
+				fmt.Fprintf(&b, "\n%d more left out here; summary.json fault_windows lists every one.\n", n-mdMaxRows)
+				break
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(w.Host), cell(nqns.name(w.NQN)), windows([][2]float64{w.Window}), secs(w.Window[1]-w.Window[0]), cell(w.Cause))
+		}
+	}
 	closeD()
 
 	if len(nqns.rows) > 0 {
