@@ -17,20 +17,27 @@ TOOLS_PKGS  := fio nvme-cli fuse3 chromium iproute2
 # Real etcd + kube-apiserver for the kube backend's tests, built once from the
 # Go module proxy (internal/kubetest/build-bins.sh) and cached here.
 KUBE_CACHE  := .cache/kube
+# Container images (make images): OCI layouts and archives, and images.json
+# naming each by digest; Debian package files are kept in .cache/debs.
+IMAGES      ?= bin/images
+PUSH        ?=
+# A real node's runtime for internal/kubenode (make node-tools): Debian's
+# containerd, runc, CNI plugins, and nftables for the nft helper's image.
+NODE_PKGS   := containerd runc containernetworking-plugins nftables
 # staticcheck for make lint: honnef.co/go/tools, pinned (go install from the
 # Go module proxy into .cache/tools/staticcheck-VERSION/ once).
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := .cache/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
 .DEFAULT_GOAL := help
-.PHONY: help run reproduce test bench lint fuzz tools kube-bins kind-up build clean
+.PHONY: help run reproduce test bench lint fuzz tools kube-bins kube-node-bins node-tools images e2e-node kind-up build clean
 
 help: ## print this help
 	@echo "fiomig — a test-and-chaos harness for live migrations of NVMe-oF volumes"
 	@echo
 	@echo "Quick start:  make run    then    make test"
 	@echo
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 	@echo
 	@echo "Variables: RUN_FLAGS='--seed 7 --cutover-pause 7' (passed to fiomig run), OUT=$(OUT), FUZZTIME=$(FUZZTIME)"
 
@@ -64,7 +71,30 @@ kube-bins: ## build etcd + kube-apiserver into .cache/kube/bin once (~6 min cold
 		if [ "$$FIOMIG_REQUIRE_TOOLS" = 1 ]; then exit 1; fi; \
 		echo "kube-bins: build failed; tests needing kube-apiserver will skip (FIOMIG_REQUIRE_TOOLS=1 makes this fatal)"; }
 
-test: tools kube-bins ## install missing tools and build kube-bins, then run go vet and every test (Ginkgo JUnit in out/junit/, OUT)
+kube-node-bins: kube-bins ## build kubelet, kube-scheduler + kube-controller-manager into .cache/kube/bin once (~10 min on 2 cores after kube-bins; then cached)
+	@GO=$(GO) sh internal/kubenode/build-node-bins.sh $(KUBE_CACHE) || { \
+		if [ "$$FIOMIG_REQUIRE_TOOLS" = 1 ]; then exit 1; fi; \
+		echo "kube-node-bins: build failed; tests needing a real node will skip (FIOMIG_REQUIRE_TOOLS=1 makes this fatal)"; }
+
+node-tools: ## install Debian's containerd, runc, CNI plugins and nftables when missing (a real node for internal/kubenode)
+	@missing=""; for p in $(NODE_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -z "$$missing" ]; then echo "node-tools: $(NODE_PKGS) are installed"; exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "node-tools: installing$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	else \
+		echo "node-tools: missing$$missing — install them (Debian: apt-get install$$missing); tests that need them will skip, or fail under FIOMIG_REQUIRE_TOOLS=1"; \
+	fi
+
+e2e-node: tools node-tools kube-node-bins images ## real pods here: the internal/kubenode cluster tests (kubelets + containerd in a network namespace; root)
+	FIOMIG_REQUIRE_TOOLS=1 $(GO) test -count=1 -timeout 30m -v ./internal/kubenode/
+
+images: ## build the fiomig, fio and pause images (OCI, reproducible, no registry) into bin/images (IMAGES); PUSH=registry/prefix also pushes them
+	@mkdir -p $(IMAGES)
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags "-s -w -X main.version=$(VERSION)" -o $(IMAGES)/fiomig-linux-amd64 ./cmd/fiomig
+	$(GO) run ./cmd/mkimages --fiomig $(IMAGES)/fiomig-linux-amd64 --version $(VERSION) --out $(IMAGES) --debs .cache/debs $(if $(PUSH),--push $(PUSH))
+
+test: tools kube-bins node-tools kube-node-bins images ## install missing tools, build kube-bins, kube-node-bins and images, then run go vet and every test (Ginkgo JUnit in out/junit/, OUT)
 	$(GO) vet ./...
 	FIOMIG_JUNIT_DIR=$(CURDIR)/$(OUT)/junit $(GO) test -count=1 -timeout 20m ./...
 

@@ -31,6 +31,7 @@ var allowed = map[string][]string{
 	"fio":        {},
 	"record":     {},
 	"internal":   {}, // test support; sub-packages have their own rules in allowedInternal
+	"images":     {}, // container image builder (go-containerregistry); make images
 	"checks":     {"record", "nvmeof", "fio"},
 	"incidents":  {"record"},
 	"analysis":   {"record", "checks", "incidents", "nvmeof", "fio"},
@@ -52,6 +53,7 @@ var allowedInternal = map[string][]string{
 	"internal/tooltest": {},
 	"internal/nvmecli":  {},
 	"internal/kubetest": {"internal"},
+	"internal/kubenode": {},
 	"internal/standin":  {"internal", "backend", "record", "nvmeof", "fio", "sim", "workload"},
 }
 
@@ -62,7 +64,7 @@ var stdlibOnly = []string{"nvmeof", "fio", "record", "sim", "internal"}
 // stdlibOnlyExempt are directories inside a stdlibOnly group that may import
 // modules: internal/kubetest drives the real control plane through
 // controller-runtime's envtest and client-go (test helper only).
-var stdlibOnlyExempt = []string{"internal/kubetest/", "internal/standin/"}
+var stdlibOnlyExempt = []string{"internal/kubetest/", "internal/standin/", "internal/kubenode/"}
 
 // leanCommands are binaries that must start like the system tools they
 // stand beside (fiomig-host: as fast as nvme-cli): their non-test files may

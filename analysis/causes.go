@@ -8,8 +8,8 @@ import (
 	"github.com/fiomig/fiomig/record"
 )
 
-// Causes of a failed path validation, named as research/incident.md §6.2
-// names them. ValidationFailure.Cause is one of these; "injected fault"
+// Causes of a failed path validation, named as docs/sources.md §9.4 names
+// them. ValidationFailure.Cause is one of these; "injected fault"
 // and "unexplained" carry a qualifier in parentheses (the fault kind, the
 // failure's signal).
 const (
@@ -17,7 +17,7 @@ const (
 	// subsystem (the target answered "Could not find subsystem") after an
 	// earlier migration of the same volume was cancelled before continue —
 	// sbcli's _cleanup_created deletes the subsystem on the source's
-	// tertiary (SB migration_controller.py:247-311, incident.md §4) until
+	// tertiary (SB migration_controller.py:247-311, docs/sources.md §4.4) until
 	// the lvol monitor repairs it. A connecting leak failing at its own
 	// target address in that window is its symptom (§3: only then can a
 	// connecting leak fail a validation); the fixed operator fails the same
@@ -25,7 +25,7 @@ const (
 	CauseSubsystemLoss = "sbcli subsystem-loss window"
 	// CauseZeroLegLeak: a live controller an earlier failed migration's
 	// validation left, with no leg or fewer legs than the subsystem has
-	// namespaces (incident.md §2 mechanisms 1 and 3).
+	// namespaces (docs/sources.md §4.10 mechanisms 1 and 3).
 	CauseZeroLegLeak = "live zero/partial-leg leak"
 	// CauseParkedLeak: a live leak whose every leg is inaccessible — the
 	// target tertiary's listener a pre-continue cancel leaves (§4).
@@ -222,7 +222,7 @@ var restartKinds = []string{"target-restart", "node-crash"}
 // whose restart window began before the failure and ended after the
 // migration's CreateMigration (createdAt): the node was down at the create,
 // whose listener add on it then fails and is only logged (SB
-// migration_controller.py:1154-1174, research/incident.md §4), or went down
+// migration_controller.py:1154-1174, docs/sources.md §4.4), or went down
 // after it and lost the listener with the rest of SPDK's in-memory
 // configuration. Either way the listener stays missing until the cutover:
 // sbcli's restart re-creates the lvols at their record's lvstore port only
@@ -233,7 +233,7 @@ var restartKinds = []string{"target-restart", "node-crash"}
 // SPDK answers a CONNECT for a present subsystem with no listener at that
 // address "Subsystem '%s' does not allow host '%s' to connect at this
 // address." (lib/nvmf/ctrlr.c, SCT command-specific / INVALID_HOST;
-// research/incident.md §2), so the failure must show that answer: in its
+// docs/sources.md §3), so the failure must show that answer: in its
 // detail, or — the fixed operator's "no controller", a connecting leak's
 // state — by the node having counted "not allowed" answers since it came
 // back (counted(from): its target lines; a host's kernel line carries no

@@ -9,8 +9,8 @@ import (
 	"github.com/fiomig/fiomig/record"
 )
 
-// TestFailureCauses: one synthetic record per cause of research/incident.md
-// §6.2, each failure classified from the record alone.
+// TestFailureCauses: one synthetic record per cause of docs/sources.md
+// §9.4, each failure classified from the record alone.
 func TestFailureCauses(t *testing.T) {
 	const nqn = "nqn.a"
 	plan := record.Plan{Params: record.Params{Model: record.Model{Operator: "prefix"}},

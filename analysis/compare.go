@@ -15,7 +15,7 @@ import (
 )
 
 // CompareFixedLEPrefix is the cross-operator expectation of
-// research/incident.md §6.2: fixed's validation failures are at most
+// docs/sources.md §9.4: fixed's validation failures are at most
 // prefix's, and the difference is confined to the leak kinds the fix
 // removes (FixRemovedCauses). It is judged over seeds (JudgeOverSeeds),
 // never on one seed: the prefix and fixed runs of one seed are two chaotic
@@ -31,7 +31,7 @@ const IntervalMethodPaired = "paired t-interval, two-sided 95 %: mean D ± t(0.9
 	"D = fixed − prefix per seed, s the sample standard deviation (n−1; montanaflynn/stats v0.14.0 Mean, " +
 	"StandardDeviationSample), t the Student's t quantile (gonum v0.17.0 stat/distuv StudentsT.Quantile)"
 
-// Cause classes of the comparison (research/incident.md §6.2). A failure's
+// Cause classes of the comparison (docs/sources.md §9.4). A failure's
 // class follows from its Cause (reproduce_causes.go).
 const (
 	// ClassLoss: the sbcli subsystem-loss window (CauseSubsystemLoss).
@@ -48,8 +48,8 @@ const (
 	// removes — directly or through a chain of loss windows — is removed
 	// with it: the fix removes that failure, so that migration is not
 	// cancelled before continue and sbcli's cancel never deletes the
-	// volume's subsystem on the source's tertiary (research/incident.md
-	// §4; inference).
+	// volume's subsystem on the source's tertiary (docs/sources.md §4.4;
+	// inference).
 	ClassLossDownstream = "loss window downstream of a removable leak failure"
 	// ClassOther: every other cause — a completed migration's path leak
 	// (neither operator releases it) or an unexplained failure.

@@ -17,8 +17,8 @@ import (
 	"github.com/fiomig/fiomig/record"
 )
 
-// The figures of incident fio-mig-1787159565 (DESIGN.md "The incident to
-// reproduce"), computed from a run record alone, and the shape each
+// The figures of incident fio-mig-1787159565 (docs/sources.md §9.1,
+// docs/incidents.md), computed from a run record alone, and the shape each
 // operator variant is expected to show (issue 4, acceptance).
 
 // IncidentFigures are what the incident report compares: computed from
@@ -81,7 +81,7 @@ type IncidentFigures struct {
 	Plans map[string]string `json:"plans"`
 	// FailureCauses counts the validation failures by ValidationFailure.Cause.
 	FailureCauses map[string]int `json:"failure_causes"`
-	// The validation failures by cause class (incident.md §6.2), for bands:
+	// The validation failures by cause class (docs/sources.md §9.4), for bands:
 	// the sbcli subsystem-loss window; a leak kind the fix removes
 	// (FixRemovedCauses); an injected fault; unexplained.
 	FailedSubsystemLoss  int `json:"failed_subsystem_loss"`
@@ -156,7 +156,7 @@ type ValidationFailure struct {
 	// "rejected" (the target listens but does not expose the subsystem
 	// there to the host), "other".
 	Signal string `json:"signal"`
-	// Cause is why, one of the Cause* names of research/incident.md §6.2
+	// Cause is why, one of the Cause* names of docs/sources.md §9.4
 	// (reproduce_causes.go): the sbcli subsystem-loss window, a leak kind,
 	// an injected fault (with its kind), or unexplained (with the signal).
 	Cause string `json:"cause"`

@@ -46,6 +46,20 @@ func Overall(results []record.CheckResult) string {
 	return v
 }
 
+// Interrupted marks sum as the summary of a run stopped by a signal
+// (SIGINT, SIGTERM) and sets its verdict: fail when a check failed on what
+// was recorded — a violation seen is a failure, whatever was not seen
+// afterwards (issue 27) — and otherwise inconclusive, never pass: the run
+// did not reach its end.
+func Interrupted(sum record.Summary) record.Summary {
+	sum.Interrupted = true
+	sum.Verdict = record.Inconclusive
+	if Overall(sum.Checks) == record.Fail {
+		sum.Verdict = record.Fail
+	}
+	return sum
+}
+
 // Judges reports whether the Judge reads timeline lines of kind: samples,
 // phases, endpoints, faults and heartbeats. The other kinds (io, kernel, target) are
 // for people and for the fio comparison, which reads them from disk.

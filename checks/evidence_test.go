@@ -127,3 +127,21 @@ func TestNoCheckPassesOnNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptedFailsOnASeenViolation (issue 27 item 7): a run stopped by
+// a signal after its 7 s cutover pause (bound 5 s) closed fails — the
+// violation was seen — though its record is short; one that saw nothing
+// fail is inconclusive, never pass.
+func TestInterruptedFailsOnASeenViolation(t *testing.T) {
+	for _, tc := range []struct {
+		v    violation
+		want string
+	}{{longPause, record.Fail}, {clean, record.Inconclusive}} {
+		plan, tl := migrationRun(tc.v)
+		s := Interrupted(Evaluate(plan, cutAt(tl, 30)))
+		if !s.Coverage.Short || !s.Interrupted || s.Verdict != tc.want {
+			t.Errorf("violation %d cut at 30 s: short %v, interrupted %v, verdict %s; want short, interrupted, %s\n%+v",
+				tc.v, s.Coverage.Short, s.Interrupted, s.Verdict, tc.want, s.Checks)
+		}
+	}
+}

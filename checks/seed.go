@@ -13,7 +13,7 @@ import (
 )
 
 // The checks fiomig took from the operator's seed harness
-// (fio_migration_test.py) and its successor sbtest (upstream.md §4). Each
+// (fio_migration_test.py) and its successor sbtest (docs/sources.md §8). Each
 // is a self-contained function of the plan and the record's lines; its
 // threshold is plan.Params.Seed (record.SeedThresholds, flag in
 // `fiomig run`).

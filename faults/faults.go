@@ -84,7 +84,7 @@ type Lagging interface {
 // Precondition is a fault that can tell, before it is injected, that its
 // injection now could show no effect — it cuts live controllers and there
 // is none to cut, they are still reconnecting after an earlier fault (a
-// crash's CONNECTs wait out nvme_core's 60 s admin_timeout) — or would
+// crash or a partition that just ended) — or would
 // stack on an earlier fault's effect that has not ended (lastPath). The
 // Injector passes such a "#N+" fault over to the next migration
 // (Injector.passOver) instead of injecting it there.

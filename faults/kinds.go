@@ -471,10 +471,9 @@ func (f *ANAFlap) Recover(env Env) (map[string]string, error) {
 // or non-optimized leg, nvmeof.Controller.Accessible) of some namespace on
 // a host. A healthy system rides out every path of one node going away;
 // when only the node's are left, an earlier fault's effect has not ended
-// (a crash's or a partition's CONNECTs still waiting out nvme_core's 60 s
-// admin_timeout, a source tertiary sbcli's cancel deleted) and a fault
-// there would stack on it, which the default schedule's spacing means to
-// avoid. A namespace with no usable path now (a migration's freeze) is
+// (a crashed or partitioned node's paths still reconnecting, a source
+// tertiary sbcli's cancel deleted) and a fault there would stack on it,
+// which the default schedule's spacing means to avoid. A namespace with no usable path now (a migration's freeze) is
 // not counted.
 func lastPath(env Env, host, node string) error {
 	ip := nodeIP(env.Cluster, node)

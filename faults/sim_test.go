@@ -505,8 +505,7 @@ func TestNewHooksRecoverIdempotently(t *testing.T) {
 // TestPassedOverWhereItCannotLand (issue 24 item 4): a "#N+" fault that
 // would find nothing to break when its migration reaches the stage — here
 // a controller reset at a node whose controllers are still reconnecting
-// after a crash (CONNECTs sent to the crashed node wait out nvme_core's
-// 60 s admin_timeout) — is passed over to the next migration that gets
+// after a crash — is passed over to the next migration that gets
 // there with something to break, and lands; plan.json names the migrations
 // passed over and why. Before, it was injected into nothing and the run
 // was inconclusive ("left no evidence"). Aimed at one migration ("#2"), the

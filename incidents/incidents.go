@@ -29,7 +29,7 @@ var catalogue embed.FS
 const Default = "fio-mig-1787159565"
 
 // Source says where a modelled behaviour or an expected figure comes from
-// (DESIGN.md; research/incident.md marks every fact the same way).
+// (docs/sources.md marks every fact the same way).
 type Source string
 
 // The three sources.
@@ -79,8 +79,8 @@ type Operators struct {
 
 // Pacing is the migrations' schedule, the durations of the steps the
 // harness waits on, and the sampling, seconds. Source and Note tag the
-// block; Tags tag single values whose source differs (research/incident.md
-// §6.1 lists the incident's pacing as an assumption, while some of its
+// block; Tags tag single values whose source differs (docs/sources.md
+// §9.5 lists the incident's pacing as an assumption, while some of its
 // values, e.g. the seed harness's 15 s gap, are sourced on their own).
 type Pacing struct {
 	// Migrations is how many migrations run, one at a time.

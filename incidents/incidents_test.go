@@ -102,7 +102,7 @@ func TestFindFileAndDir(t *testing.T) {
 	}
 }
 
-// TestPacingOptional: the pacing values added for incident.md §6.1
+// TestPacingOptional: the pacing values added for docs/sources.md §9.5
 // (job_start_s, sync_s, migration_timeout_s, tags) are optional: a file
 // without them parses with them unset (the simulator's and the run's
 // defaults apply), and the catalogue's incident carries §6.1's values,
@@ -122,7 +122,7 @@ func TestPacingOptional(t *testing.T) {
 	p := inc.Pacing
 	got := []float64{p.GapS, p.JobStartS[0], p.JobStartS[1], p.SyncS[0], p.SyncS[1], p.MigrationTimeoutS, p.SettleS}
 	if d := cmp.Diff([]float64{15, 10, 30, 60, 180, 420, 9000}, got); d != "" {
-		t.Errorf("fio-mig-1787159565 pacing (gap, job start, sync, timeout, settle) is not incident.md §6.1's (-want +got):\n%s", d)
+		t.Errorf("fio-mig-1787159565 pacing (gap, job start, sync, timeout, settle) is not docs/sources.md §9.5's (-want +got):\n%s", d)
 	}
 	for _, f := range pacingFields {
 		if _, ok := p.Tags[f]; !ok {

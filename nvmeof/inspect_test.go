@@ -217,7 +217,7 @@ func TestInspectRules(t *testing.T) {
 			want: []brief{{DefectStaleEndpoint, ScopeController, 1, []string{"nvme0"}, []int{2, 3}}},
 		},
 		{
-			// upstream.md §3.2: only the instance whose devices are all
+			// docs/sources.md §6.2: only the instance whose devices are all
 			// inaccessible is named, with its own controllers only.
 			name: "ambiguous head: the stale instance only, namespace checks stand down",
 			sub: []tSubsys{

@@ -11,11 +11,13 @@ import (
 // struct, omitempty, its float and string forms), without the newline.
 // It handles the flat lines that make up most of a timeline (kernel, io,
 // heartbeat, phase, target, endpoints); ok is false, and b unchanged, for a
-// line with nested values (controllers, subsystems, evidence, details) or a
-// non-finite number, which the caller encodes with encoding/json.
+// line with nested values (controllers, subsystems, evidence, details), a
+// stall line's fields, or a non-finite number, which the caller encodes
+// with encoding/json.
 // TestAppendLineMatchesJSON holds it to encoding/json byte for byte.
 func appendLine(b []byte, l *Line) (_ []byte, ok bool) {
 	if len(l.Controllers) > 0 || len(l.Subsystems) > 0 || len(l.Evidence) > 0 || len(l.Details) > 0 ||
+		l.Address != "" || len(l.NSIDs) > 0 || l.StartS != nil || l.Estimate ||
 		!finite(l.T) || !finite(l.HeartbeatIntervalS) {
 		return b, false
 	}

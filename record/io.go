@@ -256,6 +256,10 @@ func (tw *TimelineWriter) Append(l Line) error {
 		return fmt.Errorf("%s: timeline line at t=%v has no kind", tw.path, l.T)
 	}
 	l.T = RoundT(l.T)
+	if l.StartS != nil {
+		s := RoundT(*l.StartS)
+		l.StartS = &s
+	}
 	if !tw.batched {
 		tw.buf.Reset()
 	}

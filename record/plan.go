@@ -167,7 +167,7 @@ const (
 var Stages = []string{StageInValidation, StageBeforeCutover, StageInFreeze, StageAfterCutover}
 
 // SeedThresholds are the thresholds of the checks fiomig took from the
-// operator's seed harness and its successor sbtest (upstream.md §4). A
+// operator's seed harness and its successor sbtest (docs/sources.md §8). A
 // zero field takes the default in its comment.
 type SeedThresholds struct {
 	// MinCompleted is the least fraction of migrations that must complete

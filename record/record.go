@@ -17,6 +17,17 @@ const (
 	// KindFormat: the first line of a format-version-2 timeline, naming
 	// its version (FORMAT.md); a timeline without it is version 1.
 	KindFormat = "format"
+	// KindStall: a silent stall of one host's path — its controller was
+	// live and showed an optimized leg while nothing reached its target
+	// (docs/host-model.md "Silent stalls"); action "start" when it began,
+	// "end" (with start_s) when it ended.
+	KindStall = "stall"
+)
+
+// Stall actions (Line.Action of a stall line).
+const (
+	StallStart = "start"
+	StallEnd   = "end"
 )
 
 // Timeline format versions (record/FORMAT.md). Version 1 writes every
@@ -29,7 +40,7 @@ const (
 )
 
 // Kinds are every line kind a timeline may hold, in the order above.
-var Kinds = []string{KindSample, KindPhase, KindFault, KindIO, KindKernel, KindTarget, KindEndpoints, KindHeartbeat, KindFormat}
+var Kinds = []string{KindSample, KindPhase, KindFault, KindIO, KindKernel, KindTarget, KindEndpoints, KindHeartbeat, KindFormat, KindStall}
 
 // requiredFields are, per kind, the JSON fields that identify what a line
 // is about; a line without one cannot be judged (ScanTimeline rejects it).
@@ -67,6 +78,14 @@ func requiredFields(l Line) []string {
 		need("node", l.Node)
 	case KindEndpoints:
 		need("nqn", l.NQN)
+	case KindStall:
+		need("host", l.Host)
+		need("controller", l.Controller)
+		need("nqn", l.NQN)
+		need("action", l.Action)
+		if l.Action == StallEnd && l.StartS == nil {
+			missing = append(missing, "start_s")
+		}
 	}
 	return missing
 }
@@ -127,9 +146,9 @@ type Line struct {
 	SourceEndpoints []string `json:"source_endpoints,omitempty"`
 	TargetEndpoints []string `json:"target_endpoints,omitempty"`
 
-	// fault
+	// fault; stall
 	Fault    string            `json:"fault,omitempty"`
-	Action   string            `json:"action,omitempty"` // "inject", "landed" or "recover"
+	Action   string            `json:"action,omitempty"` // fault: "inject", "landed" or "recover"; stall: StallStart or StallEnd
 	Target   string            `json:"target,omitempty"`
 	Evidence map[string]string `json:"evidence,omitempty"`
 
@@ -144,7 +163,7 @@ type Line struct {
 	Errno        int    `json:"errno,omitempty"`
 	VerifyErrors *int64 `json:"verify_errors,omitempty"`
 
-	// kernel
+	// kernel, stall
 	Controller string `json:"controller,omitempty"`
 	Message    string `json:"message,omitempty"`
 
@@ -169,6 +188,19 @@ type Line struct {
 	// Reason says why). Added fields (backend/sim).
 	Pod      string `json:"pod,omitempty"`
 	PodState string `json:"pod_state,omitempty"`
+
+	// stall (with host, controller, nqn, action; reason: what silenced the
+	// path on a start line, what ended the stall on an end line). Address
+	// is the path's canonical ip:port; NSIDs (start) the namespaces whose
+	// leg on the path was optimized; StartS (end) when the stall began,
+	// seconds since run start; Estimate marks an end line whose StartS is
+	// estimated from the host's evidence (its keep-alive timeout, backdated
+	// by the kernel's detection window) rather than known. Added fields
+	// (issue 28).
+	Address  string   `json:"address,omitempty"`
+	NSIDs    []int    `json:"nsids,omitempty"`
+	StartS   *float64 `json:"start_s,omitempty"`
+	Estimate bool     `json:"estimate,omitempty"`
 
 	// Repeat is set (never written) on a sample line that Expander made
 	// from a version-2 heartbeat: the host's state repeated from its last

@@ -8,15 +8,15 @@ import (
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// ChurnOf counts controller churn in timeline's sample lines
-// (record.Churn): per host, a controller is keyed by (kernel name,
-// address); one present in a sample but not in the host's previous sample
-// is created (none is counted at the host's first sample, which is the
-// starting state), one absent that was present is removed, and a present
-// controller of the previous sample whose state becomes "connecting"
-// from another state is a reconnect (the kernel's reconnect loop; sbtest's nvme.controller-churn
-// judges the same kind of figure, upstream.md §4). Lines of other kinds are
-// ignored; samples must be in time order per host (the timeline's order).
+// ChurnOf counts controller churn in timeline's sample lines (record.Churn):
+// per host, a controller is keyed by (kernel name, address); one present in a
+// sample but not in the host's previous sample is created (none is counted at
+// the host's first sample, which is the starting state), one absent that was
+// present is removed, and a present controller of the previous sample whose
+// state becomes "connecting" from another state is a reconnect (the kernel's
+// reconnect loop; sbtest's nvme.controller-churn judges the same kind of
+// figure, docs/sources.md §8). Lines of other kinds are ignored; samples must
+// be in time order per host (the timeline's order).
 func ChurnOf(timeline []record.Line) record.Churn {
 	type key struct{ name, addr string }
 	prev := map[string]map[key]string{}

@@ -66,6 +66,47 @@ func TestInterruptedMidRunJudgesWhatWasRecorded(t *testing.T) {
 	}
 }
 
+// TestInterruptedRunFailsOnASeenViolation (issue 27 item 7): a run whose
+// cutovers pause 7 s (bound 5 s), interrupted during its third migration,
+// has seen the bound broken: summary.json says interrupted and fail, not
+// inconclusive.
+func TestInterruptedRunFailsOnASeenViolation(t *testing.T) {
+	p := small()
+	p.Model.CutoverPauseS = 7
+	c, err := SimCluster(1, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, err := Run(ctx, c, Config{Plan: record.Plan{Seed: 1, Params: p}, OutDir: t.TempDir(), StartUnix: 1,
+		Progress: cancelOn{mark: "[3/", cancel: cancel}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted {
+		t.Fatal("the run was not interrupted")
+	}
+	var sum record.Summary
+	b, err := os.ReadFile(filepath.Join(res.Dir, record.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	bound := record.CheckResult{}
+	for _, c := range sum.Checks {
+		if c.Name == "pause-bound" {
+			bound = c
+		}
+	}
+	if !sum.Interrupted || sum.Verdict != record.Fail || bound.Verdict != record.Fail {
+		t.Errorf("summary.json: interrupted %v, verdict %s, pause-bound %+v; want true, fail, fail", sum.Interrupted, sum.Verdict, bound)
+	}
+}
+
 // TestInterruptedRunResolvesItsFaults (issue 27 item 6): a run interrupted
 // after a fault aimed at "#1" fired writes plan.json with the schedule as
 // executed (the fault's migration resolved), and summary.json's

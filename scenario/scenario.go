@@ -173,9 +173,7 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 		res.Summary = InterruptedSummary(cfg.Plan, nil)
 		if written > 0 {
 			if sum, jerr := judge.Summary(cfg.Plan); jerr == nil {
-				sum = reports.WithStats(sum)
-				sum.Interrupted, sum.Verdict = true, record.Inconclusive
-				res.Summary = sum
+				res.Summary = checks.Interrupted(reports.WithStats(sum))
 			}
 		}
 		return res, record.WriteJSON(filepath.Join(dir, record.SummaryFile), res.Summary)
@@ -205,17 +203,15 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 
 // InterruptedSummary is summary.json of a run stopped by a signal: the
 // checks over what timeline holds (none without a line), Interrupted set,
-// and the verdict inconclusive whatever they say: the run did not reach
-// its end.
+// and the verdict fail if a check failed on what was recorded, else
+// inconclusive (checks.Interrupted).
 func InterruptedSummary(plan record.Plan, timeline []record.Line) record.Summary {
 	sum := record.Summary{Seed: plan.Seed, Checks: []record.CheckResult{}, Migrations: []record.MigrationSummary{},
 		Unattributed: []record.HostWindow{}, LeakedControllers: []record.Leak{}, MissingEndpoints: []record.MissingEndpoint{}}
 	if len(timeline) > 0 {
 		sum = checks.Evaluate(plan, timeline)
 	}
-	sum.Interrupted = true
-	sum.Verdict = record.Inconclusive
-	return sum
+	return checks.Interrupted(sum)
 }
 
 // FaultRecoverer is a cluster with faults injected (faults.Injector):

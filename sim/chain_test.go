@@ -10,7 +10,7 @@ import (
 	"github.com/fiomig/fiomig/record"
 )
 
-// The mechanism chain of research/incident.md §6.2, one test per event
+// The mechanism chain of docs/sources.md §9.4, one test per event
 // kind, with sbcli's control plane (ControlPlaneSbcli) on the 3-node
 // 3-cycle layout (every target node is an overlap node), on virtual time.
 //
@@ -203,7 +203,7 @@ func TestChainPrefixCancelLeaks(t *testing.T) {
 // non-optimized on every namespace.
 //
 // With the pre-fix CSI driver (restore only when no controller of the
-// subsystem is at that IP, incident.md §4) the prefix operator's leak at
+// subsystem is at that IP, docs/sources.md §7) the prefix operator's leak at
 // s2:pT keeps the path from being restored after the repair.
 func TestChainFixedCancelAndRepair(t *testing.T) {
 	for _, tc := range []struct {

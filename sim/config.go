@@ -85,7 +85,8 @@ type Config struct {
 	// successful reconnect) or ReconnectResetPartial (also whenever an
 	// attempt got as far as the Fabrics CONNECT, as field reports say some
 	// kernels do). KernelDNR: KernelDNRHonor (newer kernels) or
-	// KernelDNRIgnore.
+	// KernelDNRIgnore. HostKernel: HostKernel612 or HostKernel61, the TCP
+	// SYN timers of a connect nobody answers (hostnet.go synTimers).
 	record.Model
 
 	// HA is the number of nodes serving each lvstore: one primary listener
@@ -105,10 +106,6 @@ type Config struct {
 	// (default 0.02; negative = immediate).
 	AENLatencyS float64
 
-	// ConnectTimeoutS is how long a CONNECT that gets no answer blocks
-	// before it fails: the Fabrics CONNECT is an admin command and times out
-	// after nvme_core's admin_timeout (default 60 s).
-	ConnectTimeoutS float64
 	// ControlPlaneConnect overrides the connect options the control plane
 	// answers CreateMigration with (zero value: ControlPlaneConnectOptions,
 	// simplyblock's 3600/2/8/4). A CtrlLossTmo of -1 or 0 here shows the
@@ -193,6 +190,7 @@ func ModelDefaults(m record.Model) record.Model {
 	}
 	setString(&m.ReconnectReset, ReconnectResetFull)
 	setString(&m.KernelDNR, KernelDNRHonor)
+	setString(&m.HostKernel, HostKernel612)
 	setString(&m.ControlPlane, ControlPlaneSbcli)
 	setString(&m.Operator, OperatorFixed)
 	setString(&m.CSIRestore, CSIRestoreOff)
@@ -225,9 +223,6 @@ func (c Config) withDefaults() Config {
 		c.AENLatencyS = 0.02
 	} else if c.AENLatencyS < 0 {
 		c.AENLatencyS = 0
-	}
-	if c.ConnectTimeoutS == 0 {
-		c.ConnectTimeoutS = 60
 	}
 	if c.PodIOPS == 0 {
 		c.PodIOPS = 1000
@@ -288,8 +283,8 @@ func (c Config) validate() error {
 	if c.JobStartMinS < 0 || c.JobStartMaxS < c.JobStartMinS {
 		errs = append(errs, fmt.Errorf("job start [%g, %g] s: need 0 <= JobStartMinS <= JobStartMaxS", c.JobStartMinS, c.JobStartMaxS))
 	}
-	if c.ConnectTimeoutS < 0 || c.PodToleranceS < 0 || c.PodIOPS < 0 || c.PodIODepth < 0 || c.IOIntervalS <= 0 {
-		errs = append(errs, errors.New("connect timeout, pod tolerance, IOPS, I/O depth must not be negative and the I/O interval must be positive"))
+	if c.PodToleranceS < 0 || c.PodIOPS < 0 || c.PodIODepth < 0 || c.IOIntervalS <= 0 {
+		errs = append(errs, errors.New("pod tolerance, IOPS, I/O depth must not be negative and the I/O interval must be positive"))
 	}
 	return errors.Join(errs...)
 }

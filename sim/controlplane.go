@@ -457,8 +457,8 @@ func (w *World) cpCancel(m *Migration) {
 	w.publish(m.Vol)
 }
 
-// deleteSubsystem removes a target subsystem; its connected controllers
-// lose their connection.
+// deleteSubsystem removes a target subsystem; SPDK disconnects the qpairs
+// of its connected controllers (Ctrl.targetClosed).
 func (n *Node) deleteSubsystem(nqn string) {
 	ts, ok := n.subsystems[nqn]
 	if !ok {
@@ -469,7 +469,7 @@ func (n *Node) deleteSubsystem(nqn string) {
 		ts.removeListener(l.Port)
 	}
 	for _, c := range append([]*Ctrl(nil), ts.ctrls...) {
-		c.transportLost("subsystem deleted")
+		c.targetClosed("subsystem deleted")
 	}
 }
 

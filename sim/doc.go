@@ -39,5 +39,6 @@
 // random choice from one *rand.Rand seeded with Config.Seed; the same
 // Config (and the same calls) give the same events and the same trees.
 //
-// Imports: the standard library, nvmeof and fio only (DESIGN.md "Packages").
+// Imports: the standard library, nvmeof and fio only (docs/architecture.md
+// "Import direction").
 package sim

@@ -1,7 +1,7 @@
 package sim
 
 // Event kinds: what the world reports from AdvanceTo. They mirror the run
-// record's timeline kinds (DESIGN.md "The run record"); backend/sim turns
+// record's timeline kinds (docs/run-record.md); backend/sim turns
 // each Event into one record.Line.
 const (
 	EventPhase     = "phase"     // a migration entered a phase
@@ -10,6 +10,13 @@ const (
 	EventTarget    = "target"    // a storage node's cumulative target counters
 	EventIO        = "io"        // a modelled fio pod's interval counters
 	EventFault     = "fault"     // a fault injected or recovered, with evidence
+	EventStall     = "stall"     // a silent stall of a host's path began or ended (hostnet.go)
+)
+
+// Stall actions (Event.Action of EventStall).
+const (
+	StallStart = "start"
+	StallEnd   = "end"
 )
 
 // Migration phases (simplyblock VolumeMigration); Completed, Failed and
@@ -78,7 +85,13 @@ type Event struct {
 
 	// fault
 	Fault    string
-	Action   string // "inject" or "recover"
+	Action   string // fault: "inject" or "recover"; stall: StallStart or StallEnd
 	Target   string
 	Evidence map[string]string
+
+	// stall (also Host, Controller, NQN; Reason: what silenced the path on
+	// start, what ended the stall on end)
+	Address string   // the path's canonical ip:port
+	NSIDs   []int    // start: the namespaces whose leg on the path was optimized
+	StartS  *float64 // end: when the stall began, seconds since run start
 }

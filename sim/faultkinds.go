@@ -86,9 +86,10 @@ func ctrlNames(cs []*Ctrl) string {
 }
 
 // CrashNode makes a storage node crash without restarting: it stops
-// answering anything (no RST, as a powered-off machine), so hosts notice
-// only when a keep-alive times out (kato) and their reconnects get no
-// answer (each waits Config.ConnectTimeoutS). Idempotent. Assumption: the
+// answering anything (no RST, as a powered-off machine), so its connected
+// controllers' paths go silent — they hear nothing until their keep-alive
+// expires (hostnet.go) — and their reconnects' SYNs get no answer (each
+// attempt fails after World.synTimeoutS). Idempotent. Assumption: the
 // node's data is intact when it boots again (simplyblock's other HA nodes
 // keep serving meanwhile); a crash that loses the node's state is not
 // modelled.
@@ -103,7 +104,7 @@ func (w *World) CrashNode(node string) (map[string]string, error) {
 	n.crashed = true
 	ctrls := w.connectedTo(n, nil)
 	for _, c := range ctrls {
-		c.silentLoss()
+		c.goSilent("node crashed")
 	}
 	return map[string]string{"node": n.Name, "connected_controllers": strconv.Itoa(len(ctrls)), "controllers": ctrlNames(ctrls)}, nil
 }
@@ -123,20 +124,24 @@ func (w *World) BootNode(node string) (map[string]string, error) {
 	}
 	n.crashed = false
 	// The connections of the crashed target are gone: a host whose
-	// keep-alive has not expired yet gets a reset on its next packet.
+	// keep-alive has not expired yet gets a reset on its next packet
+	// (a host still partitioned from the node gets it when that heals).
 	n.loseConfiguration("target rebooted")
+	w.resumePaths(nil, n)
 	recreated := w.recreateLvols(n)
 	return map[string]string{"node": n.Name, "booted": "true", "subsystems_recreated": strconv.Itoa(recreated)}, nil
 }
 
 // Partition cuts the network between consumer host and storage node in
-// both directions: the host's controllers connected to the node stop
-// getting answers (the host notices after kato, then its reconnects get no
-// answer), and new CONNECTs from the host to the node get none. Other
-// hosts and nodes are untouched. Idempotent. Assumption: a TCP connection
-// survives a partition shorter than the host's keep-alive timeout (TCP
-// retransmits; nothing resets it), so a controller whose kato has not
-// expired when the partition heals keeps working.
+// both directions: the paths of the host's controllers connected to the
+// node go silent — nothing the node sends reaches them (no ANA or
+// namespace notice, no FIN or RST) and the host notices only when a
+// keep-alive expires (hostnet.go) — and the SYNs of new connects from the
+// host to the node get no answer. Other hosts and nodes are untouched.
+// Idempotent. Assumption: a TCP connection survives a partition shorter
+// than the host's keep-alive timeout (TCP retransmits; nothing resets it),
+// so a controller whose keep-alive has not expired when the partition
+// heals keeps working and then hears what the node sent meanwhile.
 func (w *World) Partition(host, node string) (map[string]string, error) {
 	h, err := w.hostByName(host)
 	if err != nil {
@@ -156,7 +161,7 @@ func (w *World) Partition(host, node string) (map[string]string, error) {
 	w.partitions[k] = true
 	ctrls := w.connectedTo(n, h)
 	for _, c := range ctrls {
-		c.silentLoss()
+		c.goSilent("network partition")
 	}
 	return map[string]string{"host": h.Name, "node": n.Name, "connected_controllers": strconv.Itoa(len(ctrls)), "controllers": ctrlNames(ctrls)}, nil
 }
@@ -178,24 +183,40 @@ func (w *World) Heal(host, node string) (map[string]string, error) {
 		return map[string]string{"host": h.Name, "node": n.Name, "already": "true"}, nil
 	}
 	delete(w.partitions, k)
-	resumed := 0
-	if !n.crashed && !n.blackhole {
-		for _, c := range w.connectedTo(n, h) {
-			if c.hung {
-				c.hung = false
-				resumed++
-			}
-		}
-	}
+	resumed := w.resumePaths(h, n)
 	return map[string]string{"host": h.Name, "node": n.Name, "resumed_controllers": strconv.Itoa(resumed)}, nil
 }
 
-func (w *World) partitioned(hostNQN string, n *Node) bool {
+// silentNode reports whether node n is silent to host hostNQN: crashed,
+// dropping every packet, or partitioned from that host.
+func (w *World) silentNode(n *Node, hostNQN string) bool {
+	if n.crashed || n.blackhole {
+		return true
+	}
 	if len(w.partitions) == 0 {
 		return false
 	}
 	h := w.hostByNQN(hostNQN)
 	return h != nil && w.partitions[partitionKey{h.Name, n.Name}]
+}
+
+// synDropped reports, without counting it, whether a SYN from host
+// hostNQN to ip:port gets no answer now (fabricConnect's first two
+// cases).
+func (w *World) synDropped(ip string, port int, hostNQN string) bool {
+	n, ok := w.nodeByIP[ip]
+	if !ok {
+		return false
+	}
+	if w.silentNode(n, hostNQN) {
+		return true
+	}
+	for _, r := range w.dropRules {
+		if r.node == n && (r.port == 0 || r.port == port) {
+			return true
+		}
+	}
+	return false
 }
 
 // RejectConnects makes the target reject every Fabrics CONNECT to target
@@ -318,9 +339,10 @@ func (w *World) operatorAfter(d float64, fn func()) {
 // ResetControllers is `echo 1 > /sys/class/nvme/nvmeN/reset_controller` on
 // every live controller of host (only those at node's IP when node is not
 // ""): each goes resetting, tears its queues down and reconnects at once
-// (tcp.c nvme_reset_ctrl_work: teardown, connecting, setup; a failed setup
-// falls into the reconnect loop with reconnect_delay). A controller that is
-// not live is left alone (nvme_reset_ctrl refuses with -EBUSY). The
+// (Linux 6.12 drivers/nvme/host/tcp.c:2734-2760 nvme_reset_ctrl_work:
+// teardown, connecting, setup; a failed setup falls into the reconnect loop
+// with reconnect_delay). A controller that is not live is left alone
+// (core.c:207-215 nvme_reset_ctrl refuses with -EBUSY). The
 // evidence names the controllers reset.
 func (w *World) ResetControllers(host, node string) (map[string]string, error) {
 	h, err := w.hostByName(host)
@@ -350,7 +372,7 @@ func (w *World) ResetControllers(host, node string) (map[string]string, error) {
 // Assumption: the reset's reconnect is logged as a reconnect attempt
 // (the kernel logs nothing of its own for a successful TCP reset).
 func (c *Ctrl) reset() {
-	c.disconnectTarget()
+	c.disconnectTarget("controller reset")
 	c.setState(nvmeof.StateResetting)
 	c.host.kernelLog(c.Name(), "resetting controller")
 	gen := c.gen

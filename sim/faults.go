@@ -47,10 +47,13 @@ func (w *World) resolveTarget(target string) (*Node, int, error) {
 	return nil, 0, fmt.Errorf("sim: fault target %q: not a node name, node IP or node ip:port", target)
 }
 
-// DropConnects makes every CONNECT (first connect or reconnect) to target —
-// a node name or IP, or one ip:port — get no answer until StopDroppingConnects:
-// the initiator waits Config.ConnectTimeoutS and fails. Established
-// connections are not affected. Injecting twice is one rule.
+// DropConnects makes every new connection (first connect or reconnect) to
+// target — a node name or IP, or one ip:port — get no answer until
+// StopDroppingConnects: its SYN is dropped (a firewall rule on new
+// connections only), so the initiator's connect fails when the kernel's
+// SYN timers give up (World.synTimeoutS, 3 s). Established connections
+// are not affected. Injecting twice is one rule. Each connect attempt the
+// rule hits counts once (not each retransmitted SYN).
 func (w *World) DropConnects(target string) (map[string]string, error) {
 	n, port, err := w.resolveTarget(target)
 	if err != nil {
@@ -101,10 +104,11 @@ func (w *World) StopDroppingConnects(target string) (map[string]string, error) {
 // SPDK process restarts: connections are reset at once, new TCP
 // connections are refused, and its NVMe-oF configuration — every
 // subsystem, namespace and listener — is gone, since SPDK keeps it in
-// memory only [sourced: research/incident.md §5 "Target restart fault"];
+// memory only [sourced: docs/sources.md §3, §4.8];
 // StartTarget brings back what sbcli re-creates. With silent true the node
-// stops answering — hosts notice after their keep-alive timeout (kato) and
-// new CONNECTs get no answer — and keeps its configuration [assumption: a
+// drops every packet: its connected controllers' paths go silent (they
+// hear nothing until their keep-alive expires or StartTarget, hostnet.go)
+// and new SYNs get no answer; it keeps its configuration [assumption: a
 // node that stops answering keeps its SPDK process]. The evidence counts
 // the ports that stopped listening, the subsystems lost and the host
 // controllers connected to the node then. Idempotent.
@@ -121,7 +125,7 @@ func (w *World) StopTarget(node string, silent bool) (map[string]string, error) 
 	if silent {
 		n.blackhole = true
 		for _, c := range ctrls {
-			c.silentLoss()
+			c.goSilent("target silent")
 		}
 	} else {
 		n.down = true
@@ -140,7 +144,8 @@ func (w *World) StopTarget(node string, silent bool) (map[string]string, error) 
 // cutover (restoreMigrationListeners). A silent stop ends with the node
 // answering again, its configuration unchanged. The evidence counts the
 // subsystems re-created and the host controllers of the node that are
-// connecting at this instant. Idempotent.
+// connecting at this instant; controllers whose keep-alive had not expired
+// resume and hear what the target sent meanwhile. Idempotent.
 func (w *World) StartTarget(node string) (map[string]string, error) {
 	n, _, err := w.resolveTarget(node)
 	if err != nil {
@@ -154,6 +159,7 @@ func (w *World) StartTarget(node string) (map[string]string, error) {
 		recreated = w.recreateLvols(n)
 	}
 	n.down, n.blackhole = false, false
+	w.resumePaths(nil, n)
 	connecting := 0
 	for _, h := range w.hosts {
 		for _, c := range h.ctrls {
@@ -167,15 +173,16 @@ func (w *World) StartTarget(node string) (map[string]string, error) {
 }
 
 // loseConfiguration is an SPDK process ending: every subsystem of the node
-// goes with its namespaces and listeners, and the host controllers connected
-// to it lose their connection. It returns the number of subsystems lost.
+// goes with its namespaces and listeners, and the connections of the host
+// controllers connected to it close (Ctrl.targetClosed). It returns the
+// number of subsystems lost.
 func (n *Node) loseConfiguration(reason string) int {
 	subs := n.sortedSubsystems()
 	n.subsystems = map[string]*TargetSubsystem{}
 	for _, ts := range subs {
 		ts.Listeners = nil
 		for _, c := range append([]*Ctrl(nil), ts.ctrls...) {
-			c.transportLost(reason)
+			c.targetClosed(reason)
 		}
 	}
 	return len(subs)
@@ -258,7 +265,7 @@ func (v *Volume) recordLVS() int {
 // target listener that a target restart took is added again, inaccessible
 // (the cutover sets its ANA next). A node without the subsystem is left
 // alone here [not modelled: that function's re-create of a missing
-// subsystem, :743-751, research/incident.md §2 mechanism 1]. Returns the
+// subsystem, :743-751, docs/sources.md §4.10 item 1]. Returns the
 // listeners restored.
 func (w *World) restoreMigrationListeners(m *Migration) int {
 	k := 0
@@ -321,20 +328,4 @@ func (w *World) LeaveLeftoverController(host, nqn, addr string, opts ConnectOpti
 	}
 	c.Origin = "leftover"
 	return c.Name(), nil
-}
-
-// silentLoss: the target stopped answering; the host notices when a
-// keep-alive command times out (kato, sent every kato/2), then starts error
-// recovery. Until then the controller looks live and I/O sent to it hangs.
-func (c *Ctrl) silentLoss() {
-	gen := c.gen
-	kato := float64(c.Spec.Options.KeepAliveTmo)
-	c.hung = true
-	c.host.w.after(c.host.w.uniform(kato, 1.5*kato), func() {
-		if c.gen != gen || c.State != nvmeof.StateLive || !c.hung {
-			return
-		}
-		c.host.kernelLog(c.Name(), "I/O tag 0 (0000) type 4 opcode 0x18 (Keep Alive) QID 0 timeout")
-		c.transportLost("keep-alive timeout")
-	})
 }

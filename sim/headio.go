@@ -18,7 +18,8 @@ const (
 	// (nvme_available_path): the I/O is requeued and waits.
 	IORequeue IOStatus = IOStatus(ioRequeue)
 	// IOFail: no path can come back; the head fails the I/O
-	// ("no available path - failing I/O", BLK_STS_IOERR, so EIO).
+	// ("no available path - failing I/O", BLK_STS_IOERR, so EIO) — or the
+	// path's target no longer has the namespace and answers with DNR.
 	IOFail IOStatus = IOStatus(ioFail)
 )
 
@@ -39,9 +40,14 @@ func (s IOStatus) String() string {
 
 // HeadIO applies the kernel's multipath rule (the one the modelled fio pods
 // use, see Pod) to namespace nsid of subsystem nqn on h: what an I/O
-// submitted now would do. It only reads the host's state: callers on
-// another goroutine than the world's driver must still exclude the driver
+// submitted now does. Like a submission in the kernel it may update the
+// head's cached current path (route), so callers on another goroutine
+// than the world's driver must exclude the driver and each other
 // (backend/sim holds a lock around the world for that).
 func (h *Host) HeadIO(nqn string, nsid int) IOStatus {
-	return IOStatus(h.headStatus(nqn, nsid))
+	s := h.headStatus(nqn, nsid)
+	if s == ioFailNS {
+		s = ioFail
+	}
+	return IOStatus(s)
 }

@@ -8,8 +8,9 @@ import (
 
 var _ nvmeof.Host = (*Host)(nil)
 
-// Kernel connect defaults (drivers/nvme/host/fabrics.h NVMF_DEF_*): what a
-// controller gets for an option the connect request leaves unset.
+// Kernel connect defaults (Linux 6.12 drivers/nvme/host/fabrics.h:15-19
+// NVMF_DEF_*): what a controller gets for an option the connect request
+// leaves unset.
 const (
 	kernelDefaultCtrlLossTmo    = 600
 	kernelDefaultReconnectDelay = 10

@@ -9,14 +9,14 @@ import (
 
 // The lvol monitor's repair and the CSI driver's path restore: the two
 // components that bring back what sbcli's cancel before continue takes from
-// the source's tertiary node (research/incident.md §4, §6.1).
+// the source's tertiary node (docs/sources.md §4.4, §4.7, §7).
 
 // CSI restore variants (Config.CSIRestore).
 const (
 	CSIRestoreOff = record.CSIRestoreOff
 	// CSIRestoreByIP: the pre-fix CSI driver, which matched endpoints by IP
 	// only: a lost path is restored only when no controller of the
-	// subsystem is attached at that IP (incident.md §4, OP 5aa711cc PR text).
+	// subsystem is attached at that IP (docs/sources.md §7, OP 5aa711cc PR text).
 	CSIRestoreByIP = record.CSIRestoreByIP
 	// CSIRestoreByEndpoint: the fixed CSI driver (OP 5aa711cc
 	// csi-driver/pkg/util/initiator.go missingEndpoints): a published
@@ -26,14 +26,14 @@ const (
 
 // LvolMonitorSweepS is the lvol monitor's sweep period (sbcli
 // constants.py:153-154, 300 s); LvolMonitorCycleS the most one sweep takes
-// to reach an lvol (incident.md §4: ≤ 30 s cycle).
+// to reach an lvol (docs/sources.md §4.7: ≤ 30 s cycle).
 const (
 	LvolMonitorSweepS = 300.0
 	LvolMonitorCycleS = 30.0
 )
 
 // CSIMonitorS is the CSI node plugin's monitor loop period; each tick adds
-// up to CSIMonitorJitterS (upstream.md §2.7: every 3 s + up to 500 ms);
+// up to CSIMonitorJitterS (docs/sources.md §7: every 3 s + up to 500 ms);
 // after an error the (host, volume) backs off exponentially to CSIBackoffMaxS.
 const (
 	CSIMonitorS       = 3.0

@@ -31,7 +31,7 @@ func cancelBeforeContinue(t *testing.T, w *World) (*Migration, endpoint) {
 }
 
 // TestLvolMonitorAndCSIRestore is the chain after a cancel before continue
-// with sbcli's control plane (research/incident.md §4, §6.2): the source
+// with sbcli's control plane (docs/sources.md §4.4, §9.4): the source
 // tertiary loses the volume's subsystem, the consumer's path there goes
 // (CSI ctrl_loss_tmo 60 s); the lvol monitor re-creates subsystem and
 // listener within one sweep plus a cycle (≤ 330 s), and the fixed CSI

@@ -73,6 +73,9 @@ type job struct {
 	h     *Host
 	state jobState
 	round int
+	// abort interrupts the connect the Job's pod is blocked in, if any
+	// (Host.connectAsync).
+	abort func()
 }
 
 // Job timing: validation attempts and the delay between them, seconds.
@@ -158,7 +161,7 @@ func (w *World) jobRound(j *job, r int) {
 
 // ensure connects every target path one after another, as atlas-lib's
 // multipath connect does for both operators (source of the behaviour:
-// atlas-lib nvmeof/multipath.go:120-135, research/incident.md §3): a path
+// atlas-lib nvmeof/multipath.go:120-135, docs/sources.md §5.4): a path
 // with no controller is connected; a path whose controller already exists
 // (the kernel answers "already connected") is not reconnected — if that
 // controller is not live, ensure waits up to pathTimeoutS (atlas
@@ -207,7 +210,10 @@ func (w *World) ensure(j *job, conns []nvmeof.Target, done func(*ValidationFailu
 			})
 			return
 		}
-		j.h.connectAsync(spec, func(c *Ctrl, err error) {
+		pending := true
+		abort := j.h.connectAsync(spec, func(c *Ctrl, err error) {
+			pending = false
+			j.abort = nil
 			if c != nil {
 				c.Origin = j.m.ID
 			}
@@ -216,6 +222,9 @@ func (w *World) ensure(j *job, conns []nvmeof.Target, done func(*ValidationFailu
 			}
 			step(i + 1)
 		})
+		if pending {
+			j.abort = abort
+		}
 	}
 	step(0)
 }
@@ -280,7 +289,7 @@ func (w *World) verify(j *job, conns []nvmeof.Target) *ValidationFailure {
 		}
 		switch {
 		case found == nil:
-			// The real operator's words (research/incident.md §4).
+			// The real operator's words (docs/sources.md §4.4, §5.4).
 			return &ValidationFailure{Endpoint: t.Endpoint(), Detail: fmt.Sprintf("missing target path %s: no controller — the connect did not take effect", t.Endpoint())}
 		case found.State != nvmeof.StateLive:
 			return fail(*found, fmt.Sprintf("target path %s on %s is %s", t.Endpoint(), found.Name, found.State))
@@ -354,7 +363,7 @@ func (w *World) jobFail(j *job, f *ValidationFailure) {
 // failOn is the operator acting on failed Job j: the first of several
 // failed Jobs whose reconcile runs ends the migration, and the Failed line
 // names that Job in its reason and its details alike (the operator cancels
-// on the Failed Job it found, research/upstream.md §2.2).
+// on the Failed Job it found, docs/sources.md §5.2).
 func (w *World) failOn(m *Migration, f *ValidationFailure, reason string, j *job) {
 	if m.Terminal() {
 		return
@@ -369,7 +378,7 @@ func (w *World) failOn(m *Migration, f *ValidationFailure, reason string, j *job
 // running or had not finished (simplyblock-operator 5aa711cc
 // releaseMigrationPaths: "one release Job per recorded node (every node,
 // not only passed ones)", called from cancelAndFail and reconcileAbort;
-// research/upstream.md §2.2). The failed Job's own host released its paths
+// docs/sources.md §5.2). The failed Job's own host released its paths
 // before failing (jobFail).
 func (w *World) cancelAndEnd(m *Migration, phase, reason string, failed *job) {
 	if m.Terminal() {
@@ -484,6 +493,8 @@ func (w *World) KillValidationJob(id, host string) (map[string]string, error) {
 		j.state = jobKilled
 		ev := map[string]string{"migration": id, "host": host, "round": fmt.Sprint(j.round + 1)}
 		var names []string
+		// Controllers as the kill found them, before it interrupted the
+		// connect the pod was blocked in.
 		for _, c := range j.h.ctrls {
 			for _, t := range m.answer {
 				if c.Spec.NQN == t.NQN && c.Spec.Addr() == t.Endpoint() {
@@ -492,6 +503,9 @@ func (w *World) KillValidationJob(id, host string) (map[string]string, error) {
 			}
 		}
 		ev["target_path_controllers"] = fmt.Sprint(names)
+		if j.abort != nil {
+			j.abort()
+		}
 		w.operatorAfter(w.reconcileDelay(), func() {
 			w.failOn(m, &ValidationFailure{Host: host, Detail: "validation Job killed"},
 				fmt.Sprintf("NVMe path validation failed on %s: validation Job killed", host), j)

@@ -154,7 +154,7 @@ func TestFailedValidationLeaksOnlyWithPrefix(t *testing.T) {
 // another target, and always with fixed (which released it), the connect
 // there is rejected ("Could not find subsystem"), ensure goes on since other
 // paths are live, and verify fails on the missing path: "no controller — the
-// connect did not take effect" (research/incident.md §4). Verify asks Inspect
+// connect did not take effect" (docs/sources.md §4.4). Verify asks Inspect
 // without a target list, so a leak at another target's endpoint fails
 // nothing.
 func TestLeakFailsLaterValidationOnlyWithPrefix(t *testing.T) {
@@ -211,7 +211,7 @@ func TestKillValidationJob(t *testing.T) {
 			// Wait until one host's Job has validated while the other's has
 			// not connected anything yet; then CONNECTs to the target
 			// tertiary get no answer, so the other Job connects the primary
-			// and secondary and blocks on the tertiary (admin_timeout): it
+			// and secondary and blocks on the tertiary (its SYN gets no answer): it
 			// is killed mid-attempt there.
 			var victim, other *Host
 			var vj *job
@@ -434,7 +434,7 @@ func TestEnsureWaitsForExistingController(t *testing.T) {
 // reason ("NVMe path validation failed on <host>: <detail>") and its
 // details (host, detail): the operator cancels on the Failed Job it found
 // (simplyblock-operator pollValidationJobs → cancelAndFail("NVMe path
-// validation failed on node <n>"), research/upstream.md §2.2), and the
+// validation failed on node <n>"), docs/sources.md §5.2), and the
 // cause classifier reads the details. Every Job fails here: CONNECTs to
 // the target primary get no answer.
 func TestFailedReasonAndDetailsNameOneJob(t *testing.T) {

@@ -97,65 +97,110 @@ const (
 	ioHung                    // the chosen path looks usable but its target does not answer
 	ioRequeue                 // no usable path; I/O waits (requeued)
 	ioFail                    // no path may come back: I/O fails
+	ioFailNS                  // the target no longer has the namespace: I/O fails (DNR)
 )
 
-// headStatus applies the kernel's multipath rule to namespace nsid of
-// subsystem nqn on h (drivers/nvme/host/multipath.c nvme_find_path,
-// nvme_available_path): a live controller with an optimized (else
-// non-optimized) leg serves; otherwise I/O is requeued while any controller
-// with a leg is live, resetting or connecting and not failfast-expired, and
-// fails when none is.
+// headStatus applies the kernel's multipath rule (default iopolicy numa,
+// one NUMA node) to namespace nsid of subsystem nqn on h: what an I/O
+// submitted now does (Linux 6.12 drivers/nvme/host/multipath.c
+// nvme_ns_head_submit_bio, :450-493). The head's path is route's; I/O on
+// it hangs while the path is silent (hostnet.go), is requeued when the
+// target answers with an ANA error because the host has not yet read the
+// change (multipath.c:95-103: ANA_PENDING, failover), and fails when the
+// target no longer has the namespace: SPDK answers Invalid Namespace or
+// Format with DNR (SPDK lib/nvmf/ctrlr.c:5343-5365 at 3230130e) and the
+// host completes a DNR error to the caller without failover (core.c
+// nvme_decide_disposition) — EIO. With no path, I/O is requeued while a
+// controller with a leg is live, resetting or connecting and not
+// failfast-expired (nvme_available_path, multipath.c:427-448), and fails
+// otherwise ("no available path - failing I/O"); with no head (the
+// namespace's last path went, core.c nvme_ns_remove) it fails too.
 func (h *Host) headStatus(nqn string, nsid int) ioStatus {
-	var opt, optHung, nonOpt, nonOptHung, requeue bool
-	for _, c := range h.ctrls {
-		if c.Spec.NQN != nqn {
-			continue
+	hd := h.headOf(nqn, nsid)
+	if hd == nil {
+		return ioFail
+	}
+	if l := hd.route(); l != nil {
+		c := l.ctrl
+		switch {
+		case c.silent != nil:
+			return ioHung
+		case c.ts == nil:
+			return ioRequeue // closed by the target: error recovery starts now
+		case !containsInt(c.ts.NSIDs, nsid):
+			return ioFailNS
+		case !accessibleANA(c.ts.anaOf(c.port)):
+			return ioRequeue
 		}
-		var l *leg
-		for _, x := range c.legs {
-			if x.nsid == nsid {
-				l = x
-			}
-		}
-		if l == nil {
-			continue
-		}
-		if c.State == nvmeof.StateLive {
-			switch l.ana {
-			case nvmeof.ANAOptimized:
-				if c.hung {
-					optHung = true
-				} else {
-					opt = true
-				}
-			case nvmeof.ANANonOptimized:
-				if c.hung {
-					nonOptHung = true
-				} else {
-					nonOpt = true
-				}
-			}
-		}
+		return ioServed
+	}
+	for _, l := range hd.sibs {
+		c := l.ctrl
 		switch c.State {
 		case nvmeof.StateLive, nvmeof.StateResetting, nvmeof.StateConnecting:
 			if !c.failfastExpired {
-				requeue = true
+				return ioRequeue
 			}
 		}
 	}
-	switch {
-	case opt:
-		return ioServed
-	case optHung:
-		return ioHung
-	case nonOpt:
-		return ioServed
-	case nonOptHung:
-		return ioHung
-	case requeue:
-		return ioRequeue
-	}
 	return ioFail
+}
+
+// route is nvme_numa_path (multipath.c:402-413): the head keeps its
+// current path while that path's controller is live and its leg
+// optimized — the leg as the host last read it, so a silent path whose
+// node moved the ANA state elsewhere stays current — and otherwise picks
+// anew (__nvme_find_path, multipath.c:260-298): the first path in sibling
+// order, skipping disabled ones (controller neither live nor deleting,
+// multipath.c:243-258), that is optimized, else the first non-optimized;
+// it caches what it found (and keeps the old pointer when it found
+// nothing). nil when no path is usable. Called for every I/O submission
+// (the pods' ticks).
+func (hd *head) route() *leg {
+	if l := hd.cur; l != nil && l.ctrl.State == nvmeof.StateLive && l.ana == nvmeof.ANAOptimized {
+		return l
+	}
+	var found, fallback *leg
+	for _, l := range hd.sibs {
+		if st := l.ctrl.State; st != nvmeof.StateLive && st != nvmeof.StateDeleting {
+			continue
+		}
+		switch l.ana {
+		case nvmeof.ANAOptimized:
+			if found == nil {
+				found = l
+			}
+		case nvmeof.ANANonOptimized:
+			if fallback == nil {
+				fallback = l
+			}
+		}
+	}
+	if found == nil {
+		found = fallback
+	}
+	if found != nil {
+		hd.cur = found
+	}
+	return found
+}
+
+func accessibleANA(a nvmeof.ANAState) bool {
+	return a == nvmeof.ANAOptimized || a == nvmeof.ANANonOptimized
+}
+
+// headOf is h's multipath head of namespace nsid of nqn, nil if none.
+func (h *Host) headOf(nqn string, nsid int) *head {
+	s := h.subsystemOf(nqn)
+	if s == nil {
+		return nil
+	}
+	for _, hd := range s.heads {
+		if hd.nsid == nsid {
+			return hd
+		}
+	}
+	return nil
 }
 
 func (w *World) podTick(p *Pod) {
@@ -182,6 +227,13 @@ func (w *World) podTick(p *Pod) {
 				h.kernelLog(head, "no usable path - requeuing I/O")
 			}
 		}
+	case ioFailNS:
+		errs := int64(w.cfg.PodIODepth)
+		p.Errors += errs
+		p.intervalErrors += errs
+		p.queued = 0
+		w.killPod(p, "I/O error (EIO): the target no longer has the namespace (Invalid Namespace, DNR)")
+		return
 	case ioFail:
 		errs := int64(w.cfg.PodIODepth)
 		p.Errors += errs

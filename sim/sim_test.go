@@ -242,8 +242,8 @@ func TestSysfsCachedUntilChange(t *testing.T) {
 }
 
 // pauseWindows returns the pause windows host h saw of subsystem nqn when
-// sampled every dt through f (DESIGN.md: some namespace has no accessible
-// leg on a live controller).
+// sampled every dt through f (docs/concepts.md "Pause window": some namespace
+// has no accessible leg on a live controller).
 type pauseTracker struct {
 	nqn     string
 	open    bool

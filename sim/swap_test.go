@@ -517,7 +517,7 @@ func TestSwapAndSwitchesDeterministic(t *testing.T) {
 }
 
 // ListenerRace with sbcli's cancel before continue, which ignores the
-// target tertiary (_cleanup_created, research/incident.md §4): when that
+// target tertiary (_cleanup_created, docs/sources.md §4.4): when that
 // tertiary is the non-overlap node whose add_ns failed, its subsystem stays
 // with a listener and no namespace, and the pre-fix operator's validation
 // controller there (ctrl_loss_tmo 3600, never released) stays live with no

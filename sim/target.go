@@ -219,7 +219,7 @@ func (w *World) listenerEndpoints(nqn string, lvs int) []endpoint {
 // allowed: sbcli creates lvol subsystems with allow_any_host=True (sbcli
 // rpc_client.py:302-311 subsystem_create; the lvol monitor's repair too
 // unless the lvol names allowed hosts, storage_node_ops.py:9975-9983) and
-// adds no per-namespace host mask [sourced, research/incident.md §2].
+// adds no per-namespace host mask [sourced, docs/sources.md §3].
 func (n *Node) ensureSubsystem(v *Volume) *TargetSubsystem {
 	if ts, ok := n.subsystems[v.NQN]; ok {
 		return ts
@@ -257,7 +257,9 @@ func (ts *TargetSubsystem) addListener(port int, ana nvmeof.ANAState) {
 }
 
 // setANA changes the ANA state of the listener at port and sends an ANA
-// change notice to every host controller connected through it.
+// change notice to every host controller connected through it (SPDK
+// lib/nvmf/ctrlr.c:4544 nvmf_ctrlr_async_event_ana_change_notice at
+// 3230130e).
 func (ts *TargetSubsystem) setANA(port int, ana nvmeof.ANAState) {
 	i, ok := ts.listener(port)
 	if !ok || ts.Listeners[i].ANA == ana {
@@ -272,7 +274,10 @@ func (ts *TargetSubsystem) setANA(port int, ana nvmeof.ANAState) {
 }
 
 // removeListener deletes the listener at port; SPDK disconnects the
-// qpairs of host controllers connected through it.
+// qpairs of host controllers connected through it (SPDK
+// lib/nvmf/subsystem.c:1924 spdk_nvmf_subsystem_remove_listener,
+// transport.c:516 nvmf_stop_listen_disconnect_qpairs at 3230130e;
+// Ctrl.targetClosed).
 func (ts *TargetSubsystem) removeListener(port int) {
 	i, ok := ts.listener(port)
 	if !ok {
@@ -281,7 +286,7 @@ func (ts *TargetSubsystem) removeListener(port int) {
 	ts.Listeners = append(ts.Listeners[:i], ts.Listeners[i+1:]...)
 	for _, c := range append([]*Ctrl(nil), ts.ctrls...) {
 		if c.port == port {
-			c.transportLost("listener removed")
+			c.targetClosed("listener removed")
 		}
 	}
 }
@@ -299,8 +304,9 @@ func (ts *TargetSubsystem) removeNamespaces() {
 }
 
 // notifyNSChange sends every connected host controller a namespace
-// attribute notice (SPDK nvmf_ctrlr_async_event_ns_notice, sent on every
-// namespace add and remove); r draws the hosts' rescan delays.
+// attribute notice (SPDK lib/nvmf/ctrlr.c:4523
+// nvmf_ctrlr_async_event_ns_notice at 3230130e, sent on every namespace
+// add and remove); r draws the hosts' rescan delays.
 func (ts *TargetSubsystem) notifyNSChange(r *rand.Rand) {
 	for _, c := range append([]*Ctrl(nil), ts.ctrls...) {
 		c.nsAttrNotice(r)
@@ -327,7 +333,8 @@ func (ts *TargetSubsystem) nsidOf(ident int) (int, bool) {
 	return 0, false
 }
 
-// removeNS detaches the namespace at nsid (SPDK nvmf_subsystem_remove_ns)
+// removeNS detaches the namespace at nsid (SPDK lib/nvmf/subsystem.c:2240
+// spdk_nvmf_subsystem_remove_ns at 3230130e)
 // and notifies the connected controllers (rescan delays drawn from r);
 // false when nothing is there.
 func (ts *TargetSubsystem) removeNS(nsid int, r *rand.Rand) bool {
@@ -343,10 +350,10 @@ func (ts *TargetSubsystem) removeNS(nsid int, r *rand.Rand) bool {
 
 // addNS attaches namespace ident (SPDK nvmf_subsystem_add_ns) at nsid, or,
 // for nsid 0 (sbcli's migration add_ns passes none), at the lowest free
-// NSID as SPDK picks it (lib/nvmf/subsystem.c
-// spdk_nvmf_subsystem_add_ns_ext) [sourced]; it notifies the connected
-// controllers (rescan delays drawn from r) and returns the NSID, or false
-// when nsid is taken.
+// NSID as SPDK picks it (lib/nvmf/subsystem.c:2499
+// spdk_nvmf_subsystem_add_ns_ext at 3230130e) [sourced]; it notifies the
+// connected controllers (rescan delays drawn from r) and returns the
+// NSID, or false when nsid is taken.
 func (ts *TargetSubsystem) addNS(ident, nsid int, r *rand.Rand) (int, bool) {
 	if nsid == 0 {
 		nsid = 1
@@ -402,54 +409,70 @@ type connectResult struct {
 }
 
 // fabricConnect runs the target's side of one CONNECT from hostNQN for nqn
-// arriving at ip:port (SPDK lib/nvmf ctrlr.c nvmf_ctrlr_cmd_connect): the
-// TCP connect is refused when nothing listens on the port; otherwise the
-// Fabrics CONNECT is rejected (and counted) when the subsystem is not on
-// the node, has no listener at that port, or does not allow the host.
+// arriving at ip:port (SPDK lib/nvmf/ctrlr.c:1001 nvmf_ctrlr_cmd_connect,
+// :846-870 nvmf_qpair_access_allowed at 3230130e): the
+// SYN gets no answer when the node is silent to the host (crashed, drops
+// every packet, partitioned from it) or a DropConnects rule drops it (the
+// drop is counted); the TCP connect is refused when nothing listens on the
+// port; otherwise the Fabrics CONNECT is rejected (and counted) when the
+// subsystem is not on the node, has no listener at that port, or does not
+// allow the host.
 func (w *World) fabricConnect(ip string, port int, nqn, hostNQN string) connectResult {
 	r := w.fabricConnect1(ip, port, nqn, hostNQN)
-	if r.err != nil && r.err.Kind == ConnectRejected {
-		r.err.DNR = w.cfg.TargetDNR
+	if r.err != nil && r.err.Kind == ConnectRejected && w.cfg.TargetDNR {
+		r.err.DNR = true
+		r.err.Status |= nvmeStatusDNR
 	}
 	return r
 }
 
+// NVMe statuses of rejected CONNECTs as the Linux 6.12 host sees them
+// (include/linux/nvme.h:1964-1966; NVME_STATUS_DNR 0x4000): SPDK answers
+// "does not allow host" with INVALID_HOST (SPDK lib/nvmf/ctrlr.c:1054-1055
+// at 3230130e) and "Could not find subsystem" with INVALID_PARAM
+// (SPDK_NVMF_INVALID_CONNECT_DATA, ctrlr.c:65-66).
+const (
+	nvmeSCConnectInvalidParam = 0x182
+	nvmeSCConnectInvalidHost  = 0x184
+	nvmeStatusDNR             = 0x4000
+)
+
 func (w *World) fabricConnect1(ip string, port int, nqn, hostNQN string) connectResult {
 	n, ok := w.nodeByIP[ip]
-	if ok && (n.blackhole || n.crashed || w.partitioned(hostNQN, n)) {
-		return connectResult{err: &ConnectError{Kind: ConnectNoAnswer, Msg: "failed to connect queue: 0 ret=881"}}
+	if ok && w.silentNode(n, hostNQN) {
+		return connectResult{err: noAnswerErr()}
 	}
 	if !ok || !n.serves(port) {
-		return connectResult{err: &ConnectError{Kind: ConnectRefused, Msg: "failed to connect socket: -111"}}
+		return connectResult{err: &ConnectError{Kind: ConnectRefused, Msg: "failed to connect socket: -111", Status: -111}}
 	}
 	if w.dropConnect(n, port) {
-		return connectResult{err: &ConnectError{Kind: ConnectNoAnswer, Msg: "failed to connect queue: 0 ret=881"}}
+		return connectResult{err: noAnswerErr()}
 	}
 	if w.rejectConnect(n, port, hostNQN) {
 		n.rejected++
 		n.notAllowed++
-		return connectResult{err: &ConnectError{Kind: ConnectRejected,
+		return connectResult{err: &ConnectError{Kind: ConnectRejected, Status: nvmeSCConnectInvalidHost,
 			Msg:       fmt.Sprintf("Connect for subsystem %s is not allowed, hostnqn: %s", nqn, hostNQN),
 			TargetMsg: fmt.Sprintf("Subsystem '%s' does not allow host '%s' to connect at this address.", nqn, hostNQN)}}
 	}
 	ts, ok := n.subsystems[nqn]
 	if !ok {
 		n.rejected++
-		return connectResult{err: &ConnectError{Kind: ConnectRejected,
+		return connectResult{err: &ConnectError{Kind: ConnectRejected, Status: nvmeSCConnectInvalidParam,
 			Msg:       fmt.Sprintf("Connect Invalid Data Parameter, subsysnqn %q", nqn),
 			TargetMsg: fmt.Sprintf("Could not find subsystem '%s'", nqn)}}
 	}
 	if _, ok := ts.listener(port); !ok {
 		n.rejected++
 		n.notAllowed++
-		return connectResult{err: &ConnectError{Kind: ConnectRejected,
+		return connectResult{err: &ConnectError{Kind: ConnectRejected, Status: nvmeSCConnectInvalidHost,
 			Msg:       fmt.Sprintf("Connect for subsystem %s is not allowed, hostnqn: %s", nqn, hostNQN),
 			TargetMsg: fmt.Sprintf("Subsystem '%s' does not allow host '%s' to connect at this address.", nqn, hostNQN)}}
 	}
 	if !ts.allows(hostNQN) {
 		n.rejected++
 		n.notAllowed++
-		return connectResult{err: &ConnectError{Kind: ConnectRejected,
+		return connectResult{err: &ConnectError{Kind: ConnectRejected, Status: nvmeSCConnectInvalidHost,
 			Msg:       fmt.Sprintf("Connect for subsystem %s is not allowed, hostnqn: %s", nqn, hostNQN),
 			TargetMsg: fmt.Sprintf("Subsystem '%s' does not allow host '%s'", nqn, hostNQN)}}
 	}

@@ -104,6 +104,9 @@ func Line(e sim.Event) record.Line {
 		}
 	case sim.EventFault:
 		l.Fault, l.Action, l.Target, l.Evidence = e.Fault, e.Action, e.Target, e.Evidence
+	case sim.EventStall:
+		l.Host, l.Controller, l.NQN, l.Address, l.Action, l.Reason = e.Host, e.Controller, e.NQN, e.Address, e.Action, e.Reason
+		l.NSIDs, l.StartS = e.NSIDs, e.StartS
 	}
 	return l
 }

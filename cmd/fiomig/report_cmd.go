@@ -182,9 +182,9 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if wasInterrupted(dir) {
-		// The run said it was stopped by a signal: that stays said, and
-		// a record cut short by one is not a verdict.
-		sum.Interrupted, sum.Verdict = true, record.Inconclusive
+		// The run said it was stopped by a signal: that stays said; a
+		// record cut short by one fails only on what it saw fail.
+		sum = checks.Interrupted(sum)
 	}
 	if truncated && sum.Coverage != nil {
 		sum.Coverage.TruncatedLine = true // report.md says so, not only stderr
