@@ -54,7 +54,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&m.CutoverPauseS, "cutover-pause", d.Model.CutoverPauseS, "`seconds` the simulated cutover keeps every path inaccessible (each window is this ±25%, drawn from the seed)")
 	fs.Float64Var(&p.PauseCritS, "pause-crit", d.PauseCritS, "`seconds`: bound on the longest pause window per migration and host (CUTOVER_PAUSE_CRIT_S; the flag wins over the environment)")
 	fs.IntVar(&p.FreezesAllowed, "freezes-allowed", d.FreezesAllowed, "pause windows allowed per migration (CUTOVER_FREEZES_ALLOWED)")
-	fs.Float64Var(&p.SettleS, "settle", d.SettleS, "`seconds` the run keeps sampling after the last migration before leaks and completeness are judged; the default outlasts the sourced repairs (sbcli's lvol monitor: 300 s sweep + 30 s cycle; the CSI restore's backoff: up to 60 s)")
+	fs.Float64Var(&p.SettleS, "settle", d.SettleS, "`seconds` the run keeps sampling after the last migration before leaks and completeness are judged; the default outlasts the sourced repairs (sbcli's lvol monitor: 300 s sweep + 30 s cycle; the CSI restore's backoff: up to 60 s); with --workload=fio, on the wall clock, the default is 90 s, and a path or namespace those repairs may still bring back is not judged (docs/fio.md)")
 	fs.Float64Var(&p.AttributionMarginS, "attribution-margin", d.AttributionMarginS, "`seconds` after a migration's terminal phase during which a pause window still belongs to it")
 	fs.Float64Var(&p.GapS, "gap", d.GapS, "`seconds` between one migration's end and the next one's start")
 	fs.BoolVar(&f.fullSamples, "full-samples", false, "write every host's whole state at every tick (timeline format version 1) instead of only changes plus one heartbeat line per tick (version 2, the default; record/FORMAT.md); the verdicts are the same, the timeline is ~50x larger")
@@ -234,6 +234,17 @@ func envDefaults(fs *flag.FlagSet, getenv func(string) string) error {
 	return nil
 }
 
+// workloadDefaults applies --workload=fio's own default settle
+// (scenario.FioSettleS: it runs on the wall clock) when --settle is not
+// given; the reproduce command then names it.
+func workloadDefaults(fs *flag.FlagSet, f *runFlags) {
+	given := false
+	fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == "settle" })
+	if f.p.Workload == scenario.WorkloadFio && !given {
+		f.p.SettleS = scenario.FioSettleS
+	}
+}
+
 // reproduceCommand is the one command line that reruns this run: every
 // parameter explicit, so a changed default cannot change the replay.
 func reproduceCommand(fs *flag.FlagSet) string {
@@ -368,6 +379,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fiomig run: %v\n", err)
 		return exitUsage
 	}
+	workloadDefaults(fs, &f)
 	if err := f.validate(); err != nil {
 		fmt.Fprintf(stderr, "fiomig run: %v\n", err)
 		return exitUsage

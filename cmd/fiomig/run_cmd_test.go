@@ -232,3 +232,29 @@ func TestRunFioHonoursModelSwitches(t *testing.T) {
 		t.Errorf("%v: exit %d, stderr %q; want exit %d naming --namespaces-per-volume", args, code, stderr.String(), exitUsage)
 	}
 }
+
+// TestRunFioSettleDefault (issue 24 item 5): --workload=fio settles
+// scenario.FioSettleS (90 s) by default, on the wall clock, instead of the
+// main job's 400 s (a 3-migration fio run took 8 min); the reproduce
+// command names it; a given --settle wins; the simulator keeps 400 s.
+func TestRunFioSettleDefault(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want float64
+	}{
+		{[]string{"--workload", "fio"}, scenario.FioSettleS},
+		{[]string{"--workload", "fio", "--settle", "400"}, 400},
+		{nil, 400},
+	} {
+		var f runFlags
+		fs := newRunFlagSet(&f, io.Discard)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		workloadDefaults(fs, &f)
+		cmd := reproduceCommand(fs)
+		if f.p.SettleS != tc.want || !strings.Contains(cmd, fmt.Sprintf(" --settle=%g ", tc.want)) {
+			t.Errorf("%v: settle %v, reproduce command %q; want %v named", tc.args, f.p.SettleS, cmd, tc.want)
+		}
+	}
+}
