@@ -169,7 +169,7 @@ func importViolations(files []goFile) []string {
 func isStdlib(p string) bool { return !strings.Contains(strings.SplitN(p, "/", 2)[0], ".") }
 
 // internalPackage names the internal/ sub-package a file is in
-// ("internal/standin" for internal/standin/pods.go).
+// ("internal/standin" for internal/standin/kubelet.go).
 func internalPackage(path string) string {
 	parts := strings.SplitN(filepath.ToSlash(path), "/", 3)
 	if len(parts) < 3 {

@@ -136,7 +136,9 @@ var _ = Describe("Migrations with every kube fault kind, on Kubernetes", Label("
 		env *framework.KubeEnv
 		id  = "fiomig-suite-faults"
 	)
-	BeforeAll(func() { env = kubeEnv() })
+	// A world of its own: the verdicts are compared with the simulator's
+	// on the same seed, which must not depend on other specs.
+	BeforeAll(func() { env = freshKubeEnv() })
 	kubeRes := faultSpecs(func() framework.Backend { return env.KubeBackend(id) })
 
 	It("leaves no object labelled with the run id on the API server", func(ctx SpecContext) {

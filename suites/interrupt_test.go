@@ -2,9 +2,13 @@ package suites_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,7 +33,7 @@ var _ = Describe("fiomig run --backend kube interrupted", Label("kube", "interru
 		outDir := GinkgoT().TempDir()
 		cmd := exec.CommandContext(ctx, bin, "run", "--backend", "kube", "--kubeconfig", env.Kubeconfig,
 			"--storage-class", env.StandIn.StorageClass(), "--storage-namespace", env.StandIn.StorageNamespace(),
-			"--volumes", "3", "--migrations", "6", "--out", outDir)
+			"--cluster-secret-file", env.SecretFile, "--volumes", "3", "--migrations", "6", "--out", outDir)
 		cmd.Stderr = GinkgoWriter
 		stdout, err := cmd.StdoutPipe()
 		Expect(err).NotTo(HaveOccurred())
@@ -107,16 +111,17 @@ func fiomigBinary(ctx context.Context) string {
 }
 
 var _ = Describe("fiomig run --backend kube to the end", Label("kube", "cli"), func() {
-	It("writes the run directory and report as on the simulator and leaves nothing labelled", func(ctx SpecContext) {
-		env := kubeEnv()
+	It("completes 5 migrations, writes the run directory and report as on the simulator, leaves nothing labelled and shows the secret nowhere", func(ctx SpecContext) {
+		env := freshKubeEnv()
 		bin := fiomigBinary(ctx)
 		outDir := GinkgoT().TempDir()
-		var stdout strings.Builder
+		var stdout, stderr strings.Builder
 		cmd := exec.CommandContext(ctx, bin, "run", "--backend", "kube", "--kubeconfig", env.Kubeconfig,
 			"--storage-class", env.StandIn.StorageClass(), "--storage-namespace", env.StandIn.StorageNamespace(),
-			"--volumes", "3", "--migrations", "1", "--faults", "none", "--settle", "6", "--attribution-margin", "5", "--out", outDir)
+			"--cluster-secret-file", env.SecretFile,
+			"--volumes", "3", "--migrations", "5", "--faults", "none", "--settle", "6", "--attribution-margin", "5", "--out", outDir)
 		cmd.Stdout = io.MultiWriter(&stdout, GinkgoWriter)
-		cmd.Stderr = GinkgoWriter
+		cmd.Stderr = io.MultiWriter(&stderr, GinkgoWriter)
 		err := cmd.Run()
 		code := 0
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -137,5 +142,51 @@ var _ = Describe("fiomig run --backend kube to the end", Label("kube", "cli"), f
 			Expect(filepath.Join(dirs[0], f)).To(BeAnExistingFile())
 		}
 		Expect(stdout.String()).To(ContainSubstring("verdict:"))
+		var sum record.Summary
+		b, err := os.ReadFile(filepath.Join(dirs[0], "summary.json"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(json.Unmarshal(b, &sum)).To(Succeed())
+		completed := 0
+		for _, m := range sum.Migrations {
+			if m.Outcome == record.PhaseCompleted {
+				completed++
+			}
+		}
+		Expect(completed).To(BeNumerically(">=", 5), "migrations %+v", sum.Migrations)
+
+		// The secret appears in no file of the run directory (JUnit
+		// included) and in no line the run printed.
+		secret := env.StandIn.ClusterSecret()
+		Expect(stdout.String()).NotTo(ContainSubstring(secret))
+		Expect(stderr.String()).NotTo(ContainSubstring(secret))
+		Expect(filepath.WalkDir(outDir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if err == nil && bytes.Contains(b, []byte(secret)) {
+				return fmt.Errorf("%s holds the cluster secret", p)
+			}
+			return err
+		})).To(Succeed())
+	})
+
+	It("without the secret exits 2 with one line naming the missing credential, before touching the cluster", func(ctx SpecContext) {
+		env := kubeEnv()
+		bin := fiomigBinary(ctx)
+		var stdout, stderr strings.Builder
+		cmd := exec.CommandContext(ctx, bin, "run", "--backend", "kube", "--kubeconfig", env.Kubeconfig,
+			"--storage-class", env.StandIn.StorageClass(), "--storage-namespace", env.StandIn.StorageNamespace(),
+			"--volumes", "3", "--migrations", "5", "--out", GinkgoT().TempDir())
+		cmd.Env = append(os.Environ(), "FIOMIG_CLUSTER_SECRET=")
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		Expect(errors.As(err, &ee)).To(BeTrue(), "exit status: %v", err)
+		Expect(ee.ExitCode()).To(Equal(2))
+		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		Expect(lines).To(HaveLen(1), stderr.String())
+		Expect(lines[0]).To(And(ContainSubstring("cluster secret"), ContainSubstring("--cluster-secret-file"), ContainSubstring("FIOMIG_CLUSTER_SECRET")))
+		Expect(stdout.String()).NotTo(ContainSubstring("kube: run "))
 	})
 })

@@ -48,13 +48,15 @@ var _ = Describe("fiomig janitor on Kubernetes", Label("kube", "janitor"), func(
 			Spec:       corev1.PodSpec{NodeName: env.StandIn.NodeNames()[0], Containers: []corev1.Container{{Name: "fio", Image: "alpine:3"}}},
 		}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
+		// VolumeMigrations live in the StorageCluster's namespace.
+		sns := env.StandIn.StorageNamespace()
 		vm := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "storage.simplyblock.io/v1alpha1", "kind": "VolumeMigration",
-			"metadata": map[string]any{"name": dead + "-mig-1", "namespace": "fiomig"},
+			"metadata": map[string]any{"name": dead + "-mig-1", "namespace": sns},
 			"spec":     map[string]any{"pvName": "pv-gone", "targetNodeUUID": "00000000-0000-4000-8000-000000000000"},
 		}}
 		vm.SetLabels(labels(dead, "migration"))
-		_, err = dyn.Resource(kube.GVRVolumeMigration).Namespace("fiomig").Create(ctx, vm, metav1.CreateOptions{})
+		_, err = dyn.Resource(kube.GVRVolumeMigration).Namespace(sns).Create(ctx, vm, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		// A live run: renewed just now.
 		_, err = admin.CoordinationV1().Leases("fiomig").Create(ctx, lease(live, time.Now()), metav1.CreateOptions{})

@@ -55,6 +55,25 @@ func kubeEnv() *framework.KubeEnv {
 	return framework.Kube(kubeCtx)
 }
 
+// freshKubeEnv starts a KubeEnv of its own for the calling spec or
+// container (stopped by DeferCleanup), for specs whose verdicts must not
+// depend on what other specs did to the shared one: its simulated cluster
+// keeps their effects (a killed validation Job or an interrupted run loses
+// a subsystem on a storage node until the lvol monitor, off here, repairs
+// it, and the next migration of that volume to that node fails, as on a
+// real cluster), and Ginkgo runs top-level containers in random order.
+func freshKubeEnv() *framework.KubeEnv {
+	GinkgoHelper()
+	kubeEnv() // the tools are there, or the spec is skipped (or fails) with the reason
+	ctx, err := framework.StartKube(context.Background(), nil)
+	DeferCleanup(func() {
+		_, err := framework.StopKube(ctx, nil)
+		Expect(err).NotTo(HaveOccurred())
+	})
+	Expect(err).NotTo(HaveOccurred())
+	return framework.Kube(ctx)
+}
+
 type fatalKube struct{ err error }
 
 func (f fatalKube) Error() string { return f.err.Error() }

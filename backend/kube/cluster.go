@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -37,12 +38,27 @@ type Config struct {
 	// REST, when set, is used instead of Kubeconfig (tests: an
 	// impersonated config of internal/kubetest).
 	REST *rest.Config
-	// Namespace is where the run's objects go (default "fiomig"); the agent
-	// DaemonSet runs there too.
+	// Namespace is where the run's PVCs, fio pods, helper pods, ConfigMap
+	// and Lease go (default "fiomig"); the agent DaemonSet runs there too.
 	Namespace string
-	// StorageNamespace is simplyblock's namespace (default "simplyblock"):
-	// StorageNodeSets, SPDK pods, the control-plane pod.
+	// StorageNamespace is the StorageCluster's namespace (default
+	// "simplyblock"): its StorageNodeSets, and the run's VolumeMigrations
+	// and the operator's Jobs for them. The operator fails a
+	// VolumeMigration whose own namespace holds no StorageCluster with the
+	// PV's cluster UUID, and creates its Jobs there (simplyblock-operator
+	// volumemigration_controller.go reconcileStart, resolveRebalancerImage,
+	// migrationPathJob).
 	StorageNamespace string
+	// ControlPlaneNamespace holds the control-plane (webappapi) pods, the
+	// operator chart's release namespace (default StorageNamespace).
+	ControlPlaneNamespace string
+	// SPDKNamespace holds the storage nodes' SPDK pods, whatever namespace
+	// simplyblock's node API was given (default StorageNamespace).
+	SPDKNamespace string
+	// ClusterSecret is the control plane's credential as the user gave it:
+	// the bare cluster secret or simplyblock's secret.json (ClusterSecret
+	// picks the cluster's). Required (ErrNoSecret); never printed.
+	ClusterSecret []byte
 	// StorageClass is the class of the volumes' PVCs. Required.
 	StorageClass string
 	// RunID labels every object (default NewRunID).
@@ -75,21 +91,26 @@ var ErrUnreachable = errors.New("no reachable Kubernetes cluster")
 // wall seconds since the end of setup (New). Driven by one goroutine
 // (the scenario), except the migration watch, which feeds it.
 type Cluster struct {
-	cfg    Config
-	ctx    context.Context
-	rest   *rest.Config
-	kc     klient.Client
-	cs     *kubernetes.Clientset
-	dyn    dynamic.Interface
-	http   *http.Client
-	start  time.Time
-	rng    *rand.Rand
-	nodes  []storageNode
-	hosts  []*host
-	vols   []*volume
-	cpPod  string // control-plane pod in StorageNamespace, for endpoints
-	undo   []undo // cleanups, in creation order
-	closed bool
+	cfg     Config
+	ctx     context.Context
+	rest    *rest.Config
+	kc      klient.Client
+	cs      *kubernetes.Clientset
+	dyn     dynamic.Interface
+	http    *http.Client
+	start   time.Time
+	rng     *rand.Rand
+	nodes   []storageNode
+	hosts   []*host
+	vols    []*volume
+	cp      *controlPlane
+	resMu   sync.Mutex
+	resByNS map[string]*resources.Resources
+	// clusterUUID is the StorageClass's cluster_id (the StorageCluster's
+	// status.uuid, the first field of every volume handle).
+	clusterUUID string
+	undo        []undo // cleanups, in creation order
+	closed      bool
 
 	endpoints     map[string][]string // nqn -> canonical ip:port, sorted
 	endpointsRead time.Time
@@ -106,9 +127,21 @@ type Cluster struct {
 	drops        map[string]*drop // fault target -> helper pod
 }
 
+// storageNode is one online storage node: from its StorageNodeSet status
+// (hostname, uuid, mgmtIp, lvolPort, nvmfPort) and the control plane (its
+// data-NIC addresses).
 type storageNode struct {
-	Name, UUID, IP string
-	Port           int // nvmfPort
+	Name, UUID string
+	// IP is the first data-NIC address (what hosts connect to), IPs all;
+	// MgmtIP the management address, never an NVMe/TCP endpoint.
+	IP     string
+	IPs    []string
+	MgmtIP string
+	// LvolPort is the port of the node's own lvstore, the port hosts
+	// connect to (sbcli lvol_controller.py: get_lvol_subsys_port);
+	// NvmfPort the inter-node device port (sbcli storage_node_ops.py),
+	// never a host's.
+	LvolPort, NvmfPort int
 }
 
 type volume struct {
@@ -141,6 +174,12 @@ func (c *Config) defaults() {
 	}
 	if c.StorageNamespace == "" {
 		c.StorageNamespace = defaultStorageNS
+	}
+	if c.ControlPlaneNamespace == "" {
+		c.ControlPlaneNamespace = c.StorageNamespace
+	}
+	if c.SPDKNamespace == "" {
+		c.SPDKNamespace = c.StorageNamespace
 	}
 	if c.Volumes <= 0 {
 		c.Volumes = 3
@@ -178,7 +217,7 @@ func Connect(ctx context.Context, cfg Config) (*rest.Config, klient.Client, erro
 			return nil, nil, fmt.Errorf("%w: no kubeconfig given", ErrUnreachable)
 		}
 		// envconf.NewWithKubeConfig, never env.NewFromFlags: that one
-		// registers global flags (research/kube.md §5).
+		// registers global flags (docs/sources.md §10.4).
 		kc, err = envconf.NewWithKubeConfig(cfg.Kubeconfig).NewClient()
 	}
 	if err != nil {
@@ -208,6 +247,9 @@ func New(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.StorageClass == "" {
 		return nil, errors.New("kube: no StorageClass given (--storage-class)")
 	}
+	if len(bytes.TrimSpace(cfg.ClusterSecret)) == 0 {
+		return nil, ErrNoSecret
+	}
 	rc, kc, err := Connect(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -224,6 +266,7 @@ func New(ctx context.Context, cfg Config) (*Cluster, error) {
 	if c.http, err = rest.HTTPClientFor(rc); err != nil {
 		return nil, err
 	}
+	c.cp = &controlPlane{rest: rc, cs: c.cs, ns: cfg.ControlPlaneNamespace}
 	c.start = time.Now()
 	if err := c.setup(ctx); err != nil {
 		cerr := c.Close()
@@ -250,17 +293,48 @@ func (c *Cluster) register(what string, fn func(ctx context.Context) error) {
 	c.undo = append(c.undo, undo{what, fn})
 }
 
-func (c *Cluster) res(ns string) *resources.Resources { return c.kc.Resources(ns) }
+// res is the Resources of namespace ns ("" for cluster-scoped objects),
+// one per namespace: klient's Client.Resources hands out one shared value
+// whose namespace each call overwrites, so a value kept (a registered
+// cleanup, a List) would act in whatever namespace the last call named.
+func (c *Cluster) res(ns string) *resources.Resources {
+	c.resMu.Lock()
+	defer c.resMu.Unlock()
+	if r, ok := c.resByNS[ns]; ok {
+		return r
+	}
+	r, err := resources.New(c.rest)
+	if err != nil {
+		// New only fails for a config klient.New already accepted.
+		panic(fmt.Sprintf("kube: resources for namespace %q: %v", ns, err))
+	}
+	r.WithNamespace(ns)
+	if c.resByNS == nil {
+		c.resByNS = map[string]*resources.Resources{}
+	}
+	c.resByNS[ns] = r
+	return r
+}
 
 func (c *Cluster) setup(ctx context.Context) error {
 	ns := c.cfg.Namespace
-	if err := c.createLease(ctx); err != nil {
+	// What needs no object of the run first: a wrong namespace or secret
+	// ends the run before anything is created.
+	if err := c.findStorageCluster(ctx); err != nil {
 		return err
 	}
+	secret, err := ClusterSecret(c.cfg.ClusterSecret, c.clusterUUID)
+	if err != nil {
+		return fmt.Errorf("kube: %w", err)
+	}
+	c.cp.secret = secret
 	if err := c.discoverNodes(ctx); err != nil {
 		return err
 	}
 	if err := c.discoverHosts(ctx); err != nil {
+		return err
+	}
+	if err := c.createLease(ctx); err != nil {
 		return err
 	}
 	c.progressf("kube: run %s in namespace %s: %d storage nodes, %d consumer hosts", c.cfg.RunID, ns, len(c.nodes), len(c.hosts))
@@ -268,9 +342,6 @@ func (c *Cluster) setup(ctx context.Context) error {
 		return err
 	}
 	if err := c.resolveVolumes(ctx); err != nil {
-		return err
-	}
-	if err := c.findControlPlane(ctx); err != nil {
 		return err
 	}
 	for _, v := range c.vols {
@@ -294,7 +365,7 @@ func (c *Cluster) readNSIDs(v *volume) error {
 		if h.name != v.Host {
 			continue
 		}
-		hs, err := nvmeof.ReadHost(h.Sysfs(), h.nqn)
+		hs, err := nvmeof.ReadHost(h.Sysfs(), "")
 		if err != nil {
 			return fmt.Errorf("kube: read host %s: %w", h.name, err)
 		}
@@ -316,7 +387,41 @@ func (c *Cluster) readNSIDs(v *volume) error {
 	return nil
 }
 
-// discoverNodes reads the healthy storage nodes of every StorageNodeSet.
+// findStorageCluster reads the StorageClass's cluster_id and checks that a
+// StorageCluster with that status.uuid lives in StorageNamespace, where the
+// run's VolumeMigrations go (the operator fails them anywhere else:
+// simplyblock-operator volumemigration_controller.go resolveRebalancerImage
+// lists StorageClusters InNamespace(vm.Namespace)), with volume migration
+// not disabled.
+func (c *Cluster) findStorageCluster(ctx context.Context) error {
+	sc, err := c.cs.StorageV1().StorageClasses().Get(ctx, c.cfg.StorageClass, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("kube: get StorageClass %s: %w", c.cfg.StorageClass, err)
+	}
+	c.clusterUUID = sc.Parameters["cluster_id"]
+	if c.clusterUUID == "" {
+		return fmt.Errorf("kube: StorageClass %s has no parameter cluster_id: is it one of simplyblock's (provisioner %s)?", c.cfg.StorageClass, csiDriver)
+	}
+	ns := c.cfg.StorageNamespace
+	list, err := c.dyn.Resource(GVRStorageCluster).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("kube: list StorageClusters in namespace %s: %w", ns, err)
+	}
+	for _, u := range list.Items {
+		if id, _, _ := unstructured.NestedString(u.Object, "status", "uuid"); id != c.clusterUUID {
+			continue
+		}
+		if on, found, _ := unstructured.NestedBool(u.Object, "spec", "volumeMigrationSettings", "enabled"); found && !on {
+			return fmt.Errorf("kube: StorageCluster %s/%s (cluster %s) has volumeMigrationSettings.enabled false: the operator fails every VolumeMigration", ns, u.GetName(), c.clusterUUID)
+		}
+		return nil
+	}
+	return fmt.Errorf("kube: no StorageCluster with status.uuid %s (StorageClass %s's cluster_id) in namespace %s: the operator fails a VolumeMigration outside its StorageCluster's namespace; give that namespace as --storage-namespace (kubectl get storageclusters -A -o custom-columns=NAMESPACE:.metadata.namespace,UUID:.status.uuid)",
+		c.clusterUUID, c.cfg.StorageClass, ns)
+}
+
+// discoverNodes reads the healthy storage nodes of every StorageNodeSet
+// and, from the control plane, their data-NIC addresses.
 func (c *Cluster) discoverNodes(ctx context.Context) error {
 	list, err := c.dyn.Resource(GVRStorageNodeSet).Namespace(c.cfg.StorageNamespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -332,12 +437,16 @@ func (c *Cluster) discoverNodes(ctx context.Context) error {
 			health, _ := m["health"].(bool)
 			status, _ := m["status"].(string)
 			if !health || status != "online" {
+				// The operator's placeholder entry of a node in creation
+				// has neither uuid nor health (simplyblock-operator
+				// simplyblockstoragenodeset_controller.go).
 				continue
 			}
-			sn := storageNode{Name: str(m["hostname"]), UUID: str(m["uuid"]), IP: str(m["mgmtIp"])}
-			sn.Port, _ = strconv.Atoi(fmt.Sprint(m["nvmfPort"]))
-			if sn.Name == "" || sn.UUID == "" || sn.IP == "" {
-				return fmt.Errorf("kube: StorageNodeSet %s/%s: node status %v lacks hostname, uuid or mgmtIp", set.GetNamespace(), set.GetName(), m)
+			sn := storageNode{Name: str(m["hostname"]), UUID: str(m["uuid"]), MgmtIP: str(m["mgmtIp"])}
+			sn.LvolPort, _ = strconv.Atoi(str(m["lvolPort"]))
+			sn.NvmfPort, _ = strconv.Atoi(str(m["nvmfPort"]))
+			if sn.Name == "" || sn.UUID == "" || sn.LvolPort <= 0 {
+				return fmt.Errorf("kube: StorageNodeSet %s/%s: online node status %v lacks hostname, uuid or lvolPort", set.GetNamespace(), set.GetName(), m)
 			}
 			c.nodes = append(c.nodes, sn)
 		}
@@ -345,6 +454,13 @@ func (c *Cluster) discoverNodes(ctx context.Context) error {
 	sort.Slice(c.nodes, func(i, j int) bool { return c.nodes[i].Name < c.nodes[j].Name })
 	if len(c.nodes) < 2 {
 		return fmt.Errorf("kube: %d healthy storage nodes in the StorageNodeSets of namespace %s; a migration needs at least 2", len(c.nodes), c.cfg.StorageNamespace)
+	}
+	for i := range c.nodes {
+		ips, err := c.fetchDataIPs(ctx, c.nodes[i])
+		if err != nil {
+			return err
+		}
+		c.nodes[i].IPs, c.nodes[i].IP = ips, ips[0]
 	}
 	return nil
 }
@@ -380,15 +496,16 @@ func (c *Cluster) discoverHosts(ctx context.Context) error {
 		if !ok {
 			return fmt.Errorf("kube: consumer host %s has no Running fiomig agent pod (label %s=%s) in namespace %s: apply deploy/agent/", n.Name, LabelAgent, AgentName, c.cfg.Namespace)
 		}
-		h := &host{c: c, name: n.Name, pod: pod}
+		h := &host{c: c, name: n.Name, pod: pod, uid: string(n.UID)}
 		info, err := h.info(ctx)
 		if err != nil {
 			return err
 		}
 		if info.HostNQN == "" {
-			return fmt.Errorf("kube: the agent %s on %s knows no hostnqn: start it with --hostnqn or --hostnqn-file", pod, n.Name)
+			return fmt.Errorf("kube: the agent %s on %s cannot tell this host's NVMe identity (source %s)", pod, n.Name, info.Source)
 		}
-		h.nqn = info.HostNQN
+		h.nqn, h.source = info.HostNQN, info.Source
+		c.progressf("kube: consumer host %s: host NQN %s (from %s)", n.Name, h.nqn, h.source)
 		c.hosts = append(c.hosts, h)
 	}
 	sort.Slice(c.hosts, func(i, j int) bool { return c.hosts[i].name < c.hosts[j].name })
@@ -465,7 +582,7 @@ func (c *Cluster) AdvanceTo(t float64) ([]record.Line, error) {
 }
 
 // EndpointsInterval is how often AdvanceTo re-reads the published
-// endpoints (one pod-proxy GET per volume).
+// endpoints (one control-plane GET per volume).
 var EndpointsInterval = time.Second
 
 // Topology implements backend.Cluster.
@@ -527,7 +644,20 @@ func (c *Cluster) Close() error {
 		}
 	}
 	c.undo = nil
+	if c.cp != nil {
+		c.cp.close()
+	}
 	return errors.Join(errs...)
+}
+
+// host is the consumer host named name (nil if none).
+func (c *Cluster) host(name string) *host {
+	for _, h := range c.hosts {
+		if h.name == name {
+			return h
+		}
+	}
+	return nil
 }
 
 func isNotFound(err error) bool { return apierrors.IsNotFound(err) }

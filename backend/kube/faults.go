@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -23,7 +24,7 @@ import (
 // (fiomig run --help prints it).
 var Kinds = map[string]string{
 	"target-restart":     "deletes the storage node's SPDK pod (role=simplyblock-storage-node); evidence: the replacement pod's new uid, then that it runs",
-	"dropped-connects":   "a privileged hostNetwork helper pod on the storage node adds an nftables rule dropping new TCP connections to the target port; evidence: the rule's counter > 0; recovery deletes the pod, which deletes the table",
+	"dropped-connects":   "a privileged hostNetwork helper pod on the storage node adds an nftables rule dropping new TCP connections to the ports hosts use at its data address (a node name: every port its published endpoints carry); evidence: the rule's counter > 0; recovery deletes the pod, which deletes the table",
 	"aborted-validation": "mode=abort sets the VolumeMigration's spec.abort; mode=kill-job deletes the migration's validation Job on the host",
 }
 
@@ -45,8 +46,8 @@ func SupportsFault(kind string) error {
 // spdkPods are the running, not deleted SPDK pods on node.
 func (c *Cluster) spdkPods(ctx context.Context, node string) ([]corev1.Pod, error) {
 	var list corev1.PodList
-	if err := c.res(c.cfg.StorageNamespace).List(ctx, &list, resources.WithLabelSelector(labelSPDKRole)); err != nil {
-		return nil, fmt.Errorf("kube: list SPDK pods (%s) in namespace %s: %w", labelSPDKRole, c.cfg.StorageNamespace, err)
+	if err := c.res(c.cfg.SPDKNamespace).List(ctx, &list, resources.WithLabelSelector(labelSPDKRole)); err != nil {
+		return nil, fmt.Errorf("kube: list SPDK pods (%s) in namespace %s: %w", labelSPDKRole, c.cfg.SPDKNamespace, err)
 	}
 	var out []corev1.Pod
 	for _, p := range list.Items {
@@ -68,8 +69,8 @@ func (c *Cluster) node(name string) (storageNode, bool) {
 
 // StopTarget implements faults.TargetRestarter: it deletes the SPDK pod of
 // storage node node (grace 0, as a crashed target) and waits up to 60 s for
-// its replacement (the storage node's API recreates it, research/kube.md
-// §1). Evidence: the old and new pod's uid. An unknown node, or a node with
+// its replacement (the storage node's API recreates it, docs/sources.md
+// §10.1). Evidence: the old and new pod's uid. An unknown node, or a node with
 // no SPDK pod, is an error; on Kubernetes the target comes back by itself,
 // so the down time is the system's, not for_s.
 func (c *Cluster) StopTarget(node string) (map[string]string, error) {
@@ -81,7 +82,7 @@ func (c *Cluster) StopTarget(node string) (map[string]string, error) {
 		return nil, err
 	}
 	if len(pods) == 0 {
-		return nil, fmt.Errorf("kube: storage node %s has no SPDK pod (%s) in namespace %s", node, labelSPDKRole, c.cfg.StorageNamespace)
+		return nil, fmt.Errorf("kube: storage node %s has no SPDK pod (%s) in namespace %s (--spdk-namespace)", node, labelSPDKRole, c.cfg.SPDKNamespace)
 	}
 	old := pods[0]
 	zero := int64(0)
@@ -132,29 +133,39 @@ func (c *Cluster) StartTarget(node string) (map[string]string, error) {
 // drop is one dropped-CONNECTs window: its helper pod.
 type drop struct {
 	pod, node, ip string
-	port          int
+	ports         []int
 	last          int64 // last counter read
 }
 
-// resolveDrop turns a fault target (a storage node's name, or ip:port)
-// into node, ip and port.
-func (c *Cluster) resolveDrop(target string) (storageNode, string, int, error) {
+// resolveDrop turns a fault target into node, data address and ports: a
+// storage node's name means every port its data address carries in the
+// published endpoints of the run's volumes, and its own lvolPort (the
+// ports hosts connect to it on; never nvmfPort, the inter-node device
+// port); ip:port means that port of the node with that data address.
+func (c *Cluster) resolveDrop(target string) (storageNode, string, []int, error) {
 	if n, ok := c.node(target); ok {
-		if n.Port <= 0 {
-			return n, "", 0, fmt.Errorf("kube: storage node %s has no nvmfPort in its StorageNodeSet status; give the target as ip:port", n.Name)
+		ports := []int{n.LvolPort}
+		for _, eps := range c.endpoints {
+			for _, ep := range eps {
+				ap, err := netip.ParseAddrPort(ep)
+				if err == nil && slices.Contains(n.IPs, ap.Addr().String()) && !slices.Contains(ports, int(ap.Port())) {
+					ports = append(ports, int(ap.Port()))
+				}
+			}
 		}
-		return n, n.IP, n.Port, nil
+		slices.Sort(ports)
+		return n, n.IP, ports, nil
 	}
 	ap, err := netip.ParseAddrPort(target)
 	if err != nil {
-		return storageNode{}, "", 0, fmt.Errorf("kube: dropped-connects target %q is neither a storage node nor an ip:port", target)
+		return storageNode{}, "", nil, fmt.Errorf("kube: dropped-connects target %q is neither a storage node nor an ip:port", target)
 	}
 	for _, n := range c.nodes {
-		if a, err := netip.ParseAddr(n.IP); err == nil && a == ap.Addr() {
-			return n, n.IP, int(ap.Port()), nil
+		if slices.Contains(n.IPs, ap.Addr().String()) {
+			return n, ap.Addr().String(), []int{int(ap.Port())}, nil
 		}
 	}
-	return storageNode{}, "", 0, fmt.Errorf("kube: no storage node has IP %s (target %s)", ap.Addr(), target)
+	return storageNode{}, "", nil, fmt.Errorf("kube: no storage node has the data address %s (target %s)", ap.Addr(), target)
 }
 
 // DropConnects implements faults.ConnectDropper: it creates the helper pod
@@ -165,16 +176,16 @@ func (c *Cluster) DropConnects(target string) (map[string]string, error) {
 	if _, ok := c.drops[target]; ok {
 		return nil, fmt.Errorf("kube: CONNECTs to %s are already being dropped", target)
 	}
-	n, ip, port, err := c.resolveDrop(target)
+	n, ip, ports, err := c.resolveDrop(target)
 	if err != nil {
 		return nil, err
 	}
 	name := fmt.Sprintf("%s-nft-%s", c.cfg.RunID, n.Name)
-	pod := nftHelperPod(c.cfg.Namespace, name, c.cfg.RunID, n.Name, ip, port, c.cfg.HelperImage)
+	pod := nftHelperPod(c.cfg.Namespace, name, c.cfg.RunID, n.Name, ip, ports, c.cfg.HelperImage)
 	if err := c.create(c.ctx, pod, "Pod"); err != nil {
 		return nil, err
 	}
-	d := &drop{pod: name, node: n.Name, ip: ip, port: port}
+	d := &drop{pod: name, node: n.Name, ip: ip, ports: ports}
 	c.drops[target] = d
 	deadline := time.Now().Add(60 * time.Second)
 	var lastErr error
@@ -185,7 +196,7 @@ func (c *Cluster) DropConnects(target string) (map[string]string, error) {
 			if lastErr = c.proxyJSON(c.ctx, c.cfg.Namespace, name, agent.HelperPort, "/v1/counter", &cnt); lastErr == nil {
 				d.last = cnt.Packets
 				return map[string]string{"helper_pod": name, "table": cnt.Table,
-					"rule": fmt.Sprintf("%s tcp dport %d ct state new counter drop", ip, port)}, nil
+					"rule": agent.NFT{Table: cnt.Table, IP: ip, Ports: ports}.Rule()}, nil
 			}
 		}
 		time.Sleep(200 * time.Millisecond)

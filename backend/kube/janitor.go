@@ -31,7 +31,8 @@ type JanitorConfig struct {
 	Kubeconfig string
 	REST       *rest.Config
 	// Namespace holds the runs' objects (default "fiomig");
-	// StorageNamespace the StorageNodeSets (default "simplyblock").
+	// StorageNamespace the runs' VolumeMigrations, their Jobs and the
+	// StorageNodeSets (default "simplyblock", as Config).
 	Namespace, StorageNamespace string
 	// Stale: a run whose Lease was not renewed for this long is dead
 	// (default 120 s; a live run renews every 10 s).
@@ -57,8 +58,9 @@ func (r Removed) String() string {
 	return fmt.Sprintf("%s %s/%s (run %s)", r.Kind, r.Namespace, r.Name, r.Run)
 }
 
-// Janitor finds what dead runs left in the namespace — VolumeMigrations
-// (and the Jobs they own), Pods, PVCs, ConfigMaps and Leases labelled
+// Janitor finds what dead runs left — VolumeMigrations (and the Jobs they
+// own) in the storage namespace, Pods, PVCs, ConfigMaps and Leases in the
+// run namespace, labelled
 // fiomig.io/run=<id> whose run has no Lease renewed within Stale — removes
 // it, waits until it is gone, and with SweepNFT deletes the dead runs'
 // nftables tables on every storage node. It prints one line per removed
@@ -88,7 +90,8 @@ func Janitor(ctx context.Context, jc JanitorConfig, w io.Writer) ([]Removed, err
 		return nil, err
 	}
 	ns := jc.Namespace
-	r := kc.Resources(ns)
+	c := &Cluster{cfg: Config{Namespace: ns, StorageNamespace: jc.StorageNamespace}, rest: rc, kc: kc, dyn: dyn, ctx: ctx}
+	r := c.res(ns)
 	var leases coordv1.LeaseList
 	if err := r.List(ctx, &leases, resources.WithLabelSelector(LabelRun)); err != nil {
 		return nil, fmt.Errorf("janitor: list Leases in namespace %s: %w", ns, err)
@@ -112,11 +115,11 @@ func Janitor(ctx context.Context, jc JanitorConfig, w io.Writer) ([]Removed, err
 
 	// VolumeMigrations first (and the Jobs they own: no garbage collector
 	// is assumed), so that no operator work starts on what goes next.
-	vms, err := dyn.Resource(GVRVolumeMigration).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelRun})
+	sns := jc.StorageNamespace
+	vms, err := dyn.Resource(GVRVolumeMigration).Namespace(sns).List(ctx, metav1.ListOptions{LabelSelector: LabelRun})
 	if err != nil {
-		errs = append(errs, fmt.Errorf("janitor: list VolumeMigrations in namespace %s: %w", ns, err))
+		errs = append(errs, fmt.Errorf("janitor: list VolumeMigrations in namespace %s: %w", sns, err))
 	} else {
-		c := &Cluster{cfg: Config{Namespace: ns}, kc: kc, dyn: dyn, ctx: ctx}
 		for _, u := range vms.Items {
 			run, isDead := dead(u.GetLabels())
 			if !isDead {
@@ -124,13 +127,13 @@ func Janitor(ctx context.Context, jc JanitorConfig, w io.Writer) ([]Removed, err
 			}
 			jobs, _ := c.ownedJobs(ctx, u.GetUID())
 			if err := c.deleteMigration(ctx, u.GetName(), u.GetUID()); err != nil {
-				errs = append(errs, fmt.Errorf("janitor: VolumeMigration %s/%s: %w", ns, u.GetName(), err))
+				errs = append(errs, fmt.Errorf("janitor: VolumeMigration %s/%s: %w", sns, u.GetName(), err))
 				continue
 			}
 			for _, j := range jobs {
-				note(Removed{"Job", ns, j.Name, run})
+				note(Removed{"Job", sns, j.Name, run})
 			}
-			note(Removed{"VolumeMigration", ns, u.GetName(), run})
+			note(Removed{"VolumeMigration", sns, u.GetName(), run})
 		}
 	}
 	type kind struct {
@@ -186,7 +189,7 @@ func Janitor(ctx context.Context, jc JanitorConfig, w io.Writer) ([]Removed, err
 		})
 	}
 	if jc.SweepNFT {
-		tables, err := sweepNFT(ctx, rc, kc.Resources(ns), dyn, jc, live)
+		tables, err := sweepNFT(ctx, rc, r, dyn, jc, live)
 		errs = append(errs, err)
 		for _, t := range tables {
 			note(Removed{"nftables table", "", t.node + ": inet " + t.table, t.run})

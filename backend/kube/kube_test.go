@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,7 +77,7 @@ func TestObjectsCarryTheRunLabel(t *testing.T) {
 	objs := map[string]map[string]string{
 		"pvc":        pvc.Labels,
 		"fio":        fioPod("fiomig", id+"-fio-1", id, id+"-pvc-1", "worker-1", id+"-fio-jobs", "vol-1.fio", "fio", "helper").Labels,
-		"nft-helper": nftHelperPod("fiomig", id+"-nft-storage-1", id, "storage-1", "10.0.0.1", 4420, "helper").Labels,
+		"nft-helper": nftHelperPod("fiomig", id+"-nft-storage-1", id, "storage-1", "10.0.0.1", []int{4420}, "helper").Labels,
 		"migration":  volumeMigration("fiomig", id+"-mig-1", id, "pv-1", "uuid").GetLabels(),
 	}
 	for role, labels := range objs {
@@ -95,7 +96,7 @@ func TestObjectsCarryTheRunLabel(t *testing.T) {
 			t.Errorf("fio pod container %s is privileged", c.Name)
 		}
 	}
-	h := nftHelperPod("fiomig", "h", id, "storage-1", "10.0.0.1", 4420, "helper")
+	h := nftHelperPod("fiomig", "h", id, "storage-1", "10.0.0.1", []int{4420}, "helper")
 	if !h.Spec.HostNetwork || h.Spec.NodeName != "storage-1" || h.Annotations[AnnotationNFTTable] != nftTable(id) {
 		t.Errorf("nft helper pod: hostNetwork %v node %q table %q", h.Spec.HostNetwork, h.Spec.NodeName, h.Annotations[AnnotationNFTTable])
 	}
@@ -125,5 +126,57 @@ func TestStageOfARunningMigration(t *testing.T) {
 		if got := stageOf(tc.hs, nqn, []int{2}, target); got != tc.want {
 			t.Errorf("%s: stage %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestClusterSecretFromWhatTheUserGave: the bare secret or simplyblock's
+// secret.json; errors name what is missing and never the secret.
+func TestClusterSecretFromWhatTheUserGave(t *testing.T) {
+	const c1, c2 = "5f3c0d2a-0000-4000-8000-000000000001", "5f3c0d2a-0000-4000-8000-000000000002"
+	doc := `{"clusters":[{"cluster_id":"` + c1 + `","cluster_endpoint":"http://x:5000","cluster_secret":"s3cr3t-one"},
+{"cluster_id":"` + c2 + `","cluster_secret":"s3cr3t-two"}]}`
+	for _, tc := range []struct {
+		raw, cluster, want, errPart string
+	}{
+		{"s3cr3t-bare\n", c1, "s3cr3t-bare", ""},
+		{doc, c2, "s3cr3t-two", ""},
+		{doc, "other", "", "no cluster_secret for cluster other"},
+		{"  \n", c1, "", "no control-plane credential"},
+		{"two words", c1, "", "white space"},
+		{`{"clusters": [`, c1, "", "not simplyblock's secret.json"},
+	} {
+		got, err := ClusterSecret([]byte(tc.raw), tc.cluster)
+		if got != tc.want || (err == nil) != (tc.errPart == "") || (err != nil && !strings.Contains(err.Error(), tc.errPart)) {
+			t.Errorf("ClusterSecret(%q, %s) = %q, %v; want %q, error with %q", tc.raw, tc.cluster, got, err, tc.want, tc.errPart)
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cr3t") {
+			t.Errorf("error %q shows a secret", err)
+		}
+	}
+}
+
+// TestNodeNamedDropTargetsThePortsHostsUse: a node name means its data
+// address and every port the published endpoints carry there plus its
+// lvolPort, never the management address or nvmfPort.
+func TestNodeNamedDropTargetsThePortsHostsUse(t *testing.T) {
+	c := &Cluster{
+		nodes: []storageNode{
+			{Name: "storage-1", UUID: "u1", IP: "10.0.0.1", IPs: []string{"10.0.0.1"}, MgmtIP: "192.168.0.1", LvolPort: 4426, NvmfPort: 4420},
+			{Name: "storage-2", UUID: "u2", IP: "10.0.0.2", IPs: []string{"10.0.0.2"}, MgmtIP: "192.168.0.2", LvolPort: 4428, NvmfPort: 4421},
+		},
+		endpoints: map[string][]string{
+			"nqn.a": {"10.0.0.1:4426", "10.0.0.2:4426"},
+			"nqn.b": {"10.0.0.1:4428", "10.0.0.2:4428"},
+		},
+	}
+	n, ip, ports, err := c.resolveDrop("storage-2")
+	if err != nil || n.Name != "storage-2" || ip != "10.0.0.2" || !slices.Equal(ports, []int{4426, 4428}) {
+		t.Errorf("storage-2: %s %s %v %v; want 10.0.0.2 [4426 4428]", n.Name, ip, ports, err)
+	}
+	if _, ip, ports, err := c.resolveDrop("10.0.0.1:4428"); err != nil || ip != "10.0.0.1" || !slices.Equal(ports, []int{4428}) {
+		t.Errorf("ip:port: %s %v %v", ip, ports, err)
+	}
+	if _, _, _, err := c.resolveDrop("192.168.0.1:4426"); err == nil {
+		t.Error("a management address: no error")
 	}
 }

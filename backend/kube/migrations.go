@@ -33,12 +33,12 @@ var MigrationTimeout = 15 * time.Minute
 func (c *Cluster) startWatch() error {
 	ctx, cancel := context.WithCancel(c.ctx)
 	c.watchFn = cancel
-	ri := c.dyn.Resource(GVRVolumeMigration).Namespace(c.cfg.Namespace)
+	ri := c.dyn.Resource(GVRVolumeMigration).Namespace(c.cfg.StorageNamespace)
 	sel := LabelRun + "=" + c.cfg.RunID
 	list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		cancel()
-		return fmt.Errorf("kube: list VolumeMigrations in namespace %s (is the CRD installed?): %w", c.cfg.Namespace, err)
+		return fmt.Errorf("kube: list VolumeMigrations in namespace %s (is the CRD installed?): %w", c.cfg.StorageNamespace, err)
 	}
 	rv := list.GetResourceVersion()
 	go func() {
@@ -103,9 +103,8 @@ func (c *Cluster) observe(u *unstructured.Unstructured) {
 		// endpoints (checks: split brain, served after cutover): the
 		// source = what the control plane published when it was created;
 		// the target = status.connections once the operator wrote them,
-		// else the target node's port on every storage node (a store's
-		// port is served by every node of its HA set; DESIGN.md
-		// "Domain facts").
+		// else the target node's lvolPort on every storage node's data
+		// address (a store's port is served by every node of its HA set).
 		m.endpointsSaid = true
 		l.SourceEndpoints = m.source
 		l.TargetEndpoints = conns
@@ -125,7 +124,8 @@ func (c *Cluster) observe(u *unstructured.Unstructured) {
 }
 
 // StartMigration implements backend.Cluster: it creates VolumeMigration
-// <run>-mig-<n> for the volume with subsystem nqn (spec.pvName its PV,
+// <run>-mig-<n> in the StorageCluster's namespace for the volume with
+// subsystem nqn (spec.pvName its PV,
 // spec.targetNodeUUID a seeded choice among the healthy storage nodes
 // other than the source). The source is the node whose IP carries the
 // optimized path on the volume's consumer host (as the seed harness tags
@@ -155,30 +155,29 @@ func (c *Cluster) StartMigration(nqn string) (string, error) {
 	target := cands[c.rng.IntN(len(cands))]
 	c.migN++
 	name := fmt.Sprintf("%s-mig-%d", c.cfg.RunID, c.migN)
-	obj := volumeMigration(c.cfg.Namespace, name, c.cfg.RunID, v.PV, target.UUID)
-	ri := c.dyn.Resource(GVRVolumeMigration).Namespace(c.cfg.Namespace)
+	sns := c.cfg.StorageNamespace
+	obj := volumeMigration(sns, name, c.cfg.RunID, v.PV, target.UUID)
+	ri := c.dyn.Resource(GVRVolumeMigration).Namespace(sns)
 	m := &migration{Name: name, NQN: v.NQN, source: slices.Clone(c.endpoints[v.NQN]), targetIP: target.IP}
-	if target.Port > 0 {
-		for _, n := range c.nodes {
-			if ep, err := canonical(n.IP, target.Port); err == nil {
-				m.target = append(m.target, ep)
-			}
+	for _, n := range c.nodes {
+		if ep, err := canonical(n.IP, target.LvolPort); err == nil {
+			m.target = append(m.target, ep)
 		}
-		sort.Strings(m.target)
 	}
+	sort.Strings(m.target)
 	c.migMu.Lock()
 	c.migs[name] = m
 	c.migMu.Unlock()
 	created, err := ri.Create(c.ctx, obj, metav1.CreateOptions{})
 	if err != nil {
-		return "", fmt.Errorf("kube: create VolumeMigration %s/%s: %w", c.cfg.Namespace, name, err)
+		return "", fmt.Errorf("kube: create VolumeMigration %s/%s: %w", sns, name, err)
 	}
 	uid := created.GetUID()
 	c.migMu.Lock()
 	c.migs[name].UID = string(uid)
 	c.migs[name].created = time.Now()
 	c.migMu.Unlock()
-	c.register("VolumeMigration "+c.cfg.Namespace+"/"+name, func(ctx context.Context) error {
+	c.register("VolumeMigration "+sns+"/"+name, func(ctx context.Context) error {
 		return c.deleteMigration(ctx, name, uid)
 	})
 	c.progressf("kube: VolumeMigration %s: %s (PV %s) to node %s", name, v.Name, v.PV, target.Name)
@@ -215,7 +214,7 @@ func (c *Cluster) optimizedIP(v *volume, liveOnly bool) string {
 		if h.name != v.Host {
 			continue
 		}
-		hs, err := nvmeof.ReadHost(h.Sysfs(), h.nqn)
+		hs, err := nvmeof.ReadHost(h.Sysfs(), "")
 		if err != nil {
 			break
 		}
@@ -240,9 +239,9 @@ func (c *Cluster) deleteMigration(ctx context.Context, name string, uid types.UI
 	jobs, err := c.ownedJobs(ctx, uid)
 	errs = append(errs, err)
 	for i := range jobs {
-		errs = append(errs, deleteAndWait(ctx, c.res(c.cfg.Namespace), &jobs[i]))
+		errs = append(errs, deleteAndWait(ctx, c.res(c.cfg.StorageNamespace), &jobs[i]))
 	}
-	ri := c.dyn.Resource(GVRVolumeMigration).Namespace(c.cfg.Namespace)
+	ri := c.dyn.Resource(GVRVolumeMigration).Namespace(c.cfg.StorageNamespace)
 	bg := metav1.DeletePropagationBackground
 	if err := ri.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil && !isNotFound(err) {
 		errs = append(errs, err)
@@ -256,11 +255,14 @@ func (c *Cluster) deleteMigration(ctx context.Context, name string, uid types.UI
 	return errors.Join(errs...)
 }
 
-// ownedJobs are the Jobs in the run's namespace owned by the object uid.
+// ownedJobs are the Jobs in the StorageCluster's namespace owned by the
+// object uid (the operator's Jobs carry no label, only the owner
+// reference: simplyblock-operator volumemigration_controller.go
+// migrationPathJob).
 func (c *Cluster) ownedJobs(ctx context.Context, uid types.UID) ([]batchv1.Job, error) {
 	var list batchv1.JobList
-	if err := c.res(c.cfg.Namespace).List(ctx, &list); err != nil {
-		return nil, fmt.Errorf("list Jobs in namespace %s: %w", c.cfg.Namespace, err)
+	if err := c.res(c.cfg.StorageNamespace).List(ctx, &list); err != nil {
+		return nil, fmt.Errorf("list Jobs in namespace %s: %w", c.cfg.StorageNamespace, err)
 	}
 	var out []batchv1.Job
 	for _, j := range list.Items {
@@ -295,14 +297,14 @@ func (c *Cluster) checkTimeouts() error {
 			if last == "" {
 				last = "no phase yet"
 			}
-			return fmt.Errorf("kube: VolumeMigration %s/%s not terminal after %s; last phase: %s", c.cfg.Namespace, m.Name, MigrationTimeout, last)
+			return fmt.Errorf("kube: VolumeMigration %s/%s not terminal after %s; last phase: %s", c.cfg.StorageNamespace, m.Name, MigrationTimeout, last)
 		}
 	}
 	return nil
 }
 
 // AbortMigration implements faults.MigrationAborter: it sets spec.abort on
-// the VolumeMigration (the operator's own abort path, upstream.md §2.2)
+// the VolumeMigration (the operator's own abort path, docs/sources.md §5.2)
 // and waits up to 60 s for the watch to see it leave the phase it was in.
 // A terminal or unknown migration is an error.
 func (c *Cluster) AbortMigration(id, reason string) (string, error) {
@@ -314,12 +316,12 @@ func (c *Cluster) AbortMigration(id, reason string) (string, error) {
 		return "", fmt.Errorf("kube: no VolumeMigration %s in this run", id)
 	}
 	if terminal {
-		return from, fmt.Errorf("kube: VolumeMigration %s/%s is already %s", c.cfg.Namespace, id, from)
+		return from, fmt.Errorf("kube: VolumeMigration %s/%s is already %s", c.cfg.StorageNamespace, id, from)
 	}
 	patch := []byte(`{"spec":{"abort":true}}`)
-	ri := c.dyn.Resource(GVRVolumeMigration).Namespace(c.cfg.Namespace)
+	ri := c.dyn.Resource(GVRVolumeMigration).Namespace(c.cfg.StorageNamespace)
 	if _, err := ri.Patch(c.ctx, id, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		return from, fmt.Errorf("kube: set spec.abort on VolumeMigration %s/%s (%s): %w", c.cfg.Namespace, id, reason, err)
+		return from, fmt.Errorf("kube: set spec.abort on VolumeMigration %s/%s (%s): %w", c.cfg.StorageNamespace, id, reason, err)
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) && c.ctx.Err() == nil {
@@ -328,12 +330,13 @@ func (c *Cluster) AbortMigration(id, reason string) (string, error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return from, fmt.Errorf("kube: VolumeMigration %s/%s still %s 60 s after spec.abort was set", c.cfg.Namespace, id, from)
+	return from, fmt.Errorf("kube: VolumeMigration %s/%s still %s 60 s after spec.abort was set", c.cfg.StorageNamespace, id, from)
 }
 
 // KillValidationJob implements faults.MigrationAborter: it deletes the
 // validation Job that the migration owns on host (Job name prefix
-// vmig-validate-, nodeSelector kubernetes.io/hostname, upstream.md §2.3),
+// vmig-validate-, nodeSelector kubernetes.io/hostname: simplyblock-operator
+// volumemigration_controller.go migrationPathJob),
 // as a pod killed mid-round. Evidence: the Job's name and uid, its active
 // and failed pod counts when it was deleted.
 func (c *Cluster) KillValidationJob(id, host string) (map[string]string, error) {
@@ -363,5 +366,5 @@ func (c *Cluster) KillValidationJob(id, host string) (map[string]string, error) 
 		return map[string]string{"job": j.Name, "job_uid": string(j.UID),
 			"job_active": fmt.Sprint(j.Status.Active), "job_failed": fmt.Sprint(j.Status.Failed)}, nil
 	}
-	return nil, fmt.Errorf("kube: VolumeMigration %s/%s has no validation Job on host %s", c.cfg.Namespace, id, host)
+	return nil, fmt.Errorf("kube: VolumeMigration %s/%s has no validation Job on host %s", c.cfg.StorageNamespace, id, host)
 }

@@ -32,13 +32,19 @@ const (
 	LabelAgent = "app.kubernetes.io/name"
 	// AgentName is the value of LabelAgent on agent pods.
 	AgentName = "fiomig-agent"
+	// WorkloadServiceAccount runs the pods a run creates (fio, nft
+	// helpers): no token, no API access (deploy/rbac/harness.yaml); on
+	// OpenShift it holds their SCCs (deploy/openshift/).
+	WorkloadServiceAccount = "fiomig-workload"
 
 	AnnotationNFTIP    = "fiomig.io/nft-ip"
 	AnnotationNFTPort  = "fiomig.io/nft-port"
 	AnnotationNFTTable = "fiomig.io/nft-table"
 	AnnotationNFTKeep  = "fiomig.io/nft-keep"
 
-	// Storage-side labels set by simplyblock (research/kube.md §1).
+	// AnnotationNFTPort lists the dropped ports, comma-separated.
+
+	// Storage-side labels set by simplyblock (docs/kube.md).
 	labelSPDKRole       = "role=simplyblock-storage-node"
 	labelControlPlane   = "app=simplyblock-webappapi"
 	controlPlanePort    = 5000
@@ -54,11 +60,15 @@ const (
 	defaultSetupTimeout = 5 * time.Minute
 )
 
-// GVRs of simplyblock's custom resources (upstream.md §2.1, kube.md §1).
+// GVRs of simplyblock's custom resources (docs/sources.md §5.1, §10.1).
 var (
 	GVRVolumeMigration = schema.GroupVersionResource{Group: "storage.simplyblock.io", Version: "v1alpha1", Resource: "volumemigrations"}
 	GVRStorageNodeSet  = schema.GroupVersionResource{Group: "storage.simplyblock.io", Version: "v1alpha1", Resource: "storagenodesets"}
+	GVRStorageCluster  = schema.GroupVersionResource{Group: "storage.simplyblock.io", Version: "v1alpha1", Resource: "storageclusters"}
 )
+
+// metaList lists by label selector sel.
+func metaList(sel string) metav1.ListOptions { return metav1.ListOptions{LabelSelector: sel} }
 
 // NewRunID makes a run id "fiomig-<unix seconds>-<4 hex>" (DNS-1123, so it
 // can prefix object names and be a label value).
@@ -115,6 +125,8 @@ func fioPod(ns, name, id, pvc, host, jobs, jobKey, fioImage, helperImage string)
 		Spec: corev1.PodSpec{
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			TerminationGracePeriodSeconds: &grace,
+			ServiceAccountName:            WorkloadServiceAccount,
+			AutomountServiceAccountToken:  new(bool),
 			Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 				RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 					MatchExpressions: []corev1.NodeSelectorRequirement{{Key: labelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{host}}},
@@ -151,24 +163,30 @@ func fioPod(ns, name, id, pvc, host, jobs, jobKey, fioImage, helperImage string)
 // fio to stop and for StopFio to fetch its files.
 const fioGraceS = 90
 
-// nftHelperPod drops new TCP connections to ip:port on node (hostNetwork,
+// nftHelperPod drops new TCP connections to ip at ports on node (hostNetwork,
 // privileged: nftables needs CAP_NET_ADMIN in the host's network
 // namespace); it exists only while the fault does, and deletes its table
 // when it is stopped (SIGTERM).
-func nftHelperPod(ns, name, id, node, ip string, port int, image string) *corev1.Pod {
+func nftHelperPod(ns, name, id, node, ip string, ports []int, image string) *corev1.Pod {
 	priv := true
 	grace := int64(10)
 	table := nftTable(id)
+	ps := make([]string, len(ports))
+	for i, p := range ports {
+		ps[i] = fmt.Sprint(p)
+	}
+	port := strings.Join(ps, ",")
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: runLabels(id, "nft-helper"),
-			Annotations: map[string]string{AnnotationNFTIP: ip, AnnotationNFTPort: fmt.Sprint(port), AnnotationNFTTable: table}},
+			Annotations: map[string]string{AnnotationNFTIP: ip, AnnotationNFTPort: port, AnnotationNFTTable: table}},
 		Spec: corev1.PodSpec{
 			NodeName: node, HostNetwork: true, RestartPolicy: corev1.RestartPolicyNever,
 			TerminationGracePeriodSeconds: &grace,
-			Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			ServiceAccountName:            WorkloadServiceAccount, AutomountServiceAccountToken: new(bool),
+			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 			Containers: []corev1.Container{{
 				Name: "nft", Image: image, ImagePullPolicy: corev1.PullIfNotPresent,
-				Args: []string{"nft-helper", "--table", table, "--ip", ip, "--port", fmt.Sprint(port),
+				Args: []string{"nft-helper", "--table", table, "--ip", ip, "--port", port,
 					"--listen", fmt.Sprintf(":%d", agent.HelperPort)},
 				Ports:           []corev1.ContainerPort{{Name: "counter", ContainerPort: agent.HelperPort}},
 				SecurityContext: &corev1.SecurityContext{Privileged: &priv},
@@ -188,7 +206,8 @@ func nftSweepPod(ns, name, node string, keep []string, image string) *corev1.Pod
 		Spec: corev1.PodSpec{
 			NodeName: node, HostNetwork: true, RestartPolicy: corev1.RestartPolicyNever,
 			TerminationGracePeriodSeconds: &grace,
-			Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			ServiceAccountName:            WorkloadServiceAccount, AutomountServiceAccountToken: new(bool),
+			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 			Containers: []corev1.Container{{
 				Name: "nft", Image: image, ImagePullPolicy: corev1.PullIfNotPresent,
 				Args: []string{"nft-helper", "--sweep", "fiomig_", "--keep", strings.Join(keep, ","),

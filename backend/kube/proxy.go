@@ -8,21 +8,28 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/fiomig/fiomig/backend/kube/agent"
 )
 
-// proxyGet GETs path from port of pod in namespace ns through the API
-// server's pod proxy (pods/proxy: GET /api/v1/namespaces/NS/pods/POD:PORT/
-// proxy/PATH). It is the one way fiomig reaches anything inside the
-// cluster: it works through any kubeconfig allowed pods/proxy, needs no
-// NodePort, hostPort, exec or route to the nodes, and the API server's
-// authentication and RBAC apply. A non-2xx answer is an error holding the
-// start of its body.
+// proxyGet GETs path (which may carry a query) from port of pod in
+// namespace ns through the API server's pod proxy (pods/proxy: GET
+// /api/v1/namespaces/NS/pods/POD:PORT/proxy/PATH). It is how fiomig reaches
+// its own pods (agents, helpers, fio log sidecars): it works through any
+// kubeconfig allowed pods/proxy in the run's namespace, needs no NodePort,
+// hostPort, exec or route to the nodes, and the API server's
+// authentication and RBAC apply. It carries no credential of its own (the
+// API server strips Authorization), so the control plane is reached
+// otherwise (controlPlane). A non-2xx answer is an error holding the start
+// of its body.
 func (c *Cluster) proxyGet(ctx context.Context, ns, pod string, port int, path string) (http.Header, []byte, error) {
+	p, query, _ := strings.Cut(path, "?")
 	u := c.cs.CoreV1().RESTClient().Get().Namespace(ns).Resource("pods").
-		Name(fmt.Sprintf("%s:%d", pod, port)).SubResource("proxy").Suffix(path).URL()
+		Name(fmt.Sprintf("%s:%d", pod, port)).SubResource("proxy").Suffix(p).URL()
+	u.RawQuery = query
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
@@ -66,18 +73,33 @@ func clip(s string) string {
 type host struct {
 	c              *Cluster
 	name, nqn, pod string
+	// uid is the Node's metadata.uid, passed to the agent (whose CSI
+	// identity derives from it); source is where the agent learned the
+	// host's NQN (agent.Identity).
+	uid, source string
 	// last is the host clock of the last sample (agent.Sample.HostTime);
 	// lastSys its tree (MigrationStage reads it).
 	last    time.Time
 	lastSys fs.FS
 }
 
-func (h *host) Name() string    { return h.name }
-func (h *host) HostNQN() string { return h.nqn }
+func (h *host) Name() string { return h.name }
+
+// HostNQN implements backend.Host: "", because the agent already served
+// only this host's controllers — those of its own NQN and of the other
+// identities connecting from it, such as the operator's validation Jobs
+// (agent.Identify) — and every one of them must reach the collectors and
+// the leak checks. The host's own NQN is in Topology.
+func (h *host) HostNQN() string { return "" }
+
+// agentPath is path with the Node UID the agent derives the CSI identity from.
+func (h *host) agentPath(path string) string {
+	return path + "?" + url.Values{agent.QueryNodeUID: {h.uid}}.Encode()
+}
 
 func (h *host) info(ctx context.Context) (agent.HostInfo, error) {
 	var info agent.HostInfo
-	err := h.c.proxyJSON(ctx, h.c.cfg.Namespace, h.pod, agent.Port, "/v1/host", &info)
+	err := h.c.proxyJSON(ctx, h.c.cfg.Namespace, h.pod, agent.Port, h.agentPath("/v1/host"), &info)
 	return info, err
 }
 
@@ -94,7 +116,7 @@ func (h *host) Sysfs() fs.FS {
 		}
 		var hdr http.Header
 		var body []byte
-		hdr, body, err = h.c.proxyGet(h.c.ctx, h.c.cfg.Namespace, h.pod, agent.Port, "/v1/sample")
+		hdr, body, err = h.c.proxyGet(h.c.ctx, h.c.cfg.Namespace, h.pod, agent.Port, h.agentPath("/v1/sample"))
 		if err != nil {
 			continue
 		}

@@ -163,13 +163,53 @@ func TestHarnessCannotReadSecrets(t *testing.T) {
 	}
 	// What it needs, it has (the kube suite runs as this account too).
 	for _, a := range []authzv1.ResourceAttributes{
-		{Namespace: "fiomig", Verb: "create", Group: "storage.simplyblock.io", Resource: "volumemigrations"},
+		{Namespace: "simplyblock", Verb: "create", Group: "storage.simplyblock.io", Resource: "volumemigrations"},
 		{Namespace: "fiomig", Verb: "get", Resource: "pods", Subresource: "proxy"},
 		{Namespace: "simplyblock", Verb: "delete", Resource: "pods"},
 		{Verb: "list", Resource: "nodes"},
 	} {
 		if !allowed(t, h, a) {
 			t.Errorf("harness may not %s %s/%s in %q", a.Verb, a.Resource, a.Subresource, a.Namespace)
+		}
+	}
+}
+
+// TestHarnessRBACFollowsTheOperatorsNamespaces: the harness may create
+// VolumeMigrations and delete the operator's Jobs only in the
+// StorageCluster's namespace (simplyblock), where the operator works on
+// them; it reaches the control plane by port-forward there, which carries
+// the cluster secret, and has no pod proxy there (which would strip it);
+// in its own namespace it keeps the pod proxy for its agents and pods but
+// no VolumeMigrations or Jobs. As the RBAC authorizer of a real
+// kube-apiserver decides.
+func TestHarnessRBACFollowsTheOperatorsNamespaces(t *testing.T) {
+	env := kubetest.Start(t)
+	if env == nil {
+		return
+	}
+	applyDeploy(t, env)
+	h := env.ServiceAccount("fiomig", "fiomig-harness")
+	for _, tc := range []struct {
+		a    authzv1.ResourceAttributes
+		want bool
+	}{
+		{authzv1.ResourceAttributes{Namespace: "simplyblock", Verb: "create", Group: "storage.simplyblock.io", Resource: "volumemigrations"}, true},
+		{authzv1.ResourceAttributes{Namespace: "simplyblock", Verb: "watch", Group: "storage.simplyblock.io", Resource: "volumemigrations"}, true},
+		{authzv1.ResourceAttributes{Namespace: "simplyblock", Verb: "patch", Group: "storage.simplyblock.io", Resource: "volumemigrations"}, true},
+		{authzv1.ResourceAttributes{Namespace: "simplyblock", Verb: "list", Group: "storage.simplyblock.io", Resource: "storageclusters"}, true},
+		{authzv1.ResourceAttributes{Namespace: "simplyblock", Verb: "delete", Group: "batch", Resource: "jobs"}, true},
+		{authzv1.ResourceAttributes{Namespace: "simplyblock", Verb: "create", Resource: "pods", Subresource: "portforward"}, true},
+		{authzv1.ResourceAttributes{Verb: "get", Group: "storage.k8s.io", Resource: "storageclasses"}, true},
+		{authzv1.ResourceAttributes{Namespace: "simplyblock", Verb: "get", Resource: "pods", Subresource: "proxy"}, false},
+		{authzv1.ResourceAttributes{Namespace: "simplyblock", Verb: "create", Resource: "pods", Subresource: "exec"}, false},
+		{authzv1.ResourceAttributes{Namespace: "simplyblock", Verb: "create", Resource: "pods"}, false},
+		{authzv1.ResourceAttributes{Namespace: "simplyblock", Verb: "create", Group: "batch", Resource: "jobs"}, false},
+		{authzv1.ResourceAttributes{Namespace: "fiomig", Verb: "create", Group: "storage.simplyblock.io", Resource: "volumemigrations"}, false},
+		{authzv1.ResourceAttributes{Namespace: "fiomig", Verb: "delete", Group: "batch", Resource: "jobs"}, false},
+		{authzv1.ResourceAttributes{Namespace: "fiomig", Verb: "create", Resource: "pods", Subresource: "portforward"}, false},
+	} {
+		if got := allowed(t, h, tc.a); got != tc.want {
+			t.Errorf("harness may %s %s/%s %s in %q: %v, want %v", tc.a.Verb, tc.a.Group, tc.a.Resource, tc.a.Subresource, tc.a.Namespace, got, tc.want)
 		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 // has seen: Validating is in-validation; while Running, the consumer
 // host's last sample decides — some namespace of the subsystem without an
 // optimized or non-optimized leg on a live controller is in-freeze (the
-// pause window, DESIGN.md), a live target path optimized is after-cutover,
+// pause window, docs/concepts.md), a live target path optimized is after-cutover,
 // anything else before-cutover. "" for a migration that is pending, over
 // or unknown, or whose host has not been sampled. The stage is as fresh as
 // the last sample (one sample interval at most).
@@ -50,7 +50,7 @@ func (c *Cluster) MigrationStage(id string) string {
 		if h.name != v.Host || h.lastSys == nil {
 			continue
 		}
-		hs, err := nvmeof.ReadHost(h.lastSys, h.nqn)
+		hs, err := nvmeof.ReadHost(h.lastSys, "")
 		if err != nil {
 			return ""
 		}

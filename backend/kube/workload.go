@@ -24,7 +24,7 @@ func jobKey(i int) string { return fmt.Sprintf("vol-%d.fio", i+1) }
 // createWorkload creates the ConfigMap of fio job files (rendered by
 // package fio: fio.MigrationWorkload on /data/fio.dat, per-I/O latency log
 // /logs/lat_lat.1.log, run in /logs), then per volume a PVC of the StorageClass and a
-// fio pod pinned to consumer host i mod hosts (research/kube.md §3: the
+// fio pod pinned to consumer host i mod hosts (docs/sources.md §8: the
 // seed harness pins its fio pods by a required hostname node affinity),
 // and waits until every PVC is Bound and every pod Running.
 func (c *Cluster) createWorkload(ctx context.Context) error {
@@ -121,7 +121,7 @@ func deleteAndWait(ctx context.Context, r *resources.Resources, obj k8s.Object) 
 }
 
 // resolveVolumes reads each PVC's PV: the CSI volume handle
-// <clusterUUID>:<poolUUID>:<volumeUUID> (upstream.md §2.1) and the
+// <clusterUUID>:<poolUUID>:<volumeUUID> (docs/sources.md §5.1) and the
 // subsystem NQN (volumeAttributes "nqn", else the form
 // nqn.2023-02.io.simplyblock:<clusterUUID>:lvol:<volumeUUID> that the
 // sysfs fixtures show; an inference, stated in the README).

@@ -67,19 +67,23 @@ func serveLinger(name, listen string, h http.Handler, stderr io.Writer, onStop f
 func agentCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fiomig agent", flag.ContinueOnError)
 	sys := fs.String("sys", "/host/sys", "`directory` where the host's /sys is mounted (read-only)")
-	hostnqn := fs.String("hostnqn", "", "the host's NVMe host `NQN` (default: read from --hostnqn-file)")
-	hostnqnFile := fs.String("hostnqn-file", "/host/etc/nvme/hostnqn", "`file` holding the host's NQN (written by simplyblock's csi-node)")
+	hostnqn := fs.String("hostnqn", "", "serve only the controllers of this host `NQN` (default: learned from the host's controllers and the Node UID the harness passes)")
+	nodeUID := fs.String("node-uid", os.Getenv("NODE_UID"), "the Node's metadata.uid (default $NODE_UID; the harness passes it with every request anyway)")
 	node := fs.String("node", os.Getenv("NODE_NAME"), "Kubernetes node `name` (default $NODE_NAME, from the downward API)")
 	listen := fs.String("listen", fmt.Sprintf(":%d", agent.Port), "`address` to serve on")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: fiomig agent [flags]
 
 Serves this host's NVMe-oF state for fiomig's kube backend: GET /v1/sample
-answers with the host's sysfs (only controllers whose hostnqn is this host's,
-in the capture format of the fixtures) and the host's clock; GET /v1/host
-names the node and its hostnqn. It only reads --sys: the DaemonSet in
-deploy/agent/ mounts /sys read-only and grants no other privilege. The harness
-reaches it through the API server's pod proxy, never directly.
+answers with the host's sysfs (only this host's controllers, in the capture
+format of the fixtures) and the host's clock; GET /v1/host names the node,
+the hostnqns it keeps and how it learned them. Which controllers are this
+host's it learns from the host itself: simplyblock's CSI connects with
+nqn.2014-08.io.simplyblock:uuid:<Node UID> (the harness passes the UID), and
+other identities on simplyblock subsystems (validation Jobs) are kept too;
+--hostnqn overrides that. No file on the host is read but --sys: the
+DaemonSet in deploy/agent/ mounts /sys read-only and grants no other
+privilege. The harness reaches it through the API server's pod proxy.
 
 Flags:
 `)
@@ -87,15 +91,6 @@ Flags:
 	}
 	if code, stop := parseFlags(fs, args, stdout, stderr); stop {
 		return code
-	}
-	nqn := *hostnqn
-	if nqn == "" {
-		b, err := os.ReadFile(*hostnqnFile)
-		if err != nil {
-			fmt.Fprintf(stderr, "fiomig agent: no --hostnqn and %v\n", err)
-			return exitUsage
-		}
-		nqn = strings.TrimSpace(string(b))
 	}
 	if *node == "" {
 		fmt.Fprintln(stderr, "fiomig agent: no --node and $NODE_NAME is empty")
@@ -105,7 +100,7 @@ Flags:
 		fmt.Fprintf(stderr, "fiomig agent: --sys %s is not a directory\n", *sys)
 		return exitUsage
 	}
-	h := agent.Handler(agent.Config{Node: *node, HostNQN: nqn, Sys: os.DirFS(*sys)})
+	h := agent.Handler(agent.Config{Node: *node, HostNQN: *hostnqn, NodeUID: *nodeUID, Sys: os.DirFS(*sys)})
 	return serve("agent", *listen, h, stderr, nil)
 }
 
@@ -113,17 +108,17 @@ func nftHelperCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fiomig nft-helper", flag.ContinueOnError)
 	table := fs.String("table", "", "nftables `table` (family inet) to create; deleted again on SIGTERM")
 	ip := fs.String("ip", "", "target `IP` whose new TCP connections are dropped")
-	port := fs.Int("port", 0, "target TCP `port`")
+	port := fs.String("port", "", "target TCP `ports`, comma-separated")
 	sweep := fs.String("sweep", "", "instead: delete every inet table whose name starts with `prefix` and is not in --keep, and serve their names at GET /v1/removed")
 	keep := fs.String("keep", "", "comma-separated `tables` --sweep keeps (live runs)")
 	listen := fs.String("listen", fmt.Sprintf(":%d", agent.HelperPort), "`address` to serve on")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: fiomig nft-helper --table T --ip IP --port P [--listen ADDR]
+		fmt.Fprint(fs.Output(), `Usage: fiomig nft-helper --table T --ip IP --port P[,P...] [--listen ADDR]
        fiomig nft-helper --sweep PREFIX [--keep T1,T2]
 
 The kube backend's dropped-CONNECTs fault: adds "table inet T" with one rule
 "ip daddr IP tcp dport P ct state new counter drop" in a prerouting chain
-(new connections to the target port get no answer, existing ones are
+(new connections to the target ports get no answer, existing ones are
 untouched), serves the rule's counter at GET /v1/counter, and deletes the
 table when stopped (SIGTERM, i.e. when its pod is deleted). Needs
 CAP_NET_ADMIN in the host's network namespace (a privileged hostNetwork pod).
@@ -153,11 +148,12 @@ Flags:
 		})
 		return serve("nft-helper", *listen, mux, stderr, nil)
 	}
-	if *table == "" || *ip == "" || *port <= 0 || *port > 65535 {
-		fmt.Fprintln(stderr, "fiomig nft-helper: --table, --ip and --port (1-65535) are required (see fiomig nft-helper --help)")
+	ports, perr := agent.ParsePorts(*port)
+	if *table == "" || *ip == "" || perr != nil {
+		fmt.Fprintln(stderr, "fiomig nft-helper: --table, --ip and --port (1-65535, comma-separated) are required (see fiomig nft-helper --help)")
 		return exitUsage
 	}
-	n := agent.NFT{Table: *table, IP: *ip, Port: *port}
+	n := agent.NFT{Table: *table, IP: *ip, Ports: ports}
 	if err := n.Add(ctx); err != nil {
 		fmt.Fprintf(stderr, "fiomig nft-helper: %v\n", err)
 		return exitCheckFailed

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fiomig/fiomig/backend/kube"
 )
 
 // fakeNFT puts an nft(8) on PATH that lists three inet tables and logs
@@ -64,5 +66,26 @@ func TestAgentRefusesAMissingSysfs(t *testing.T) {
 	code := agentCmd([]string{"--sys", filepath.Join(t.TempDir(), "none"), "--hostnqn", "nqn.x", "--node", "n"}, &out, &errb)
 	if code != exitUsage || !strings.Contains(errb.String(), "--sys") {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// TestRunKubeWithoutTheSecretNamesIt: with neither --cluster-secret-file
+// nor $FIOMIG_CLUSTER_SECRET, fiomig run --backend kube exits 2 before it
+// touches the cluster, with one line naming the missing credential.
+func TestRunKubeWithoutTheSecretNamesIt(t *testing.T) {
+	t.Setenv(kube.SecretEnv, "")
+	code, _, stderr := runCLI("run", "--backend", "kube", "--kubeconfig", filepath.Join(t.TempDir(), "no-such-kubeconfig"),
+		"--storage-class", "sc", "--out", t.TempDir())
+	if code != exitUsage {
+		t.Errorf("exit %d, want %d; stderr %q", code, exitUsage, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "cluster secret") || !strings.Contains(lines[0], "--cluster-secret-file") || !strings.Contains(lines[0], kube.SecretEnv) {
+		t.Errorf("stderr %q: want one line naming the cluster secret, --cluster-secret-file and $%s", stderr, kube.SecretEnv)
+	}
+	empty := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(empty, []byte("\n"), 0o600)
+	if code, _, stderr := runCLI("run", "--backend", "kube", "--kubeconfig", "kc", "--storage-class", "sc", "--cluster-secret-file", empty, "--out", t.TempDir()); code != exitUsage || !strings.Contains(stderr, "is empty") {
+		t.Errorf("empty secret file: exit %d, %q", code, stderr)
 	}
 }

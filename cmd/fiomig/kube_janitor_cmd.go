@@ -23,7 +23,7 @@ func init() {
 	var sweep bool
 	KubeJanitorFlags = func(fs *flag.FlagSet) {
 		fs.StringVar(&namespace, "namespace", "fiomig", "with --kubeconfig: `namespace` of the runs' objects")
-		fs.StringVar(&storageNS, "storage-namespace", "simplyblock", "with --kubeconfig: simplyblock's `namespace` (StorageNodeSets, for the nft sweep)")
+		fs.StringVar(&storageNS, "storage-namespace", "simplyblock", "with --kubeconfig: the StorageCluster's `namespace` (the runs' VolumeMigrations and their Jobs; StorageNodeSets, for the nft sweep)")
 		fs.DurationVar(&stale, "stale", 2*time.Minute, "with --kubeconfig: a run whose Lease was not renewed for this `long` is dead (a live run renews every 10 s)")
 		fs.BoolVar(&sweep, "nft-sweep", true, "with --kubeconfig: also run a sweep pod on every storage node that deletes dead runs' nftables tables (inet fiomig_*)")
 		fs.StringVar(&helperImage, "helper-image", "ghcr.io/fiomig/fiomig:latest", "with --kubeconfig: `image` of the sweep pod (entry point fiomig)")

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -25,6 +26,9 @@ type kubeFlags struct {
 	kubeconfig       string
 	namespace        string
 	storageNamespace string
+	cpNamespace      string
+	spdkNamespace    string
+	secretFile       string
 	storageClass     string
 	volumeSize       string
 	fioImage         string
@@ -36,8 +40,11 @@ type kubeFlags struct {
 func (k *kubeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&k.backend, "backend", "sim", "`sim`: the embedded simulator; kube: a real Kubernetes cluster running simplyblock (needs --kubeconfig and --storage-class; see README \"Running against a real cluster\")")
 	fs.StringVar(&k.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "with --backend kube: kubeconfig `file` (default $KUBECONFIG)")
-	fs.StringVar(&k.namespace, "namespace", "fiomig", "with --backend kube: `namespace` of the run's objects and of the agent DaemonSet")
-	fs.StringVar(&k.storageNamespace, "storage-namespace", "simplyblock", "with --backend kube: simplyblock's `namespace` (StorageNodeSets, SPDK pods, control plane)")
+	fs.StringVar(&k.namespace, "namespace", "fiomig", "with --backend kube: `namespace` of the run's PVCs and pods and of the agent DaemonSet")
+	fs.StringVar(&k.storageNamespace, "storage-namespace", "simplyblock", "with --backend kube: the StorageCluster's `namespace` (its StorageNodeSets; the run's VolumeMigrations and the operator's Jobs)")
+	fs.StringVar(&k.cpNamespace, "control-plane-namespace", "", "with --backend kube: `namespace` of the control-plane (webappapi) pods (default: --storage-namespace)")
+	fs.StringVar(&k.spdkNamespace, "spdk-namespace", "", "with --backend kube: `namespace` of the storage nodes' SPDK pods (default: --storage-namespace)")
+	fs.StringVar(&k.secretFile, "cluster-secret-file", "", "with --backend kube: `file` holding the control plane's cluster secret, bare or as simplyblock's secret.json (default: $"+kube.SecretEnv+"); it is never printed or recorded")
 	fs.StringVar(&k.storageClass, "storage-class", "", "with --backend kube: StorageClass `name` of the volumes' PVCs")
 	fs.StringVar(&k.volumeSize, "volume-size", "1Gi", "with --backend kube: each PVC's `size`")
 	fs.StringVar(&k.fioImage, "fio-image", "docker.io/library/alpine:3", "with --backend kube: `image` of the fio container (fio is installed with apk when missing)")
@@ -75,6 +82,11 @@ func runKube(f *runFlags, fs *flag.FlagSet, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "fiomig run: --workload applies to the simulator; --backend kube always runs real fio pods")
 		return exitUsage
 	}
+	secret, err := kubeSecret(k.secretFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "fiomig run: %v\n", err)
+		return exitUsage
+	}
 	// Fault kinds: those the kube backend can inject (kube.Kinds); the
 	// default selection is all of them, any other kind is refused here,
 	// before the cluster is touched.
@@ -97,6 +109,7 @@ func runKube(f *runFlags, fs *flag.FlagSet, stdout, stderr io.Writer) int {
 	start := time.Now()
 	cluster, err := kube.New(ctx, kube.Config{
 		Kubeconfig: k.kubeconfig, Namespace: k.namespace, StorageNamespace: k.storageNamespace,
+		ControlPlaneNamespace: k.cpNamespace, SPDKNamespace: k.spdkNamespace, ClusterSecret: secret,
 		StorageClass: k.storageClass, Seed: f.seed, Volumes: f.p.Model.Volumes, VolumeSize: k.volumeSize,
 		FioImage: k.fioImage, HelperImage: k.helperImage, SetupTimeout: k.setupTimeout, Progress: stdout,
 	})
@@ -165,6 +178,26 @@ func runKube(f *runFlags, fs *flag.FlagSet, stdout, stderr io.Writer) int {
 		return exitInterrupted
 	}
 	return printVerdicts(stdout, res.Dir, res.Summary)
+}
+
+// kubeSecret reads the control plane's cluster secret from file, else from
+// $FIOMIG_CLUSTER_SECRET. Neither is an error naming both (kube.ErrNoSecret);
+// the secret itself is never printed.
+func kubeSecret(file string) ([]byte, error) {
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--cluster-secret-file: %w", err)
+		}
+		if len(strings.TrimSpace(string(b))) == 0 {
+			return nil, fmt.Errorf("--cluster-secret-file %s is empty: %w", file, kube.ErrNoSecret)
+		}
+		return b, nil
+	}
+	if v := os.Getenv(kube.SecretEnv); strings.TrimSpace(v) != "" {
+		return []byte(v), nil
+	}
+	return nil, fmt.Errorf("--backend kube: %w", kube.ErrNoSecret)
 }
 
 // oneLine joins a (possibly joined) error's lines with "; ".

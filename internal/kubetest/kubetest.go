@@ -144,6 +144,10 @@ func StartIn(binDir, workDir string) (*Env, error) {
 	// to start (docs/sources.md §11).
 	api.Configure().Set("authorization-mode", "RBAC")
 	api.Configure().Set("endpoint-reconciler-type", "none")
+	// Kubelets (internal/standin's, or a real one) are reached at the
+	// Node's InternalIP, as kubeadm clusters do; a Node's Hostname address
+	// does not resolve here.
+	api.Configure().Set("kubelet-preferred-address-types", "InternalIP")
 	cfg, err := e.env.Start()
 	if err != nil {
 		_ = e.env.Stop()

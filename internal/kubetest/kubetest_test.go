@@ -141,14 +141,51 @@ func TestControlPlane(t *testing.T) {
 		if _, err := vm.UpdateStatus(ctx, cur, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
 			t.Errorf("status.phase Sleeping: err %v, want Invalid (enum)", err)
 		}
+		// The chart's CRD requires transport in each connection.
 		cur.Object["status"] = map[string]any{"phase": "Validating", "memberCount": int64(1),
 			"connections": []any{map[string]any{"nqn": "nqn.x", "ip": "10.0.0.1", "port": int64(4426)}}}
+		if _, err := vm.UpdateStatus(ctx, cur, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "transport") {
+			t.Errorf("connection without transport: err %v, want Invalid naming transport", err)
+		}
+		cur.Object["status"] = map[string]any{"phase": "Validating", "memberCount": int64(1),
+			"connections": []any{map[string]any{"nqn": "nqn.x", "ip": "10.0.0.1", "port": int64(4426), "transport": "tcp"}}}
 		if _, err := vm.UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err != nil {
 			t.Errorf("valid status: %v", err)
 		}
+		// StorageNodeSet: spec.clusterName required; a node entry without
+		// uuid (the operator's placeholder while a node is created) valid.
 		nodeSets := dyn.Resource(schema.GroupVersionResource{Group: "storage.simplyblock.io", Version: "v1alpha1", Resource: "storagenodesets"}).Namespace(ns)
-		if _, err := nodeSets.List(ctx, metav1.ListOptions{}); err != nil {
-			t.Errorf("list StorageNodeSets: %v", err)
+		set := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "storage.simplyblock.io/v1alpha1", "kind": "StorageNodeSet",
+			"metadata": map[string]any{"name": "s1"}, "spec": map[string]any{}}}
+		if _, err := nodeSets.Create(ctx, set, metav1.CreateOptions{}); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "clusterName") {
+			t.Errorf("StorageNodeSet without clusterName: err %v, want Invalid naming clusterName", err)
+		}
+		set.Object["spec"] = map[string]any{"clusterName": "c"}
+		createdSet, err := nodeSets.Create(ctx, set, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("valid StorageNodeSet: %v", err)
+		}
+		createdSet.Object["status"] = map[string]any{"nodes": []any{map[string]any{"hostname": "w1", "mgmtIp": "192.168.0.1", "status": "in_creation"}}}
+		if _, err := nodeSets.UpdateStatus(ctx, createdSet, metav1.UpdateOptions{}); err != nil {
+			t.Errorf("placeholder node entry without uuid: %v", err)
+		}
+		// StorageCluster: spec with maxSubsystemCount (10..75) and vcpuCount (>= 6) required.
+		clusters := dyn.Resource(schema.GroupVersionResource{Group: "storage.simplyblock.io", Version: "v1alpha1", Resource: "storageclusters"}).Namespace(ns)
+		sc := func(spec map[string]any) *unstructured.Unstructured {
+			o := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "storage.simplyblock.io/v1alpha1", "kind": "StorageCluster",
+				"metadata": map[string]any{"name": "c1"}}}
+			if spec != nil {
+				o.Object["spec"] = spec
+			}
+			return o
+		}
+		for _, bad := range []map[string]any{nil, {"maxSubsystemCount": int64(50)}, {"maxSubsystemCount": int64(50), "vcpuCount": int64(4)}} {
+			if _, err := clusters.Create(ctx, sc(bad), metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+				t.Errorf("StorageCluster spec %v: err %v, want Invalid", bad, err)
+			}
+		}
+		if _, err := clusters.Create(ctx, sc(map[string]any{"maxSubsystemCount": int64(50), "vcpuCount": int64(8)}), metav1.CreateOptions{}); err != nil {
+			t.Errorf("valid StorageCluster: %v", err)
 		}
 		// RBAC covers custom resources too: alice may not read them.
 		aliceDyn, err := dynamic.NewForConfig(env.Impersonate("alice"))

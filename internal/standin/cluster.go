@@ -3,12 +3,10 @@ package standin
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -17,8 +15,9 @@ import (
 
 // createCluster creates what a simplyblock cluster shows before any test
 // object exists: the storage namespace, one Node per simulated storage
-// node (which is also a consumer host), the StorageNodeSet with its
-// status, the StorageClass, the SPDK pods and the control-plane pod.
+// node (which is also a consumer host), the StorageCluster and the
+// StorageNodeSet with their status, the CSI's Secret, the StorageClass,
+// the SPDK pods and the control-plane pod.
 func (s *StandIn) createCluster(ctx context.Context) error {
 	sns := s.cfg.StorageNamespace
 	if _, err := s.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -29,8 +28,16 @@ func (s *StandIn) createCluster(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := s.createStorageCluster(ctx); err != nil {
+		return err
+	}
 	if err := s.createNodeSet(ctx); err != nil {
 		return err
+	}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: CSISecretName, Namespace: sns},
+		Data: map[string][]byte{"secret.json": s.SecretJSON()}}
+	if _, err := s.cs.CoreV1().Secrets(sns).Create(ctx, sec, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("standin: Secret %s: %w", CSISecretName, err)
 	}
 	wffc := storagev1.VolumeBindingWaitForFirstConsumer
 	del := corev1.PersistentVolumeReclaimDelete
@@ -62,35 +69,26 @@ func (s *StandIn) createCluster(ctx context.Context) error {
 	return nil
 }
 
-func (s *StandIn) createNode(ctx context.Context, n *node) error {
-	labels := map[string]string{
-		LabelHostname: n.name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-		LabelConsumer: "true", LabelNodeSet: StorageNodeSetName,
-		"io.simplyblock.node-type":                                   "simplyblock-storage-plane-" + ClusterName,
-		"simplyblock.io/storage-node-uuid." + sim.ClusterUUID + ".0": n.uuid,
-	}
-	obj := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: labels}}
-	created, err := s.cs.CoreV1().Nodes().Create(ctx, obj, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		created, err = s.cs.CoreV1().Nodes().Get(ctx, n.name, metav1.GetOptions{})
-	}
+// createStorageCluster creates StorageCluster simplyblock-cluster in the
+// storage namespace with status.uuid the simulated cluster's UUID: the
+// operator starts a VolumeMigration only in a namespace holding it
+// (operator.go, checkStorageCluster). Its spec holds the required fields
+// with the chart's sample values (maxSubsystemCount 50, vcpuCount 8).
+func (s *StandIn) createStorageCluster(ctx context.Context) error {
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "storage.simplyblock.io/v1alpha1", "kind": "StorageCluster",
+		"metadata": map[string]any{"name": StorageClusterName, "namespace": s.cfg.StorageNamespace},
+		"spec":     map[string]any{"maxSubsystemCount": int64(50), "vcpuCount": int64(8), "volumeMigrationSettings": map[string]any{"enabled": true}},
+	}}
+	rc := s.dyn.Resource(StorageClusterGVR).Namespace(s.cfg.StorageNamespace)
+	created, err := rc.Create(ctx, obj, metav1.CreateOptions{})
 	if err != nil {
-		return fmt.Errorf("standin: node %s: %w", n.name, err)
+		return fmt.Errorf("standin: StorageCluster %s: %w", StorageClusterName, err)
 	}
-	now := metav1.Now()
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi"),
-		corev1.ResourcePods: resource.MustParse("110"), "hugepages-2Mi": resource.MustParse("4Gi"),
-	}
-	created.Status = corev1.NodeStatus{
-		Capacity: capacity, Allocatable: capacity,
-		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "StandInReady",
-			Message: "fiomig stand-in kubelet (no real kubelet runs)", LastHeartbeatTime: now, LastTransitionTime: now}},
-		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: n.ip.String()}, {Type: corev1.NodeHostName, Address: n.name}},
-		NodeInfo:  corev1.NodeSystemInfo{KubeletVersion: "v1.37.2-fiomig-standin", OperatingSystem: "linux", Architecture: "amd64"},
-	}
-	if _, err := s.cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("standin: node %s status: %w", n.name, err)
+	created.Object["status"] = map[string]any{"uuid": sim.ClusterUUID, "clusterName": ClusterName, "status": "active", "configured": true,
+		"storageNodes": int64(len(s.nodes))}
+	if _, err := rc.UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("standin: StorageCluster %s status: %w", StorageClusterName, err)
 	}
 	return nil
 }
@@ -100,8 +98,8 @@ func (s *StandIn) createNodeSet(ctx context.Context) error {
 	for _, n := range s.nodes {
 		workers = append(workers, n.name)
 		nodes = append(nodes, map[string]any{
-			"uuid": n.uuid, "health": true, "status": "online", "hostname": n.name, "mgmtIp": n.mgmtIP,
-			"rpcPort": int64(RPCPortBase + n.idx), "lvolPort": int64(n.port), "nvmfPort": int64(n.port),
+			"uuid": n.uuid, "health": true, "status": "online", "hostname": n.name, "mgmtIp": n.ip.String(),
+			"rpcPort": int64(RPCPortBase + n.idx), "lvolPort": int64(n.lvolPort), "nvmfPort": int64(n.nvmfPort),
 		})
 	}
 	obj := &unstructured.Unstructured{Object: map[string]any{
@@ -119,25 +117,4 @@ func (s *StandIn) createNodeSet(ctx context.Context) error {
 		return fmt.Errorf("standin: StorageNodeSet %s status: %w", StorageNodeSetName, err)
 	}
 	return nil
-}
-
-// spdkPod is node n's SPDK pod as simplyblock's node API creates it
-// (research/kube.md §1: snode-spdk-pod-<rpcPort>-<first 6 of the cluster
-// id>, labels app=spdk-app-<rpcPort> and role=simplyblock-storage-node,
-// hostNetwork, restartPolicy Never).
-func (s *StandIn) spdkPod(n *node) *corev1.Pod {
-	rpc := strconv.Itoa(RPCPortBase + n.idx)
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "snode-spdk-pod-" + rpc + "-" + sim.ClusterUUID[:6], Namespace: s.cfg.StorageNamespace,
-			Labels: map[string]string{LabelApp: "spdk-app-" + rpc, LabelRole: RoleStorageNode}},
-		Spec: corev1.PodSpec{
-			NodeName: n.name, HostNetwork: true, RestartPolicy: corev1.RestartPolicyNever,
-			NodeSelector: map[string]string{LabelHostname: n.name},
-			Tolerations:  []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
-			Containers: []corev1.Container{
-				{Name: "spdk-container", Image: "simplyblock/spdk:standin"},
-				{Name: "spdk-proxy-container", Image: "simplyblock/simplyblock:standin"},
-			},
-		},
-	}
 }

@@ -32,8 +32,9 @@ type vmState struct {
 	jobs     map[string]string // Job name -> node
 	mine     map[string]bool   // Jobs the operator itself deleted
 	phase    string
-	aborted  bool // spec.abort handed to the simulator
-	gone     bool // the object was deleted
+	image    string // the validation Jobs' image (the StorageCluster's rebalancerImage)
+	aborted  bool   // spec.abort handed to the simulator
+	gone     bool   // the object was deleted
 }
 
 func metaOf(obj any) (metav1.Object, bool) {
@@ -60,11 +61,11 @@ func (s *StandIn) reconcileMigrations() {
 			st = &vmState{ns: u.GetNamespace(), name: u.GetName(), uid: u.GetUID(), jobs: map[string]string{}, mine: map[string]bool{}}
 			s.vms[u.GetUID()] = st
 			if abort {
-				// No migration exists yet: Aborted at once (reconcileAbort
-				// with no migrationUUID, research/upstream.md §2.2).
+				// No migration exists yet: Aborted at once, with
+				// completedAt and no errorMessage (simplyblock-operator
+				// volumemigration_controller.go reconcileAbort).
 				st.phase = sim.PhaseAborted
-				s.setErr(key, s.patchStatus(st, map[string]any{"phase": sim.PhaseAborted, "errorMessage": "aborted before the migration started",
-					"completedAt": now()}))
+				s.setErr(key, s.patchStatus(st, map[string]any{"phase": sim.PhaseAborted, "completedAt": now()}))
 				continue
 			}
 			if err := s.startMigration(u, st); err != nil {
@@ -104,6 +105,36 @@ func (s *StandIn) reconcileMigrations() {
 	}
 }
 
+// defaultRebalancerImage is the validation Jobs' image when the
+// StorageCluster pins none (simplyblock-operator
+// volumemigration_controller.go defaultRebalancerImage).
+const defaultRebalancerImage = "docker.io/simplyblock/simplyblock-rebalancer:main"
+
+// rebalancerImage is resolveRebalancerImage: the StorageCluster in the
+// VolumeMigration's own namespace ns whose status.uuid is clusterUUID
+// decides — none there, or volumeMigrationSettings.enabled false, is an
+// error (the caller fails the migration with the operator's message);
+// else its rebalancerImage or the default.
+func (s *StandIn) rebalancerImage(ns, clusterUUID string) (string, error) {
+	for _, o := range s.scInf.GetStore().List() {
+		u := o.(*unstructured.Unstructured)
+		if u.GetNamespace() != ns {
+			continue
+		}
+		if id, _, _ := unstructured.NestedString(u.Object, "status", "uuid"); id != clusterUUID {
+			continue
+		}
+		if on, found, _ := unstructured.NestedBool(u.Object, "spec", "volumeMigrationSettings", "enabled"); found && !on {
+			return "", fmt.Errorf("volume migration is disabled for cluster UUID %q", clusterUUID)
+		}
+		if img, _, _ := unstructured.NestedString(u.Object, "spec", "volumeMigrationSettings", "rebalancerImage"); img != "" {
+			return img, nil
+		}
+		return defaultRebalancerImage, nil
+	}
+	return "", fmt.Errorf("no StorageCluster found for cluster UUID %q", clusterUUID)
+}
+
 func isTerminal(phase string) bool {
 	return phase == sim.PhaseCompleted || phase == sim.PhaseFailed || phase == sim.PhaseAborted
 }
@@ -123,10 +154,15 @@ func (s *StandIn) startMigration(u *unstructured.Unstructured, st *vmState) erro
 	if pv.Spec.CSI == nil || pv.Spec.CSI.Driver != Provisioner {
 		return fmt.Errorf("PersistentVolume %q is not a %s volume", pvName, Provisioner)
 	}
-	parts := strings.Split(pv.Spec.CSI.VolumeHandle, ":")
-	if len(parts) != 3 {
-		return fmt.Errorf("PersistentVolume %q: volume handle %q is not <cluster>:<pool>:<volume>", pvName, pv.Spec.CSI.VolumeHandle)
+	parts := strings.SplitN(pv.Spec.CSI.VolumeHandle, ":", 3)
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		return fmt.Errorf("PV %q has unexpected CSI volume handle format %q (expected <clusterUUID>:<poolUUID>:<volumeUUID>)", pvName, pv.Spec.CSI.VolumeHandle)
 	}
+	image, err := s.rebalancerImage(st.ns, parts[0])
+	if err != nil {
+		return fmt.Errorf("volume migration not enabled/configured for cluster %q: %v", parts[0], err)
+	}
+	st.image = image
 	dst := -1
 	for _, n := range s.nodes {
 		if n.uuid == target {
@@ -192,11 +228,9 @@ func (s *StandIn) worldEvents(evs []sim.Event) {
 			status["volumeUUID"] = VolumeUUID(st.nqn)
 			status["poolUUID"] = PoolUUID
 			status["subsystemNQN"] = st.nqn
-			status["sourceNodeUUID"] = st.source
-			s.mu.Lock()
-			v, _ := s.w.Volume(st.nqn)
-			status["memberCount"] = int64(len(v.NSIDs))
-			s.mu.Unlock()
+			// sourceNodeUUID comes only with Running (reconcileStart:
+			// "populated from GetMigration once status=Running").
+			status["memberCount"] = s.memberCount(st)
 			status["startedAt"] = now()
 			var conns, jobs []any
 			for _, ep := range st.targets {
@@ -218,11 +252,16 @@ func (s *StandIn) worldEvents(evs []sim.Event) {
 		case sim.PhaseRunning:
 			s.deleteJobs(st)
 			status["connections"], status["validationJobs"] = nil, nil
+			// reconcileRunning's progress fields, from GetMigration.
+			status["sourceNodeUUID"] = st.source
+			status["memberCount"] = s.memberCount(st)
 		case sim.PhaseCompleted, sim.PhaseFailed, sim.PhaseAborted:
 			s.deleteJobs(st)
 			status["connections"], status["validationJobs"] = nil, nil
 			status["completedAt"] = now()
-			if e.Phase != sim.PhaseCompleted {
+			// Failed carries the reason; Aborted none (reconcileAbort
+			// sets phase and completedAt only).
+			if e.Phase == sim.PhaseFailed {
 				status["errorMessage"] = e.Reason
 			}
 		}
@@ -232,6 +271,14 @@ func (s *StandIn) worldEvents(evs []sim.Event) {
 			delete(s.bySimID, st.simID)
 		}
 	}
+}
+
+// memberCount is the number of volumes of the migrated subsystem.
+func (s *StandIn) memberCount(st *vmState) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, _ := s.w.Volume(st.nqn)
+	return int64(len(v.NSIDs))
 }
 
 func (s *StandIn) patchStatus(st *vmState, status map[string]any) error {
@@ -258,7 +305,7 @@ func migrationUUID(simID string) string {
 
 var notNameChar = regexp.MustCompile(`[^a-z0-9-]`)
 
-// jobName is the operator's path Job name (research/upstream.md §2.3):
+// jobName is the operator's path Job name (docs/sources.md §5.3):
 // prefix + migration UUID without dashes cut to 20 + "-" + the node's short
 // name (lower-cased, [a-z0-9-] only, cut to 16) + "-" + the first 4 bytes
 // of sha256(node) in hex.
@@ -279,28 +326,40 @@ func jobName(prefix, migUUID, node string) string {
 	return prefix + id + "-" + short + "-" + hex.EncodeToString(sum[:4])
 }
 
-// createJob creates a validation Job object as the operator does (owned by
-// the VolumeMigration, pinned to the consumer node). No Job controller
-// runs: it gets no pod; the simulator plays what its pod would do.
+// createJob creates a validation Job object as the operator's
+// migrationPathJob builds it (simplyblock-operator
+// volumemigration_controller.go): in the VolumeMigration's namespace, no
+// labels, the VolumeMigration as controller owner (Controller and
+// BlockOwnerDeletion true, metav1.NewControllerRef), nodeSelector
+// kubernetes.io/hostname, hostNetwork, one privileged container
+// nvme-validate of the rebalancer image with host /dev and /sys mounted,
+// backoffLimit 0, ttlSecondsAfterFinished 3600, activeDeadlineSeconds 180.
+// No Job controller runs: it gets no pod; the simulator plays what its pod
+// would do.
 func (s *StandIn) createJob(st *vmState, name, host string, conns []any) error {
 	connJSON, _ := json.Marshal(conns)
-	zero, deadline, ttl := int32(0), int64(180), int32(3600)
-	yes, no := true, false
+	backoff, ttl, deadline := int32(0), int32(3600), int64(180)
+	yes := true
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: st.ns,
-			Labels: map[string]string{"app.kubernetes.io/name": "simplyblock-rebalancer", "storage.simplyblock.io/volumemigration": st.name},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "storage.simplyblock.io/v1alpha1", Kind: "VolumeMigration",
-				Name: st.name, UID: st.uid, Controller: &yes, BlockOwnerDeletion: &no}}},
+				Name: st.name, UID: st.uid, Controller: &yes, BlockOwnerDeletion: &yes}}},
 		Spec: batchv1.JobSpec{
-			BackoffLimit: &zero, ActiveDeadlineSeconds: &deadline, TTLSecondsAfterFinished: &ttl,
+			BackoffLimit: &backoff, TTLSecondsAfterFinished: &ttl, ActiveDeadlineSeconds: &deadline,
 			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyNever, HostNetwork: true,
 				NodeSelector: map[string]string{LabelHostname: host},
-				Containers: []corev1.Container{{Name: "nvme-validate", Image: "docker.io/simplyblock/simplyblock-rebalancer:main",
+				Volumes: []corev1.Volume{
+					{Name: "host-dev", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/dev"}}},
+					{Name: "host-sys", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/sys"}}},
+				},
+				Containers: []corev1.Container{{Name: "nvme-validate", Image: st.image,
 					ImagePullPolicy: corev1.PullAlways, Command: []string{"simplyblock-rebalancer", "--mode=validate-migration"},
-					SecurityContext: &corev1.SecurityContext{Privileged: &yes},
 					Env: []corev1.EnvVar{{Name: "VMIG_CONNECTIONS", Value: string(connJSON)}, {Name: "VMIG_SUBSYSTEM_NQN", Value: st.nqn},
-						{Name: "VMIG_SYS_ROOT", Value: "/host/sys"}}}},
+						{Name: "VMIG_SYS_ROOT", Value: "/host/sys"}},
+					SecurityContext: &corev1.SecurityContext{Privileged: &yes},
+					VolumeMounts: []corev1.VolumeMount{{Name: "host-dev", MountPath: "/dev"},
+						{Name: "host-sys", MountPath: "/host/sys", ReadOnly: true}}}},
 			}},
 		},
 	}

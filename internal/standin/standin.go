@@ -2,6 +2,7 @@ package standin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -22,13 +23,14 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/fiomig/fiomig/backend/kube/agent"
 	bsim "github.com/fiomig/fiomig/backend/sim"
 	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/sim"
 )
 
 // Names and labels the stand-in uses (a real simplyblock cluster's where
-// research/kube.md §1 gives them).
+// docs/sources.md §10.1 gives them).
 const (
 	// Provisioner is simplyblock's CSI driver and provisioner name.
 	Provisioner = "csi.simplyblock.io"
@@ -43,6 +45,20 @@ const (
 	// RPCPortBase is the first storage node's rpcPort (an assumption: the
 	// stand-in numbers them RPCPortBase+i; real ones are set per node).
 	RPCPortBase = 5260
+	// NvmfPortBase is the first storage node's nvmfPort, the inter-node
+	// device port (sbcli storage_node_ops.py), numbered NvmfPortBase+i: a
+	// stand-in choice that differs from every lvstore port, as on a real
+	// cluster, so that a harness taking it for the hosts' port is caught.
+	NvmfPortBase = 4420
+	// KubeletPort is where the stand-in's kubelet serves the API server's
+	// streaming requests (port-forward) on each Node's InternalIP, the
+	// kubelet's default port.
+	KubeletPort = 10250
+	// StorageClusterName is the StorageCluster the stand-in creates.
+	StorageClusterName = ClusterName
+	// CSISecretName is the Secret holding simplyblock's secret.json
+	// (simplyblock-operator csi-driver/pkg/util/initiator.go).
+	CSISecretName = "simplyblock-csi-secret-v2"
 )
 
 // Label keys and values the stand-in reads or writes.
@@ -69,6 +85,9 @@ var VolumeMigrationGVR = schema.GroupVersionResource{Group: "storage.simplyblock
 // StorageNodeSetGVR is the StorageNodeSet resource (deploy/crds/).
 var StorageNodeSetGVR = schema.GroupVersionResource{Group: "storage.simplyblock.io", Version: "v1alpha1", Resource: "storagenodesets"}
 
+// StorageClusterGVR is the StorageCluster resource (deploy/crds/).
+var StorageClusterGVR = schema.GroupVersionResource{Group: "storage.simplyblock.io", Version: "v1alpha1", Resource: "storageclusters"}
+
 // Config is the stand-in's world and its knobs.
 type Config struct {
 	// Rest is an admin client config for the API server (kubetest.Env.Config).
@@ -93,9 +112,20 @@ type Config struct {
 	TargetRestartS float64
 	// Tune adjusts the simulator's configuration last.
 	Tune func(*sim.Config)
+	// ClusterSecret is the simulated cluster's secret, the bearer every
+	// control-plane route needs (default DefaultClusterSecret).
+	ClusterSecret string
+	// AllowedHosts gives every volume allowed hosts, its consumers' CSI
+	// host NQNs, as a DHCHAP pool's volumes have: the control plane then
+	// hands out connect strings only with host_nqn.
+	AllowedHosts bool
 	// Logf receives one line per thing the stand-in does (nil: discarded).
 	Logf func(format string, args ...any)
 }
+
+// DefaultClusterSecret is the simulated cluster's secret unless
+// Config.ClusterSecret says otherwise; tests grep outputs for it.
+const DefaultClusterSecret = "fiomig-standin-cluster-secret-6d1f0c2b9e"
 
 func (c Config) withDefaults() Config {
 	if c.Volumes == 0 {
@@ -109,6 +139,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.TargetRestartS == 0 {
 		c.TargetRestartS = 2
+	}
+	if c.ClusterSecret == "" {
+		c.ClusterSecret = DefaultClusterSecret
 	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
@@ -141,6 +174,10 @@ type StandIn struct {
 	pvInf    cache.SharedIndexInformer
 	dsInf    cache.SharedIndexInformer
 	vmInf    cache.SharedIndexInformer
+	scInf    cache.SharedIndexInformer
+
+	// kubelets serve the API server's port-forward requests, one per Node.
+	kubelets []*http.Server
 
 	qmu   sync.Mutex
 	queue []func()
@@ -161,14 +198,27 @@ type StandIn struct {
 
 // node is one simulated storage node (and consumer host) as a Kubernetes Node.
 type node struct {
-	idx     int
-	name    string
-	uuid    string
-	mgmtIP  string     // the simulated NVMe/TCP address (never dialled)
-	ip      netip.Addr // the Node's InternalIP: an address in the netns
-	hostNQN string
-	port    int // its own lvstore's NVMe/TCP port
+	idx  int
+	name string
+	uuid string // the storage node's UUID
+	// uid is the Node object's metadata.uid (set when it is created): the
+	// CSI's host NQN of this host derives from it (csiNQN).
+	uid string
+	// dataIP is the data NIC's address, the simulated NVMe/TCP address
+	// hosts connect to (never dialled); ip is the Node's InternalIP, an
+	// address in the netns, which is also the storage node's mgmtIp.
+	dataIP string
+	ip     netip.Addr
+	// simNQN is the simulator's host NQN of this host, which the served
+	// sysfs shows as csiNQN (hostFS).
+	simNQN string
+	// lvolPort is its own lvstore's NVMe/TCP port, the hosts' port;
+	// nvmfPort the inter-node device port (NvmfPortBase+idx).
+	lvolPort, nvmfPort int
 }
+
+// csiNQN is the host NQN simplyblock's CSI connects this host with.
+func (n *node) csiNQN() string { return agent.CSIHostNQN(n.uid) }
 
 // Start builds the simulated world, creates the cluster's objects (Nodes,
 // StorageNodeSet, StorageClass, SPDK and control-plane pods) on the API
@@ -212,17 +262,20 @@ func Start(ctx context.Context, cfg Config) (*StandIn, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.nodes = append(s.nodes, &node{idx: i, name: n.Name, uuid: NodeUUID(i), mgmtIP: n.IP, ip: ip,
-			hostNQN: hosts[i].NQN, port: s.w.Config().BasePort + 2*i})
+		s.nodes = append(s.nodes, &node{idx: i, name: n.Name, uuid: NodeUUID(i), dataIP: n.IP, ip: ip,
+			simNQN: hosts[i].NQN, lvolPort: s.w.Config().BasePort + 2*i, nvmfPort: NvmfPortBase + i})
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if err := s.createCluster(ctx); err != nil {
 		return nil, err
 	}
 	s.startInformers()
+	if err := s.startKubelets(); err != nil {
+		return nil, err
+	}
 	syncCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if !cache.WaitForCacheSync(syncCtx.Done(), s.podInf.HasSynced, s.pvcInf.HasSynced, s.pvInf.HasSynced, s.dsInf.HasSynced, s.vmInf.HasSynced) {
+	if !cache.WaitForCacheSync(syncCtx.Done(), s.podInf.HasSynced, s.pvcInf.HasSynced, s.pvInf.HasSynced, s.dsInf.HasSynced, s.vmInf.HasSynced, s.scInf.HasSynced) {
 		return nil, errors.New("standin: informer caches did not sync within 30 s")
 	}
 	s.wg.Add(2)
@@ -260,9 +313,31 @@ func (s *StandIn) NodeNames() []string {
 // StorageClass is the name of the StorageClass the stand-in provisions.
 func (s *StandIn) StorageClass() string { return s.cfg.StorageClass }
 
-// StorageNamespace is the namespace of the StorageNodeSet, SPDK pods and
-// the control-plane pod.
+// StorageNamespace is the namespace of the StorageCluster, StorageNodeSet,
+// SPDK pods and the control-plane pod.
 func (s *StandIn) StorageNamespace() string { return s.cfg.StorageNamespace }
+
+// ClusterSecret is the simulated cluster's secret (the control plane's
+// bearer); SecretJSON is simplyblock's secret.json holding it, as in
+// Secret simplyblock-csi-secret-v2.
+func (s *StandIn) ClusterSecret() string { return s.cfg.ClusterSecret }
+
+// SecretJSON is secret.json of Secret simplyblock-csi-secret-v2
+// (simplyblock-operator csi-driver/pkg/util/initiator.go ClustersInfo).
+func (s *StandIn) SecretJSON() []byte {
+	b, _ := json.Marshal(map[string]any{"clusters": []any{map[string]any{"cluster_id": sim.ClusterUUID,
+		"cluster_endpoint": fmt.Sprintf("http://simplyblock-webappapi.%s.svc.cluster.local:%d", s.cfg.StorageNamespace, WebAPIPort),
+		"cluster_secret":   s.cfg.ClusterSecret}}})
+	return b
+}
+
+// NodeUID is the metadata.uid of Node name ("" if it is not the stand-in's).
+func (s *StandIn) NodeUID(name string) string {
+	if n := s.nodeByName(name); n != nil {
+		return n.uid
+	}
+	return ""
+}
 
 // Netns is the network namespace holding the pod IPs.
 func (s *StandIn) Netns() *Netns { return s.netns }
@@ -310,6 +385,9 @@ func (s *StandIn) Close() error {
 	for uid, rp := range s.running {
 		rp.stop()
 		delete(s.running, uid)
+	}
+	for _, k := range s.kubelets {
+		k.Close()
 	}
 	if s.netns != nil {
 		return s.netns.Close()
@@ -422,12 +500,13 @@ func (s *StandIn) startInformers() {
 	jobInf := s.factory.Batch().V1().Jobs().Informer()
 	s.dfactory = dynamicinformer.NewDynamicSharedInformerFactory(s.dyn, 0)
 	s.vmInf = s.dfactory.ForResource(VolumeMigrationGVR).Informer()
+	s.scInf = s.dfactory.ForResource(StorageClusterGVR).Informer()
 	kick := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { s.poke() },
 		UpdateFunc: func(any, any) { s.poke() },
 		DeleteFunc: func(any) { s.poke() },
 	}
-	for _, inf := range []cache.SharedIndexInformer{s.pvcInf, s.pvInf, s.dsInf, s.vmInf} {
+	for _, inf := range []cache.SharedIndexInformer{s.pvcInf, s.pvInf, s.dsInf, s.vmInf, s.scInf} {
 		inf.AddEventHandler(kick)
 	}
 	s.podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -23,6 +25,10 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/portforward"
+	"k8s.io/client-go/transport/spdy"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/fiomig/fiomig/backend/kube/agent"
 	"github.com/fiomig/fiomig/internal/kubetest"
@@ -42,6 +48,9 @@ type fixture struct {
 	si  *standin.StandIn
 	cfg *rest.Config
 	hc  *http.Client
+	// cp is 127.0.0.1:<port> of a port-forward to the control-plane pod
+	// (controlPlane opens it).
+	cp string
 }
 
 func start(t *testing.T) *fixture {
@@ -50,7 +59,9 @@ func start(t *testing.T) *fixture {
 	env := kubetest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
-	si, err := standin.Start(ctx, standin.Config{Rest: env.Config, Seed: 1, Logf: t.Logf})
+	// Volumes with allowed hosts (their consumers' CSI host NQNs), as a
+	// DHCHAP pool's.
+	si, err := standin.Start(ctx, standin.Config{Rest: env.Config, Seed: 1, AllowedHosts: true, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +163,9 @@ func (f *fixture) volumePod(name, host string) (*corev1.Pod, *corev1.PersistentV
 
 type storageNode struct {
 	UUID, Hostname, MgmtIP string
-	NvmfPort               int64
+	LvolPort, NvmfPort     int64
+	// DataIP is the simulator's address of the node, where hosts connect.
+	DataIP string
 }
 
 func (f *fixture) storageNodes() []storageNode {
@@ -168,16 +181,75 @@ func (f *fixture) storageNodes() []storageNode {
 		if m["health"] != true || m["status"] != "online" {
 			f.t.Errorf("storage node %v not healthy/online", m)
 		}
-		out = append(out, storageNode{UUID: m["uuid"].(string), Hostname: m["hostname"].(string), MgmtIP: m["mgmtIp"].(string), NvmfPort: m["nvmfPort"].(int64)})
+		sn := storageNode{UUID: m["uuid"].(string), Hostname: m["hostname"].(string), MgmtIP: m["mgmtIp"].(string),
+			LvolPort: m["lvolPort"].(int64), NvmfPort: m["nvmfPort"].(int64)}
+		f.si.World(func(w *sim.World) {
+			for _, n := range w.Nodes() {
+				if n.Name == sn.Hostname {
+					sn.DataIP = n.IP
+				}
+			}
+		})
+		out = append(out, sn)
 	}
 	return out
 }
 
+// controlPlane GETs path from the control plane's REST port through a
+// port-forward to its pod (client-go tools/portforward, as the harness
+// reaches it), with header Authorization: Bearer bearer unless bearer is
+// empty. It returns the status and body.
+func (f *fixture) controlPlane(path, bearer string) (int, string) {
+	f.t.Helper()
+	if f.cp == "" {
+		u := f.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(f.si.StorageNamespace()).Name("simplyblock-webappapi-0").SubResource("portforward").URL()
+		rt, upgrader, err := spdy.RoundTripperFor(f.cfg)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		stop, ready := make(chan struct{}), make(chan struct{})
+		pf, err := portforward.NewOnAddresses(spdy.NewDialer(upgrader, &http.Client{Transport: rt}, http.MethodPost, u),
+			[]string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", standin.WebAPIPort)}, stop, ready, io.Discard, io.Discard)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		failed := make(chan error, 1)
+		go func() { failed <- pf.ForwardPorts() }()
+		select {
+		case <-ready:
+		case err := <-failed:
+			f.t.Fatalf("port-forward to the control-plane pod: %v", err)
+		case <-time.After(30 * time.Second):
+			f.t.Fatal("port-forward to the control-plane pod: not ready after 30 s")
+		}
+		f.t.Cleanup(func() { close(stop) })
+		ports, err := pf.GetPorts()
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		f.cp = fmt.Sprintf("127.0.0.1:%d", ports[0].Local)
+	}
+	req, err := http.NewRequestWithContext(f.ctx, http.MethodGet, "http://"+f.cp+path, nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatalf("GET %s through the port-forward: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
 // migrate creates VolumeMigration name for pv to target and returns the
 // phases it went through (from a watch) up to a terminal one.
-func (f *fixture) migrate(name, pv, target string, during func(phase string, u *unstructured.Unstructured)) ([]string, *unstructured.Unstructured) {
+func (f *fixture) migrate(vmNS, name, pv, target string, during func(phase string, u *unstructured.Unstructured)) ([]string, *unstructured.Unstructured) {
 	f.t.Helper()
-	rc := f.dyn.Resource(standin.VolumeMigrationGVR).Namespace(ns)
+	rc := f.dyn.Resource(standin.VolumeMigrationGVR).Namespace(vmNS)
 	w, err := rc.Watch(f.ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
 	if err != nil {
 		f.t.Fatal(err)
@@ -218,28 +290,25 @@ func (f *fixture) migrate(name, pv, target string, during func(phase string, u *
 	}
 }
 
-// sourceOf asks the control plane (through the pod proxy) which storage
-// node serves the PV's volume now.
+// sourceOf is the storage node serving the PV's volume now (the
+// primary of its lvstore in the simulated world).
 func (f *fixture) sourceOf(pv *corev1.PersistentVolume) storageNode {
 	f.t.Helper()
 	parts := strings.Split(pv.Spec.CSI.VolumeHandle, ":")
-	body, err := f.proxyGet(f.si.StorageNamespace(), "simplyblock-webappapi-0", standin.WebAPIPort, "/api/v2/clusters/"+parts[0]+"/volumes/"+parts[2])
-	if err != nil {
-		f.t.Fatalf("control plane volume %s: %v", parts[2], err)
-	}
-	var v struct {
-		NodeUUID string `json:"node_uuid"`
-		Hostname string `json:"hostname"`
-	}
-	if err := json.Unmarshal(body, &v); err != nil {
-		f.t.Fatalf("%v: %s", err, body)
-	}
+	lvs := -1
+	f.si.World(func(w *sim.World) {
+		for _, v := range w.Volumes() {
+			if standin.VolumeUUID(v.NQN) == parts[2] {
+				lvs = v.LVS
+			}
+		}
+	})
 	for _, n := range f.storageNodes() {
-		if n.UUID == v.NodeUUID && n.Hostname == v.Hostname {
+		if lvs >= 0 && n.UUID == standin.NodeUUID(lvs) {
 			return n
 		}
 	}
-	f.t.Fatalf("control plane names node %+v, not in the StorageNodeSet", v)
+	f.t.Fatalf("volume %s: no storage node serves it (lvstore %d)", parts[2], lvs)
 	return storageNode{}
 }
 
@@ -259,7 +328,31 @@ func TestStandIn(t *testing.T) {
 		}
 	}
 
-	t.Run("pod-proxy-reaches-control-plane", func(t *testing.T) {
+	sns := f.si.StorageNamespace()
+
+	// lvolPort (the hosts' port) is not nvmfPort (the inter-node device
+	// port), and the management address is not the data address hosts
+	// connect to; the control plane names the data address.
+	t.Run("storage-nodes-ports-and-addresses", func(t *testing.T) {
+		f := f.on(t)
+		for _, n := range nodes {
+			if n.LvolPort == n.NvmfPort {
+				t.Errorf("node %s: lvolPort = nvmfPort = %d", n.Hostname, n.LvolPort)
+			}
+			if n.MgmtIP == n.DataIP || n.MgmtIP == "" {
+				t.Errorf("node %s: mgmtIp %q, data address %q", n.Hostname, n.MgmtIP, n.DataIP)
+			}
+			code, body := f.controlPlane("/api/v2/clusters/"+sim.ClusterUUID+"/storage-nodes/"+n.UUID+"/nics", f.si.ClusterSecret())
+			var nics []struct {
+				Address string `json:"Address"`
+			}
+			if code != http.StatusOK || json.Unmarshal([]byte(body), &nics) != nil || len(nics) != 1 || nics[0].Address != n.DataIP {
+				t.Errorf("node %s data NICs: %d %s; want the data address %s", n.Hostname, code, body, n.DataIP)
+			}
+		}
+	})
+
+	t.Run("control-plane-route-needs-bearer-and-port-forward", func(t *testing.T) {
 		f := f.on(t)
 		_, pv := f.volumePod("fio-0", nodes[0].Hostname)
 		nqn := pv.Spec.CSI.VolumeAttributes["nqn"]
@@ -267,32 +360,88 @@ func TestStandIn(t *testing.T) {
 		if len(parts) != 3 || standin.VolumeUUID(nqn) != parts[2] {
 			t.Fatalf("PV handle %q does not name the volume of nqn %s", pv.Spec.CSI.VolumeHandle, nqn)
 		}
-		body, err := f.proxyGet(f.si.StorageNamespace(), "simplyblock-webappapi-0", standin.WebAPIPort, "/api/v2/clusters/"+parts[0]+"/volumes/"+parts[2]+"/connect")
-		if err != nil {
-			t.Fatalf("pod proxy GET of the control plane: %v", err)
+		route := "/api/v2/clusters/" + parts[0] + "/storage-pools/" + parts[1] + "/volumes/" + parts[2] + "/connect"
+		consumer := "?host_nqn=nqn.2014-08.io.simplyblock:uuid:" + f.si.NodeUID(nodes[0].Hostname)
+		code, body := f.controlPlane(route+consumer, f.si.ClusterSecret())
+		if code != http.StatusOK {
+			t.Fatalf("GET %s with the bearer: %d %s", route, code, body)
 		}
 		var got []struct {
 			IP   string `json:"ip"`
 			Port int    `json:"port"`
 			NQN  string `json:"nqn"`
 		}
-		if err := json.Unmarshal(body, &got); err != nil {
+		if err := json.Unmarshal([]byte(body), &got); err != nil {
 			t.Fatalf("%v: %s", err, body)
 		}
 		var want []string
 		f.si.World(func(w *sim.World) { want = w.Endpoints(nqn) })
 		if len(got) != len(want) || len(want) == 0 {
-			t.Fatalf("endpoints through the proxy %v, simulator publishes %v", got, want)
+			t.Fatalf("connect strings %v, simulator publishes %v", got, want)
 		}
+		src := f.sourceOf(pv)
 		for i, e := range got {
 			if fmt.Sprintf("%s:%d", e.IP, e.Port) != want[i] || e.NQN != nqn {
-				t.Errorf("endpoint %d: %+v, want %s of %s", i, e, want[i], nqn)
+				t.Errorf("connect string %d: %+v, want %s of %s", i, e, want[i], nqn)
 			}
+			if int64(e.Port) != src.LvolPort {
+				t.Errorf("connect string %d: port %d, want the lvstore's lvolPort %d", i, e.Port, src.LvolPort)
+			}
+		}
+		for what, bearer := range map[string]string{"no bearer": "", "another bearer": "not-the-cluster-secret"} {
+			if code, body := f.controlPlane(route+consumer, bearer); code != http.StatusUnauthorized {
+				t.Errorf("%s: %d %s, want 401", what, code, body)
+			}
+		}
+		for _, wrong := range []string{
+			"/api/v2/clusters/" + parts[0] + "/volumes/" + parts[2] + "/connect", // no storage pool: not a route
+			"/api/v2/clusters/" + parts[0] + "/storage-pools/" + parts[0] + "/volumes/" + parts[2] + "/connect",
+		} {
+			if code, _ := f.controlPlane(wrong+consumer, f.si.ClusterSecret()); code != http.StatusNotFound {
+				t.Errorf("GET %s with the bearer: %d, want 404", wrong, code)
+			}
+		}
+		// Through the API server's pod proxy the bearer never arrives:
+		// the API server deletes Authorization after authenticating.
+		u := strings.TrimSuffix(f.cfg.Host, "/") + "/api/v1/namespaces/" + sns + "/pods/simplyblock-webappapi-0:" + fmt.Sprint(standin.WebAPIPort) + "/proxy" + route + consumer
+		req, _ := http.NewRequestWithContext(f.ctx, http.MethodGet, u, nil)
+		req.Header.Set("Authorization", "Bearer "+f.si.ClusterSecret())
+		resp, err := f.hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("through the pod proxy with the bearer: %s %s, want 401", resp.Status, b)
 		}
 		// The fio pod's logs sidecar answers, with no files: no fio ran.
 		files, err := f.proxyGet(ns, "fio-0", agent.FilesPort, "/v1/files")
 		if err != nil || strings.TrimSpace(string(files)) != "[]" {
 			t.Errorf("fio pod's /v1/files through the proxy: %q, %v; want []", files, err)
+		}
+	})
+
+	// A volume with allowed hosts hands out its connect strings only to
+	// an allowed host_nqn (sbcli utils/nvme.py HostConnectAuth.resolve).
+	t.Run("connect-strings-need-an-allowed-host-nqn", func(t *testing.T) {
+		f := f.on(t)
+		var vol *sim.Volume
+		f.si.World(func(w *sim.World) { vol = w.Volumes()[1] })
+		route := "/api/v2/clusters/" + sim.ClusterUUID + "/storage-pools/" + standin.PoolUUID + "/volumes/" + standin.VolumeUUID(vol.NQN) + "/connect"
+		consumer := nodes[vol.Consumers[0]].Hostname
+		other := nodes[(vol.Consumers[0]+1)%len(nodes)].Hostname
+		for _, tc := range []struct {
+			query string
+			want  int
+		}{
+			{"", http.StatusNotFound},
+			{"?host_nqn=nqn.2014-08.io.simplyblock:uuid:" + f.si.NodeUID(other), http.StatusNotFound},
+			{"?host_nqn=nqn.2014-08.io.simplyblock:uuid:" + f.si.NodeUID(consumer), http.StatusOK},
+		} {
+			if code, body := f.controlPlane(route+tc.query, f.si.ClusterSecret()); code != tc.want {
+				t.Errorf("connect%s: %d %s, want %d", tc.query, code, body, tc.want)
+			}
 		}
 	})
 
@@ -322,14 +471,18 @@ func TestStandIn(t *testing.T) {
 			}
 			return running == 3 && len(pods) == 3, nil
 		})
+		// simplyblock's CSI connects with nqn.2014-08.io.simplyblock:uuid:<Node UID>.
 		hosts := map[string]string{}
-		f.si.World(func(w *sim.World) {
-			for _, h := range w.Hosts() {
-				hosts[h.Name] = h.NQN
+		for _, n := range nodes {
+			node, err := f.cs.CoreV1().Nodes().Get(f.ctx, n.Hostname, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
 			}
-		})
+			hosts[n.Hostname] = "nqn.2014-08.io.simplyblock:uuid:" + string(node.UID)
+		}
 		for _, p := range pods {
-			// Through the API server's pod proxy, with the response headers.
+			// Through the API server's pod proxy, with the response
+			// headers; the agent is given no identity but the host's.
 			u := strings.TrimSuffix(f.cfg.Host, "/") + "/api/v1/namespaces/" + ns + "/pods/" + p.Name + ":" + fmt.Sprint(agent.Port) + "/proxy/v1/sample"
 			resp, err := f.hc.Get(u)
 			if err != nil {
@@ -340,8 +493,8 @@ func TestStandIn(t *testing.T) {
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("pod proxy GET %s: %s: %s", u, resp.Status, body)
 			}
-			if got := resp.Header.Get(agent.HeaderHostNQN); got != hosts[p.Spec.NodeName] {
-				t.Errorf("agent on %s: %s %q, want %q", p.Spec.NodeName, agent.HeaderHostNQN, got, hosts[p.Spec.NodeName])
+			if got := resp.Header.Get(agent.HeaderHostNQN); got != hosts[p.Spec.NodeName] || resp.Header.Get(agent.HeaderIdentity) != agent.SourceSysfs {
+				t.Errorf("agent on %s: %s %q (from %s), want %q from sysfs", p.Spec.NodeName, agent.HeaderHostNQN, got, resp.Header.Get(agent.HeaderIdentity), hosts[p.Spec.NodeName])
 			}
 			s, err := agent.Decode(resp.Header, bytes.NewReader(body), p.Name)
 			if err != nil {
@@ -357,7 +510,7 @@ func TestStandIn(t *testing.T) {
 				for _, c := range sub.Controllers {
 					n++
 					if c.HostNQN != hosts[p.Spec.NodeName] {
-						t.Errorf("agent on %s served controller %s of hostnqn %s", p.Spec.NodeName, c.Name, c.HostNQN)
+						t.Errorf("agent on %s served controller %s of hostnqn %s, want the CSI's %s", p.Spec.NodeName, c.Name, c.HostNQN, hosts[p.Spec.NodeName])
 					}
 				}
 			}
@@ -381,6 +534,36 @@ func TestStandIn(t *testing.T) {
 		pvs = append(pvs, pv)
 	}
 
+	// The operator starts a VolumeMigration only in the namespace of the
+	// StorageCluster of its PV's cluster; anywhere else it fails it at
+	// once with its message and creates no Job (simplyblock-operator
+	// volumemigration_controller.go reconcileStart, resolveRebalancerImage).
+	t.Run("volumemigration-outside-storagecluster-namespace-fails", func(t *testing.T) {
+		f := f.on(t)
+		pv := pvs[0]
+		target := nodes[0]
+		if src := f.sourceOf(pv); target.UUID == src.UUID {
+			target = nodes[1]
+		}
+		phases, final := f.migrate(ns, "mig-elsewhere", pv.Name, target.UUID, nil)
+		if strings.Join(phases, " ") != sim.PhaseFailed {
+			t.Errorf("phases %v in namespace %s (no StorageCluster there), want [Failed]", phases, ns)
+		}
+		want := fmt.Sprintf("volume migration not enabled/configured for cluster %q: no StorageCluster found for cluster UUID %q", sim.ClusterUUID, sim.ClusterUUID)
+		if msg, _, _ := unstructured.NestedString(final.Object, "status", "errorMessage"); msg != want {
+			t.Errorf("errorMessage %q, want %q", msg, want)
+		}
+		jobs, err := f.cs.BatchV1().Jobs(ns).List(f.ctx, metav1.ListOptions{})
+		if err != nil || len(jobs.Items) != 0 {
+			t.Errorf("Jobs in %s: %v %v, want none", ns, err, jobs)
+		}
+		var migs int
+		f.si.World(func(w *sim.World) { migs = len(w.Migrations()) })
+		if migs != 0 {
+			t.Errorf("the simulator runs %d migrations, want none", migs)
+		}
+	})
+
 	t.Run("volumemigration-completes", func(t *testing.T) {
 		f := f.on(t)
 		pv := pvs[0]
@@ -394,9 +577,20 @@ func TestStandIn(t *testing.T) {
 			}
 		}
 		var jobs []any
-		phases, final := f.migrate("mig-1", pv.Name, target.UUID, func(ph string, u *unstructured.Unstructured) {
+		var job *batchv1.Job
+		var vmUID types.UID
+		sourceIn := map[string]any{}
+		phases, final := f.migrate(sns, "mig-1", pv.Name, target.UUID, func(ph string, u *unstructured.Unstructured) {
+			sourceIn[ph], _, _ = unstructured.NestedString(u.Object, "status", "sourceNodeUUID")
 			if ph == sim.PhaseValidating {
+				vmUID = u.GetUID()
 				jobs, _, _ = unstructured.NestedSlice(u.Object, "status", "validationJobs")
+				if len(jobs) == 1 {
+					j, err := f.cs.BatchV1().Jobs(sns).Get(f.ctx, jobs[0].(map[string]any)["jobName"].(string), metav1.GetOptions{})
+					if err == nil {
+						job = j
+					}
+				}
 			}
 		})
 		want := []string{sim.PhasePending, sim.PhaseValidating, sim.PhaseRunning, sim.PhaseCompleted}
@@ -407,8 +601,41 @@ func TestStandIn(t *testing.T) {
 		if st["subsystemNQN"] != nqn || st["sourceNodeUUID"] != src.UUID || st["memberCount"] != int64(1) {
 			t.Errorf("status %v: want subsystemNQN %s, sourceNodeUUID %s, memberCount 1", st, nqn, src.UUID)
 		}
+		// sourceNodeUUID comes from GetMigration once Running, not before.
+		if sourceIn[sim.PhaseValidating] != "" || sourceIn[sim.PhaseRunning] != src.UUID {
+			t.Errorf("sourceNodeUUID by phase %v: want none while Validating, %s from Running", sourceIn, src.UUID)
+		}
 		if len(jobs) != 1 {
 			t.Errorf("validationJobs while Validating: %v, want one (the volume's consumer host)", jobs)
+		}
+		// The validation Job looks like the operator's migrationPathJob.
+		if job == nil {
+			t.Fatalf("validation Job %v not found while Validating", jobs)
+		}
+		host := jobs[0].(map[string]any)["node"].(string)
+		// The operator sets no label; the API server's Job defaulting
+		// copies the pod template's generated ones onto the Job.
+		for k := range job.Labels {
+			if !slices.Contains([]string{"batch.kubernetes.io/controller-uid", "batch.kubernetes.io/job-name", "controller-uid", "job-name"}, k) {
+				t.Errorf("Job label %s=%s: the operator sets none", k, job.Labels[k])
+			}
+		}
+		yes := true
+		wantRef := []metav1.OwnerReference{{APIVersion: "storage.simplyblock.io/v1alpha1", Kind: "VolumeMigration", Name: "mig-1", UID: vmUID, Controller: &yes, BlockOwnerDeletion: &yes}}
+		if d := cmp.Diff(wantRef, job.OwnerReferences); d != "" {
+			t.Errorf("Job owner references (-want +got):\n%s", d)
+		}
+		ps := job.Spec.Template.Spec
+		if d := cmp.Diff(map[string]string{"kubernetes.io/hostname": host}, ps.NodeSelector); d != "" || !ps.HostNetwork || ps.RestartPolicy != corev1.RestartPolicyNever {
+			t.Errorf("Job pod: nodeSelector diff %s, hostNetwork %v, restartPolicy %s", d, ps.HostNetwork, ps.RestartPolicy)
+		}
+		if len(ps.Containers) != 1 || ps.Containers[0].Name != "nvme-validate" || ps.Containers[0].Image != "docker.io/simplyblock/simplyblock-rebalancer:main" ||
+			strings.Join(ps.Containers[0].Command, " ") != "simplyblock-rebalancer --mode=validate-migration" || len(ps.Volumes) != 2 ||
+			*job.Spec.BackoffLimit != 0 || *job.Spec.TTLSecondsAfterFinished != 3600 || *job.Spec.ActiveDeadlineSeconds != 180 {
+			t.Errorf("Job spec %+v", job.Spec)
+		}
+		if !strings.HasPrefix(job.Name, "vmig-validate-") {
+			t.Errorf("Job name %s", job.Name)
 		}
 		if got := f.sourceOf(pv); got.UUID != target.UUID {
 			t.Errorf("after Completed the control plane serves the volume from %s, want the target %s", got.Hostname, target.Hostname)
@@ -416,8 +643,8 @@ func TestStandIn(t *testing.T) {
 		var eps []string
 		f.si.World(func(w *sim.World) { eps = w.Endpoints(nqn) })
 		for _, ep := range eps {
-			if !strings.HasSuffix(ep, fmt.Sprintf(":%d", target.NvmfPort)) {
-				t.Errorf("published endpoint %s after Completed: not at the target's port %d", ep, target.NvmfPort)
+			if !strings.HasSuffix(ep, fmt.Sprintf(":%d", target.LvolPort)) {
+				t.Errorf("published endpoint %s after Completed: not at the target's lvolPort %d", ep, target.LvolPort)
 			}
 		}
 	})
@@ -431,7 +658,7 @@ func TestStandIn(t *testing.T) {
 			target = nodes[1]
 		}
 		deleted := ""
-		phases, final := f.migrate("mig-2", pv.Name, target.UUID, func(ph string, u *unstructured.Unstructured) {
+		phases, final := f.migrate(sns, "mig-2", pv.Name, target.UUID, func(ph string, u *unstructured.Unstructured) {
 			if ph != sim.PhaseValidating {
 				return
 			}
@@ -441,7 +668,7 @@ func TestStandIn(t *testing.T) {
 			}
 			deleted = jobs[0].(map[string]any)["jobName"].(string)
 			bg := metav1.DeletePropagationBackground
-			if err := f.cs.BatchV1().Jobs(ns).Delete(f.ctx, deleted, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
+			if err := f.cs.BatchV1().Jobs(sns).Delete(f.ctx, deleted, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
 				t.Fatalf("delete validation Job %s: %v", deleted, err)
 			}
 		})
@@ -461,23 +688,39 @@ func TestStandIn(t *testing.T) {
 		if src := f.sourceOf(pv); target.UUID == src.UUID {
 			target = nodes[1]
 		}
-		rc := f.dyn.Resource(standin.VolumeMigrationGVR).Namespace(ns)
+		rc := f.dyn.Resource(standin.VolumeMigrationGVR).Namespace(sns)
 		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "storage.simplyblock.io/v1alpha1", "kind": "VolumeMigration",
 			"metadata": map[string]any{"name": "mig-4"}, "spec": map[string]any{"pvName": pv.Name, "targetNodeUUID": target.UUID}}}
-		if _, err := rc.Create(f.ctx, obj, metav1.CreateOptions{}); err != nil {
+		created, err := rc.Create(f.ctx, obj, metav1.CreateOptions{})
+		if err != nil {
 			t.Fatal(err)
 		}
-		sel := metav1.ListOptions{LabelSelector: "storage.simplyblock.io/volumemigration=mig-4"}
+		// The operator's Jobs carry no label: they are found by owner.
+		owned := func() (int, error) {
+			l, err := f.cs.BatchV1().Jobs(sns).List(f.ctx, metav1.ListOptions{})
+			if err != nil {
+				return 0, err
+			}
+			n := 0
+			for _, j := range l.Items {
+				for _, r := range j.OwnerReferences {
+					if r.UID == created.GetUID() {
+						n++
+					}
+				}
+			}
+			return n, nil
+		}
 		f.eventually("mig-4's validation Job", func() (bool, error) {
-			l, err := f.cs.BatchV1().Jobs(ns).List(f.ctx, sel)
-			return err == nil && len(l.Items) > 0, err
+			n, err := owned()
+			return n > 0, err
 		})
 		if err := rc.Delete(f.ctx, "mig-4", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		f.eventually("mig-4's Jobs gone with it", func() (bool, error) {
-			l, err := f.cs.BatchV1().Jobs(ns).List(f.ctx, sel)
-			return err == nil && len(l.Items) == 0, err
+			n, err := owned()
+			return n == 0, err
 		})
 		// Let the simulated migration end before the next subtest uses the volume.
 		f.eventually("the simulated migration of mig-4 terminal", func() (bool, error) {
@@ -494,8 +737,8 @@ func TestStandIn(t *testing.T) {
 	t.Run("spec-abort", func(t *testing.T) {
 		f := f.on(t)
 		pv := pvs[0]
-		rc := f.dyn.Resource(standin.VolumeMigrationGVR).Namespace(ns)
-		phases, _ := f.migrate("mig-3", pv.Name, nodes[2].UUID, func(ph string, u *unstructured.Unstructured) {
+		rc := f.dyn.Resource(standin.VolumeMigrationGVR).Namespace(sns)
+		phases, final := f.migrate(sns, "mig-3", pv.Name, nodes[2].UUID, func(ph string, u *unstructured.Unstructured) {
 			if ph == sim.PhasePending || ph == sim.PhaseValidating {
 				_, err := rc.Patch(f.ctx, "mig-3", types.MergePatchType, []byte(`{"spec":{"abort":true}}`), metav1.PatchOptions{})
 				if err != nil {
@@ -505,6 +748,13 @@ func TestStandIn(t *testing.T) {
 		})
 		if phases[len(phases)-1] != sim.PhaseAborted {
 			t.Errorf("after spec.abort: phases %v, want Aborted last", phases)
+		}
+		// reconcileAbort sets phase and completedAt, no errorMessage.
+		if msg, found, _ := unstructured.NestedString(final.Object, "status", "errorMessage"); found {
+			t.Errorf("Aborted with errorMessage %q: the operator writes none", msg)
+		}
+		if at, _, _ := unstructured.NestedString(final.Object, "status", "completedAt"); at == "" {
+			t.Error("Aborted without completedAt")
 		}
 	})
 
@@ -520,7 +770,7 @@ func TestStandIn(t *testing.T) {
 		// the restart hit the helper's rule and its counter shows them.
 		helper := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "nft-" + nodes[1].Hostname, Namespace: ns,
 			Labels:      map[string]string{"fiomig.io/role": "nft-helper", "fiomig.io/run": "t"},
-			Annotations: map[string]string{"fiomig.io/nft-ip": nodes[1].MgmtIP, "fiomig.io/nft-table": "fiomig_t"}},
+			Annotations: map[string]string{"fiomig.io/nft-ip": nodes[1].DataIP, "fiomig.io/nft-table": "fiomig_t"}},
 			Spec: corev1.PodSpec{NodeName: nodes[1].Hostname, HostNetwork: true, Containers: []corev1.Container{{Name: "nft", Image: "fiomig:dev"}}}}
 		if _, err := f.cs.CoreV1().Pods(ns).Create(f.ctx, helper, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -562,7 +812,7 @@ func TestStandIn(t *testing.T) {
 		f.eventually("helper pod gone and its rule with it", func() (bool, error) {
 			_, err := f.cs.CoreV1().Pods(ns).Get(f.ctx, helper.Name, metav1.GetOptions{})
 			var active bool
-			f.si.World(func(w *sim.World) { _, active = w.DroppedConnects(nodes[1].MgmtIP) })
+			f.si.World(func(w *sim.World) { _, active = w.DroppedConnects(nodes[1].DataIP) })
 			return err != nil && !active, nil
 		})
 	})
@@ -652,8 +902,10 @@ func TestStandIn(t *testing.T) {
 		if err := f.cs.CoreV1().Pods(ns).DeleteCollection(f.ctx, metav1.DeleteOptions{}, sel); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.dyn.Resource(standin.VolumeMigrationGVR).Namespace(ns).DeleteCollection(f.ctx, metav1.DeleteOptions{}, sel); err != nil {
-			t.Fatal(err)
+		for _, n := range []string{ns, sns} {
+			if err := f.dyn.Resource(standin.VolumeMigrationGVR).Namespace(n).DeleteCollection(f.ctx, metav1.DeleteOptions{}, sel); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := f.cs.CoreV1().PersistentVolumeClaims(ns).DeleteCollection(f.ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 			t.Fatal(err)

@@ -42,6 +42,9 @@ type KubeEnv struct {
 	// the same as a kubeconfig file (for fiomig run subprocesses).
 	Harness    *rest.Config
 	Kubeconfig string
+	// SecretFile holds the control plane's secret.json (for
+	// --cluster-secret-file).
+	SecretFile string
 	cfg        *envconf.Config
 }
 
@@ -87,13 +90,22 @@ func StartKube(ctx context.Context, _ *envconf.Config) (context.Context, error) 
 		return ctx, err
 	}
 	// 3 volumes, one per host: the shape of the specs' runs (and of the
-	// simulator backend they are compared with).
-	e.StandIn, err = standin.Start(ctx, standin.Config{Rest: api.Config, Seed: 1, Volumes: 3,
+	// simulator backend they are compared with). Their volumes admit only
+	// their consumers' CSI host NQNs, as a DHCHAP pool's do: the harness
+	// must pass host_nqn for their connect strings.
+	e.StandIn, err = standin.Start(ctx, standin.Config{Rest: api.Config, Seed: 1, Volumes: 3, AllowedHosts: true,
 		Logf: func(f string, a ...any) { fmt.Fprintf(ginkgo.GinkgoWriter, f+"\n", a...) }})
 	if err != nil {
 		return ctx, err
 	}
 	e.Harness = api.ServiceAccount("fiomig", "fiomig-harness")
+	// The secret as a user hands it over: simplyblock's secret.json, read
+	// by the user from Secret simplyblock-csi-secret-v2 (the harness may
+	// not read Secrets).
+	e.SecretFile = filepath.Join(work, "secret.json")
+	if err := os.WriteFile(e.SecretFile, e.StandIn.SecretJSON(), 0o600); err != nil {
+		return ctx, err
+	}
 	if e.Kubeconfig, err = impersonatingKubeconfig(api.Kubeconfig, filepath.Join(work, "harness.kubeconfig"),
 		"system:serviceaccount:fiomig:fiomig-harness", "system:serviceaccounts", "system:serviceaccounts:fiomig"); err != nil {
 		return ctx, err
@@ -158,7 +170,8 @@ func impersonatingKubeconfig(admin, out, user string, groups ...string) (string,
 // volumes PVCs of the stand-in's StorageClass, run id id.
 func (e *KubeEnv) NewKubeCluster(ctx context.Context, id string, seed int64, volumes int) (backend.Cluster, error) {
 	return kube.New(ctx, kube.Config{REST: e.Harness, Namespace: "fiomig", StorageNamespace: e.StandIn.StorageNamespace(),
-		StorageClass: e.StandIn.StorageClass(), RunID: id, Seed: seed, Volumes: volumes,
+		ClusterSecret: e.StandIn.SecretJSON(),
+		StorageClass:  e.StandIn.StorageClass(), RunID: id, Seed: seed, Volumes: volumes,
 		SetupTimeout: 90 * time.Second, Progress: ginkgo.GinkgoWriter})
 }
 

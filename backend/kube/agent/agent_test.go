@@ -2,9 +2,11 @@ package agent
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -188,13 +190,19 @@ func TestParseNFTCounter(t *testing.T) {
 }
 
 func TestNFTScript(t *testing.T) {
-	got := NFT{Table: "fiomig_r1", IP: "10.0.0.1", Port: 4420}.Script()
+	got := NFT{Table: "fiomig_r1", IP: "10.0.0.1", Ports: []int{4420}}.Script()
 	want := "add table inet fiomig_r1\nadd chain inet fiomig_r1 input { type filter hook prerouting priority -300 ; }\nadd rule inet fiomig_r1 input ip daddr 10.0.0.1 tcp dport 4420 ct state new counter drop\n"
 	if got != want {
 		t.Errorf("script:\n%s\nwant:\n%s", got, want)
 	}
-	if s := (NFT{Table: "t", IP: "fd00::1", Port: 1}).Script(); !strings.Contains(s, "ip6 daddr fd00::1") {
+	if s := (NFT{Table: "t", IP: "fd00::1", Ports: []int{1}}).Script(); !strings.Contains(s, "ip6 daddr fd00::1") {
 		t.Errorf("IPv6 script: %s", s)
+	}
+	if r := (NFT{IP: "10.0.0.1", Ports: []int{4426, 4428}}).Rule(); r != "ip daddr 10.0.0.1 tcp dport { 4426, 4428 } ct state new counter drop" {
+		t.Errorf("rule of two ports: %s", r)
+	}
+	if _, err := ParsePorts("4426,0"); err == nil {
+		t.Error("port 0: no error")
 	}
 }
 
@@ -231,4 +239,120 @@ func TestFilesHandlerServesOnlyTopLevelFiles(t *testing.T) {
 		t.Errorf("POST: %d, want 405 (read-only)", r.StatusCode)
 	}
 	r.Body.Close()
+}
+
+// csiKernel is the healthy capture as simplyblock's CSI leaves it on a
+// kernel shared by two nodes: nvme7 connected by node B's CSI, nvme5 by a
+// validation Job of node A (the rebalancer image's own NQN), the rest by
+// node A's CSI.
+func csiKernel(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../../nvmeof/testdata/sysfs-captures/healthy.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if p, _, ok := strings.Cut(l, "\t"); ok && strings.HasSuffix(p, "/hostnqn") {
+			switch {
+			case strings.HasSuffix(p, "/nvme7/hostnqn"):
+				l = p + "\t" + CSIHostNQN(uidB)
+			case strings.HasSuffix(p, "/nvme5/hostnqn"):
+				l = p + "\t" + validationNQN
+			default:
+				l = p + "\t" + CSIHostNQN(uidA)
+			}
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
+
+const (
+	uidA          = "6f1c2a3b-0000-4000-8000-00000000000a"
+	uidB          = "6f1c2a3b-0000-4000-8000-00000000000b"
+	validationNQN = "nqn.2014-08.org.nvmexpress:uuid:feedface-0000-4000-8000-000000000001"
+)
+
+// TestIdentifyLearnsTheHostFromItsControllers: with no flag the agent
+// needs no file on the host: with the Node UID it keeps the CSI's NQN of
+// that UID and the validation Job's, not the other node's CSI NQN; without
+// it, every hostnqn seen on simplyblock subsystems; a flag wins.
+func TestIdentifyLearnsTheHostFromItsControllers(t *testing.T) {
+	sys, err := nvmeof.LoadCapture(strings.NewReader(csiKernel(t)), "csi.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := nvmeof.ReadSysfs(sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, flag, uid string
+		want            Identity
+	}{
+		{"node uid", "", uidA, Identity{Source: SourceNodeUID, HostNQN: CSIHostNQN(uidA), HostNQNs: []string{CSIHostNQN(uidA), validationNQN}}},
+		{"other node's uid", "", uidB, Identity{Source: SourceNodeUID, HostNQN: CSIHostNQN(uidB), HostNQNs: []string{CSIHostNQN(uidB), validationNQN}}},
+		{"sysfs only", "", "", Identity{Source: SourceSysfs, HostNQN: CSIHostNQN(uidA), HostNQNs: []string{CSIHostNQN(uidA), CSIHostNQN(uidB), validationNQN}}},
+		{"flag", hostA, uidA, Identity{Source: SourceFlag, HostNQN: hostA, HostNQNs: []string{hostA}}},
+	} {
+		if d := cmp.Diff(tc.want, Identify(hs, tc.flag, tc.uid)); d != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, d)
+		}
+	}
+	// A host whose only simplyblock controllers are its CSI's names it.
+	one := nvmeof.FilterHost(hs, CSIHostNQN(uidA))
+	if got := Identify(one, "", ""); got.HostNQN != CSIHostNQN(uidA) || got.Source != SourceSysfs {
+		t.Errorf("one CSI identity: %+v", got)
+	}
+}
+
+// TestHandlerTakesTheNodeUIDFromTheHarness: /v1/host and /v1/sample with
+// ?node_uid= serve node A's controllers and the validation Job's, say so,
+// and leave node B's out.
+func TestHandlerTakesTheNodeUIDFromTheHarness(t *testing.T) {
+	sys, err := nvmeof.LoadCapture(strings.NewReader(csiKernel(t)), "csi.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(Handler(Config{Node: "worker-a", Sys: sys}))
+	defer srv.Close()
+	r, err := http.Get(srv.URL + "/v1/host?node_uid=" + uidA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info HostInfo
+	if err := json.NewDecoder(r.Body).Decode(&info); err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if info.Source != SourceNodeUID || info.HostNQN != CSIHostNQN(uidA) || len(info.HostNQNs) != 2 {
+		t.Errorf("/v1/host: %+v", info)
+	}
+	resp, err := http.Get(srv.URL + "/v1/sample?node_uid=" + uidA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	s, err := Decode(resp.Header, resp.Body, "agent a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Source != SourceNodeUID || s.HostNQN != CSIHostNQN(uidA) {
+		t.Errorf("sample identity %s %s", s.Source, s.HostNQN)
+	}
+	got, err := nvmeof.ReadSysfs(s.Sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range got.Controllers() {
+		names = append(names, c.Name)
+		if c.HostNQN == CSIHostNQN(uidB) {
+			t.Errorf("sample holds node B's controller %s", c.Name)
+		}
+	}
+	if !slices.Contains(names, "nvme5") {
+		t.Errorf("sample controllers %v lack the validation Job's nvme5", names)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -84,12 +85,13 @@ func FilesHandler(dir fs.FS) http.Handler {
 // NFT is the dropped-CONNECTs helper's nftables rule: in table inet Table,
 // chain "input" (hook prerouting, priority -300, before conntrack-based
 // filters), one rule "ip daddr IP tcp dport Port ct state new counter drop"
-// (IPv6 addresses use ip6 daddr). New TCP connections to the target's port
-// are dropped, existing ones are untouched (faults.ConnectDropper).
+// (several ports as a set "{ P1, P2 }"; IPv6 addresses use ip6 daddr). New
+// TCP connections to the target's ports are dropped, existing ones are
+// untouched (faults.ConnectDropper).
 type NFT struct {
 	Table string
 	IP    string
-	Port  int
+	Ports []int
 	// Run runs nft with args; nil runs nft(8) from PATH.
 	Run func(ctx context.Context, args ...string) ([]byte, error)
 }
@@ -105,14 +107,40 @@ func (n NFT) run(ctx context.Context, args ...string) ([]byte, error) {
 	return out, nil
 }
 
-// Script is the nft script Add loads (one transaction).
-func (n NFT) Script() string {
+// Rule is the rule's match and verdict, as nft(8) writes it.
+func (n NFT) Rule() string {
 	fam := "ip"
 	if strings.Contains(n.IP, ":") {
 		fam = "ip6"
 	}
-	return fmt.Sprintf("add table inet %s\nadd chain inet %s input { type filter hook prerouting priority -300 ; }\nadd rule inet %s input %s daddr %s tcp dport %d ct state new counter drop\n",
-		n.Table, n.Table, n.Table, fam, n.IP, n.Port)
+	ports := make([]string, len(n.Ports))
+	for i, p := range n.Ports {
+		ports[i] = strconv.Itoa(p)
+	}
+	dport := strings.Join(ports, ", ")
+	if len(ports) > 1 {
+		dport = "{ " + dport + " }"
+	}
+	return fmt.Sprintf("%s daddr %s tcp dport %s ct state new counter drop", fam, n.IP, dport)
+}
+
+// Script is the nft script Add loads (one transaction).
+func (n NFT) Script() string {
+	return fmt.Sprintf("add table inet %s\nadd chain inet %s input { type filter hook prerouting priority -300 ; }\nadd rule inet %s input %s\n",
+		n.Table, n.Table, n.Table, n.Rule())
+}
+
+// ParsePorts parses a comma-separated list of TCP ports (1-65535).
+func ParsePorts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		p, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || p < 1 || p > 65535 {
+			return nil, fmt.Errorf("port %q: want 1-65535", f)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // Add installs the table, chain and rule atomically (nft -f -).

@@ -2,15 +2,22 @@ package standin
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
 	"fmt"
-	"io/fs"
+	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"net/netip"
 	"slices"
 	"sort"
-	"strconv"
-	"testing/fstest"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,10 +26,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cri-streaming/pkg/streaming/portforward"
 
 	appsv1 "k8s.io/api/apps/v1"
 
-	"github.com/fiomig/fiomig/backend/kube/agent"
 	"github.com/fiomig/fiomig/sim"
 )
 
@@ -230,99 +237,6 @@ func (s *StandIn) allowedNodes(p *corev1.Pod) []*node {
 	return out
 }
 
-// consumerOf is the host (node index) simulated volume idx is attached to.
-func (s *StandIn) consumerOf(idx int) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Volumes()[idx].Consumers[0]
-}
-
-// freeVolumes are the unclaimed simulated volumes attached to host, in order.
-func (s *StandIn) freeVolumes(host int) []int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []int
-	for i, v := range s.w.Volumes() {
-		if _, taken := s.claims[i]; !taken && len(v.Consumers) > 0 && v.Consumers[0] == host {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
-// provision creates the PV of simulated volume idx for pvc and binds both
-// (the CSI provisioner's and the PV controller's part).
-func (s *StandIn) provision(pvc *corev1.PersistentVolumeClaim, n *node, idx int) error {
-	s.mu.Lock()
-	v := s.w.Volumes()[idx]
-	nqn, volUUID := v.NQN, VolumeUUID(v.NQN)
-	s.mu.Unlock()
-	pvName := "pvc-" + string(pvc.UID)
-	size := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
-	if size.IsZero() {
-		size = resource.MustParse("1Gi")
-	}
-	modes := pvc.Spec.AccessModes
-	if len(modes) == 0 {
-		modes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
-	}
-	pv := &corev1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: pvName, Annotations: map[string]string{"pv.kubernetes.io/provisioned-by": Provisioner}},
-		Spec: corev1.PersistentVolumeSpec{
-			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: size},
-			AccessModes:                   modes,
-			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimDelete,
-			StorageClassName:              s.cfg.StorageClass,
-			VolumeMode:                    pvc.Spec.VolumeMode,
-			ClaimRef:                      &corev1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: pvc.Namespace, Name: pvc.Name, UID: pvc.UID},
-			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
-				Driver:       Provisioner,
-				VolumeHandle: sim.ClusterUUID + ":" + PoolUUID + ":" + volUUID,
-				FSType:       "xfs",
-				VolumeAttributes: map[string]string{"nqn": nqn, "cluster_id": sim.ClusterUUID, "pool_name": "pool1",
-					"storage.kubernetes.io/csiProvisionerIdentity": "fiomig-standin"},
-			}},
-		},
-	}
-	ctx, cancel := s.call()
-	defer cancel()
-	created, err := s.cs.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		created, err = s.cs.CoreV1().PersistentVolumes().Get(ctx, pvName, metav1.GetOptions{})
-	}
-	if err != nil {
-		return fmt.Errorf("provision PV %s for PVC %s/%s: %w", pvName, pvc.Namespace, pvc.Name, err)
-	}
-	s.claims[idx], s.pvVolume[pvName] = pvName, idx
-	created.Status.Phase = corev1.VolumeBound
-	if _, err := s.cs.CoreV1().PersistentVolumes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("PV %s status: %w", pvName, err)
-	}
-	cur, err := s.cs.CoreV1().PersistentVolumeClaims(pvc.Namespace).Get(ctx, pvc.Name, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	cur.Spec.VolumeName = pvName
-	if cur.Annotations == nil {
-		cur.Annotations = map[string]string{}
-	}
-	cur.Annotations["pv.kubernetes.io/bind-completed"] = "yes"
-	cur.Annotations["pv.kubernetes.io/bound-by-controller"] = "yes"
-	cur.Annotations["volume.kubernetes.io/selected-node"] = n.name
-	cur.Annotations["volume.kubernetes.io/storage-provisioner"] = Provisioner
-	if cur, err = s.cs.CoreV1().PersistentVolumeClaims(pvc.Namespace).Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("bind PVC %s/%s: %w", pvc.Namespace, pvc.Name, err)
-	}
-	cur.Status.Phase = corev1.ClaimBound
-	cur.Status.AccessModes = modes
-	cur.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: size}
-	if _, err := s.cs.CoreV1().PersistentVolumeClaims(pvc.Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("PVC %s/%s status: %w", pvc.Namespace, pvc.Name, err)
-	}
-	s.logf("provisioned PV %s (%s, host %s) for PVC %s/%s", pvName, nqn, n.name, pvc.Namespace, pvc.Name)
-	return nil
-}
-
 // runPod is the kubelet starting p on n: an IP (the node's for hostNetwork
 // pods, else a new netns address), what the pod serves, then status Running.
 func (s *StandIn) runPod(p *corev1.Pod, n *node) error {
@@ -350,178 +264,6 @@ func (s *StandIn) runPod(p *corev1.Pod, n *node) error {
 	s.running[p.UID] = rp
 	s.logf("pod %s/%s Running on %s, IP %s", p.Namespace, p.Name, n.name, rp.ip)
 	return nil
-}
-
-// startServing opens what the stand-in plays inside pod p: an agent, an
-// nft helper, the control plane's REST API.
-func (s *StandIn) startServing(p *corev1.Pod, n *node, rp *runningPod) error {
-	listen := func(port int, h http.Handler) error {
-		l, err := s.netns.Listen(netip.AddrPortFrom(rp.ip, uint16(port)))
-		if err != nil {
-			return err
-		}
-		rp.serve(l, h)
-		return nil
-	}
-	switch {
-	case p.Labels[LabelAgent] == AgentName:
-		h := s.w.Hosts()[n.idx]
-		return listen(agent.Port, agent.Handler(agent.Config{Node: n.name, HostNQN: n.hostNQN,
-			SysFunc: func() fs.FS {
-				s.mu.Lock()
-				defer s.mu.Unlock()
-				return h.Sysfs()
-			}}))
-	case p.Labels[LabelFiomigRole] == RoleNFTHelper:
-		return s.startHelper(p, n, rp, listen)
-	case p.Namespace == s.cfg.StorageNamespace && p.Labels[LabelApp] == AppWebAPI:
-		return listen(WebAPIPort, s.webAPI())
-	case declaresPort(p, agent.FilesPort):
-		// A fio pod's read-only logs sidecar: no container runs here, so
-		// no fio ran and there are no files (the harness records fio as
-		// not run).
-		return listen(agent.FilesPort, agent.FilesHandler(fstest.MapFS{}))
-	}
-	return nil
-}
-
-func declaresPort(p *corev1.Pod, port int) bool {
-	for _, c := range p.Spec.Containers {
-		for _, cp := range c.Ports {
-			if int(cp.ContainerPort) == port {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// startHelper plays the nft helper container: its rule
-// `ip daddr IP tcp dport P ct state new counter drop` on node n drops the
-// CONNECTs the simulated hosts send to IP:P (every port of IP when P is
-// empty or 0), and its counter is served on agent.HelperPort. A rule whose
-// IP is not node n's own address matches nothing, as on a real node.
-func (s *StandIn) startHelper(p *corev1.Pod, n *node, rp *runningPod, listen func(int, http.Handler) error) error {
-	ip, port, table := p.Annotations[AnnotationNFTIP], p.Annotations[AnnotationNFTPrt], p.Annotations[AnnotationNFTTbl]
-	if ip == "" || table == "" {
-		return fmt.Errorf("nft helper: annotations %s and %s are required", AnnotationNFTIP, AnnotationNFTTbl)
-	}
-	target := "" // a rule for another node's address matches nothing here
-	if ip == n.mgmtIP {
-		target = ip
-		if port != "" && port != "0" {
-			pn, err := strconv.Atoi(port)
-			if err != nil || pn < 1 || pn > 65535 {
-				return fmt.Errorf("nft helper: annotation %s=%q: not a port", AnnotationNFTPrt, port)
-			}
-			target = netip.AddrPortFrom(netip.MustParseAddr(ip), uint16(pn)).String()
-		}
-	}
-	if target != "" {
-		s.mu.Lock()
-		_, err := s.w.DropConnects(target)
-		s.mu.Unlock()
-		s.wakeWorld()
-		if err != nil {
-			return fmt.Errorf("nft helper: %w", err)
-		}
-		rp.onStop = append(rp.onStop, func() {
-			s.mu.Lock()
-			ev, _ := s.w.StopDroppingConnects(target)
-			s.mu.Unlock()
-			s.logf("nft helper %s/%s gone: table %s deleted, %s CONNECTs to %s dropped", p.Namespace, p.Name, table, ev["dropped_connects"], target)
-		})
-		s.logf("nft helper %s/%s: dropping CONNECTs to %s", p.Namespace, p.Name, target)
-	}
-	return listen(agent.HelperPort, agent.CounterHandler(func() (agent.Counter, error) {
-		c := agent.Counter{Table: table}
-		if target == "" {
-			return c, nil
-		}
-		s.mu.Lock()
-		c.Packets, _ = s.w.DroppedConnects(target)
-		s.mu.Unlock()
-		return c, nil
-	}))
-}
-
-// connectEntry is one connect string of the control plane's REST answer.
-type connectEntry struct {
-	IP        string `json:"ip"`
-	Port      int    `json:"port"`
-	NQN       string `json:"nqn"`
-	Transport string `json:"transport"`
-}
-
-// volumeEntry is the control plane's REST answer about one volume.
-type volumeEntry struct {
-	UUID     string `json:"uuid"`
-	NQN      string `json:"nqn"`
-	NodeUUID string `json:"node_uuid"`
-	Hostname string `json:"hostname"`
-}
-
-// webAPI serves the control-plane routes the harness reads: the published
-// endpoints, GET /api/v2/clusters/<cluster>/volumes/<volume>/connect, and
-// the volume's current (primary) storage node, GET
-// /api/v2/clusters/<cluster>/volumes/<volume>. Both routes and their JSON
-// keys are assumptions to check on a real cluster (backend/kube's README).
-func (s *StandIn) webAPI() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/v2/clusters/{cluster}/volumes/{volume}", func(w http.ResponseWriter, r *http.Request) {
-		if r.PathValue("cluster") != sim.ClusterUUID {
-			http.Error(w, "cluster not found", http.StatusNotFound)
-			return
-		}
-		s.mu.Lock()
-		var out *volumeEntry
-		for _, v := range s.w.Volumes() {
-			if VolumeUUID(v.NQN) == r.PathValue("volume") {
-				// lvstore i's primary is node i (sim.buildTopology).
-				out = &volumeEntry{UUID: VolumeUUID(v.NQN), NQN: v.NQN, NodeUUID: NodeUUID(v.LVS), Hostname: s.nodes[v.LVS].name}
-			}
-		}
-		s.mu.Unlock()
-		if out == nil {
-			http.Error(w, "volume not found", http.StatusNotFound)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(out)
-	})
-	mux.HandleFunc("GET /api/v2/clusters/{cluster}/volumes/{volume}/connect", func(w http.ResponseWriter, r *http.Request) {
-		if r.PathValue("cluster") != sim.ClusterUUID {
-			http.Error(w, "cluster not found", http.StatusNotFound)
-			return
-		}
-		s.mu.Lock()
-		var nqn string
-		for _, v := range s.w.Volumes() {
-			if VolumeUUID(v.NQN) == r.PathValue("volume") {
-				nqn = v.NQN
-			}
-		}
-		var eps []string
-		if nqn != "" {
-			eps = s.w.Endpoints(nqn)
-		}
-		s.mu.Unlock()
-		if nqn == "" {
-			http.Error(w, "volume not found", http.StatusNotFound)
-			return
-		}
-		out := []connectEntry{}
-		for _, ep := range eps {
-			ap, err := netip.ParseAddrPort(ep)
-			if err != nil {
-				continue
-			}
-			out = append(out, connectEntry{IP: ap.Addr().String(), Port: int(ap.Port()), NQN: nqn, Transport: "tcp"})
-		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(out)
-	})
-	return mux
 }
 
 func runningStatus(p *corev1.Pod, hostIP, podIP string) corev1.PodStatus {
@@ -553,70 +295,8 @@ func (s *StandIn) podGone(p *corev1.Pod) {
 	}
 	delete(s.bound, p.UID)
 	delete(s.errs, podKey(p))
-	if p.Namespace != s.cfg.StorageNamespace || p.Labels[LabelRole] != RoleStorageNode || s.ctx.Err() != nil {
-		return
-	}
-	n := s.nodeByName(p.Spec.NodeName)
-	if n == nil || s.restarts[n.name] {
-		return
-	}
-	// simplyblock's node API sees its SPDK pod gone: the target process is
-	// gone with it; the pod is recreated and the target comes back.
-	s.mu.Lock()
-	ev, err := s.w.StopTarget(n.name, false)
-	s.mu.Unlock()
-	s.wakeWorld()
-	if err != nil {
-		s.logf("SPDK pod %s deleted: stop target: %v", p.Name, err)
-		return
-	}
-	s.restarts[n.name] = true
-	s.logf("SPDK pod %s (uid %s) deleted: target of %s down (%s controllers connected)", p.Name, p.UID, n.name, ev["connected_controllers"])
-	// The replacement pod is created by reconcileSPDKPods, in the resync
-	// that follows this call, and again until the API server takes it.
-	time.AfterFunc(time.Duration(s.cfg.TargetRestartS*float64(time.Second)), func() {
-		s.post(func() {
-			s.mu.Lock()
-			ev, err := s.w.StartTarget(n.name)
-			s.mu.Unlock()
-			s.wakeWorld()
-			delete(s.restarts, n.name)
-			s.logf("target of %s back (%v, err %v)", n.name, ev, err)
-		})
-	})
-}
-
-// reconcileSPDKPods is simplyblock's node API keeping one SPDK pod per
-// storage node: a node with none in the pod cache (its pod deleted, see
-// podGone) gets spdkPod created, and a refused create is recorded (Errors)
-// and retried on every resync until the API server takes it. The name is
-// fixed, so a create the cache has not caught up with yet answers
-// AlreadyExists, which counts as done.
-func (s *StandIn) reconcileSPDKPods(pods []*corev1.Pod) {
-	have := map[string]bool{}
-	for _, p := range pods {
-		if p.Namespace == s.cfg.StorageNamespace && p.Labels[LabelRole] == RoleStorageNode {
-			have[p.Spec.NodeName] = true
-		}
-	}
-	for _, n := range s.nodes {
-		if have[n.name] {
-			continue
-		}
-		want := s.spdkPod(n)
-		ctx, cancel := s.call()
-		created, err := s.cs.CoreV1().Pods(want.Namespace).Create(ctx, want, metav1.CreateOptions{})
-		cancel()
-		switch {
-		case err == nil:
-			s.logf("SPDK pod %s/%s of %s created (uid %s)", want.Namespace, want.Name, n.name, created.UID)
-		case apierrors.IsAlreadyExists(err):
-			err = nil
-		default:
-			err = fmt.Errorf("create the SPDK pod of %s: %w", n.name, err)
-		}
-		s.setErr(podKey(want), err)
-	}
+	// What simplyblock's node API does when its SPDK pod vanishes.
+	s.spdkPodGone(p)
 }
 
 // reconcileDaemonSets is the DaemonSet controller: one pod per node that
@@ -795,4 +475,133 @@ func (s *StandIn) patchFinalizers(patch func(context.Context, []byte) error, fin
 		return nil
 	}
 	return err
+}
+
+func (s *StandIn) createNode(ctx context.Context, n *node) error {
+	labels := map[string]string{
+		LabelHostname: n.name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+		LabelConsumer: "true", LabelNodeSet: StorageNodeSetName,
+		"io.simplyblock.node-type":                                   "simplyblock-storage-plane-" + ClusterName,
+		"simplyblock.io/storage-node-uuid." + sim.ClusterUUID + ".0": n.uuid,
+	}
+	obj := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: labels}}
+	created, err := s.cs.CoreV1().Nodes().Create(ctx, obj, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		created, err = s.cs.CoreV1().Nodes().Get(ctx, n.name, metav1.GetOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("standin: node %s: %w", n.name, err)
+	}
+	n.uid = string(created.UID)
+	now := metav1.Now()
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi"),
+		corev1.ResourcePods: resource.MustParse("110"), "hugepages-2Mi": resource.MustParse("4Gi"),
+	}
+	created.Status = corev1.NodeStatus{
+		Capacity: capacity, Allocatable: capacity,
+		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "StandInReady",
+			Message: "fiomig stand-in kubelet (no real kubelet runs)", LastHeartbeatTime: now, LastTransitionTime: now}},
+		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: n.ip.String()}, {Type: corev1.NodeHostName, Address: n.name}},
+		// The API server reaches the kubelet here (port-forward).
+		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: KubeletPort}},
+		NodeInfo:        corev1.NodeSystemInfo{KubeletVersion: "v1.37.2-fiomig-standin", OperatingSystem: "linux", Architecture: "amd64"},
+	}
+	if _, err := s.cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("standin: node %s status: %w", n.name, err)
+	}
+	return nil
+}
+
+// startKubelets starts the kubelet's streaming server on each Node's
+// InternalIP:KubeletPort (TLS with a certificate made here; the API server
+// checks none unless given --kubelet-certificate-authority): it serves
+// port-forward, /portForward/{namespace}/{pod}[/{uid}] as the kubelet
+// does, with the kubelet's own implementation of the protocol
+// (k8s.io/cri-streaming portforward.ServePortForward), forwarding each
+// stream to the pod's IP. pods/exec, attach and logs are not served.
+func (s *StandIn) startKubelets() error {
+	var ips []net.IP
+	for _, n := range s.nodes {
+		ips = append(ips, n.ip.AsSlice())
+	}
+	cert, err := selfSignedCert("fiomig-standin-kubelet", ips)
+	if err != nil {
+		return err
+	}
+	for _, n := range s.nodes {
+		l, err := s.netns.Listen(netip.AddrPortFrom(n.ip, KubeletPort))
+		if err != nil {
+			return err
+		}
+		mux := http.NewServeMux()
+		pf := podForwarder{s: s, node: n.name}
+		serve := func(w http.ResponseWriter, r *http.Request) {
+			opts, err := portforward.NewV4Options(r)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			portforward.ServePortForward(w, r, pf, r.PathValue("ns")+"/"+r.PathValue("pod"), r.PathValue("uid"), opts,
+				4*time.Hour, 30*time.Second, portforward.SupportedProtocols)
+		}
+		mux.HandleFunc("/portForward/{ns}/{pod}", serve)
+		mux.HandleFunc("/portForward/{ns}/{pod}/{uid}", serve)
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+			TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}
+		s.kubelets = append(s.kubelets, srv)
+		go srv.ServeTLS(l, "", "")
+	}
+	return nil
+}
+
+// podForwarder is the kubelet's port-forward into the pods of one node: a
+// stream for port P of pod ns/name is joined to a TCP connection to the
+// pod's IP:P (a real kubelet dials localhost:P inside the pod's network
+// namespace; the stand-in's pods listen on their pod IP).
+type podForwarder struct {
+	s    *StandIn
+	node string
+}
+
+// PortForward implements portforward.PortForwarder; name is "ns/pod".
+func (f podForwarder) PortForward(ctx context.Context, name, uid string, port int32, stream io.ReadWriteCloser) error {
+	defer stream.Close()
+	// From the API server, not the informer: a pod the kubelet just
+	// started may not be in the cache with its IP yet.
+	ns, pod, _ := strings.Cut(name, "/")
+	p, err := f.s.cs.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("pod %s: %w", name, err)
+	}
+	if p.Spec.NodeName != f.node || p.Status.PodIP == "" || (uid != "" && string(p.UID) != uid) {
+		return fmt.Errorf("pod %s is not running on node %s", name, f.node)
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(p.Status.PodIP, fmt.Sprint(port)))
+	if err != nil {
+		return fmt.Errorf("port-forward to pod %s port %d: %w", name, port, err)
+	}
+	defer conn.Close()
+	done := make(chan struct{}, 2)
+	go func() { io.Copy(conn, stream); done <- struct{}{} }()
+	go func() { io.Copy(stream, conn); done <- struct{}{} }()
+	<-done
+	return nil
+}
+
+// selfSignedCert is a self-signed ECDSA certificate for ips, valid a day.
+func selfSignedCert(cn string, ips []net.IP) (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn}, IPAddresses: ips,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
