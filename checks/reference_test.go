@@ -101,7 +101,7 @@ func newRefIndex(plan record.Plan, timeline []record.Line) *refIndex {
 				m.outcome = l.Phase
 				m.running = m.running || l.Phase == record.PhaseRunning
 				if record.IsTerminal(l.Phase) {
-					m.terminal = l.T
+					m.terminal, m.reason = l.T, l.Reason
 				}
 				if l.Phase == record.PhaseCompleted {
 					t := l.T
@@ -271,7 +271,7 @@ func (r *refIndex) pauses() pauseResult {
 		migs[i] = record.MigrationSummary{
 			ID: m.id, NQN: m.nqn, Outcome: m.outcome,
 			StartS: m.start, EndS: end, CompletedS: m.completed,
-			Hosts: map[string]record.HostPauses{}, NoCutover: m.noCutover(),
+			Hosts: map[string]record.HostPauses{}, NoCutover: m.noCutover(), Reason: m.reason,
 		}
 		for _, h := range r.consumers(m.nqn) {
 			migs[i].Hosts[h] = record.HostPauses{Windows: [][2]float64{}}

@@ -308,7 +308,7 @@ func (j *Judge) phase(l record.Line) {
 		m.outcome = l.Phase
 		m.running = m.running || l.Phase == record.PhaseRunning
 		if record.IsTerminal(l.Phase) {
-			m.terminal = l.T
+			m.terminal, m.reason = l.T, l.Reason
 		}
 		if l.Phase == record.PhaseCompleted {
 			t := l.T
@@ -675,7 +675,7 @@ func (j *Judge) pauses() pauseResult {
 			end = math.Max(m.start, r.settleEnd)
 		}
 		migs[i] = record.MigrationSummary{ID: m.id, NQN: m.nqn, Outcome: m.outcome,
-			StartS: m.start, EndS: end, CompletedS: m.completed, Hosts: map[string]record.HostPauses{}, NoCutover: m.noCutover()}
+			StartS: m.start, EndS: end, CompletedS: m.completed, Hosts: map[string]record.HostPauses{}, NoCutover: m.noCutover(), Reason: m.reason}
 		for _, h := range r.consumers(m.nqn) {
 			hp := record.HostPauses{Windows: [][2]float64{}}
 			if !m.sampledCore[h] && !m.noCutover() {

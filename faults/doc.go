@@ -48,6 +48,6 @@
 // backend/sim's Cluster implements; faults never imports a backend
 // implementation.
 //
-// Imports (DESIGN.md "Packages"): backend, record, nvmeof, fio, the
+// Imports (docs/architecture.md): backend, record, nvmeof, fio, the
 // standard library and sigs.k8s.io/yaml (fault files).
 package faults

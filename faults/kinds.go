@@ -14,7 +14,7 @@ import (
 
 // Fault kinds beyond the first three (issue 10). Each models what breaks
 // NVMe-oF migrations in practice; the facts each rests on are in
-// DESIGN.md ("Domain facts") and research/, assumptions are marked so.
+// docs/sources.md, assumptions are marked so.
 const (
 	// KindNodeCrash: a storage node crashes and stays down for for_s
 	// seconds (no restart), then boots. Target: the node.
@@ -106,9 +106,9 @@ func liveAtHost(env Env, hosts *backend.HostReader, ip, host string) ([]string, 
 }
 
 // NodeCrash crashes a node for a window (NodeCrasher). It lands when a host
-// controller that was live at the node at injection leaves live — the
-// hosts notice a crash only by keep-alive timeout (kato, 4–5 s for
-// simplyblock's paths; DESIGN.md), so the landed line comes seconds after
+// controller that was live at the node at injection leaves live — the hosts
+// notice a crash only by keep-alive timeout (kato, 4–5 s for simplyblock's
+// paths; docs/sources.md §4.2, §7), so the landed line comes seconds after
 // the inject line.
 type NodeCrash struct {
 	Node string
@@ -205,7 +205,7 @@ func (f *NetworkPartition) Recover(env Env) (map[string]string, error) {
 
 // ConnectRejected makes the target reject CONNECTs for a window
 // (ConnectRejecter): SPDK answers "Subsystem … does not allow host … to
-// connect at this address" without DNR (DESIGN.md), so the host keeps
+// connect at this address" without DNR (docs/sources.md §3), so the host keeps
 // retrying every reconnect_delay. It lands with the first rejected CONNECT.
 type ConnectRejected struct {
 	At, Host string

@@ -183,6 +183,9 @@ type MigrationSummary struct {
 	// Freezes is the most pause windows any one host saw.
 	Freezes int                   `json:"freezes"`
 	Hosts   map[string]HostPauses `json:"hosts"`
+	// Reason is why a Failed or Aborted migration ended: its terminal
+	// phase line's reason (the operator's message). Added field.
+	Reason string `json:"reason,omitempty"`
 	// NoCutover is true for a migration that ended Failed or Aborted
 	// before its Running phase: it never started its cutover, so no pause
 	// window is charged to it and the pause statistics leave it out.
@@ -242,9 +245,12 @@ type MissingEndpoint struct {
 // Stats are distribution figures of the longest pause per migration and host.
 type Stats struct {
 	// PercentileMethod names how percentiles are computed.
-	PercentileMethod string  `json:"percentile_method"`
-	Pauses           int     `json:"pauses"`
-	P50PauseS        float64 `json:"p50_pause_s"`
-	P95PauseS        float64 `json:"p95_pause_s"`
-	MaxPauseS        float64 `json:"max_pause_s"`
+	PercentileMethod string `json:"percentile_method"`
+	Pauses           int    `json:"pauses"`
+	// NoCutover counts the migrations left out because they never cut
+	// over (MigrationSummary.NoCutover). Added field.
+	NoCutover int     `json:"no_cutover"`
+	P50PauseS float64 `json:"p50_pause_s"`
+	P95PauseS float64 `json:"p95_pause_s"`
+	MaxPauseS float64 `json:"max_pause_s"`
 }

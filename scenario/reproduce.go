@@ -170,10 +170,3 @@ const IncidentID = incidents.Default
 func LoadIncident(name string, dirs ...string) (incidents.Incident, error) {
 	return analysis.LoadIncident(name, dirs...)
 }
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
-}

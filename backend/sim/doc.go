@@ -8,6 +8,6 @@
 // simulated host's multipath head (fiomig run --workload=fio).
 //
 // Imports: backend, record, nvmeof, sim, workload and the standard library
-// (DESIGN.md "Packages": backend <- leaves, sim, workload). It prints
+// (docs/architecture.md: backend <- leaves, sim, workload). It prints
 // nothing; the CLI prints.
 package sim

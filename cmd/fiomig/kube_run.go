@@ -47,8 +47,8 @@ func (k *kubeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&k.secretFile, "cluster-secret-file", "", "with --backend kube: `file` holding the control plane's cluster secret, bare or as simplyblock's secret.json (default: $"+kube.SecretEnv+"); it is never printed or recorded")
 	fs.StringVar(&k.storageClass, "storage-class", "", "with --backend kube: StorageClass `name` of the volumes' PVCs")
 	fs.StringVar(&k.volumeSize, "volume-size", "1Gi", "with --backend kube: each PVC's `size`")
-	fs.StringVar(&k.fioImage, "fio-image", "docker.io/library/alpine:3", "with --backend kube: `image` of the fio container (fio is installed with apk when missing)")
-	fs.StringVar(&k.helperImage, "helper-image", "ghcr.io/fiomig/fiomig:latest", "with --backend kube: `image` whose entry point is fiomig (fio log sidecar, nft helper)")
+	fs.StringVar(&k.fioImage, "fio-image", "ghcr.io/fiomig/fio:3.33-3", "with --backend kube: `image` of the fio container (make images builds it; an image without fio installs it with apk)")
+	fs.StringVar(&k.helperImage, "helper-image", "ghcr.io/fiomig/fiomig:latest", "with --backend kube: `image` whose entry point is fiomig (fio log sidecar, nft helper; make images builds it)")
 	fs.BoolVar(&k.fioResults, "fio-results", true, "with --backend kube: stop the fio pods after the run, bring their results and per-I/O logs into <run dir>/fio/ and judge them (the fio-* checks)")
 	fs.DurationVar(&k.setupTimeout, "setup-timeout", 5*time.Minute, "with --backend kube: how long to wait for PVCs to bind and pods to run")
 }

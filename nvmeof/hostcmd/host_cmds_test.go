@@ -470,3 +470,35 @@ func TestExampleConnections(t *testing.T) {
 		t.Errorf("release with the example: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// TestMainNamesItsProgram: the lean binary's Main prints its own name in
+// --version, help, usage and errors; no command or an unknown one is bad
+// usage.
+func TestMainNamesItsProgram(t *testing.T) {
+	main := func(args ...string) (int, string, string) {
+		var o, e bytes.Buffer
+		code := Main("fiomig-host", "v9", args, &o, &e)
+		return code, o.String(), e.String()
+	}
+	if code, out, _ := main("--version"); code != exitPass || !strings.HasPrefix(out, "fiomig-host v9 (") || !strings.Contains(out, "go1.") {
+		t.Errorf("--version: exit %d, %q", code, out)
+	}
+	code, out, _ := main("help")
+	for _, c := range Commands {
+		if code != exitPass || !strings.Contains(out, "\n  "+c.Name+" ") {
+			t.Errorf("help: exit %d, %s not listed:\n%s", code, c.Name, out)
+		}
+	}
+	if code, out, _ := main("help", "inspect"); code != exitPass || !strings.HasPrefix(out, "Usage: fiomig-host inspect") {
+		t.Errorf("help inspect: exit %d\n%.80s", code, out)
+	}
+	if code, _, errOut := main("inspect", "--bogus"); code != exitUsage || !strings.Contains(errOut, "see fiomig-host inspect --help") {
+		t.Errorf("inspect --bogus: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := main(); code != exitUsage || !strings.Contains(errOut, "Usage: fiomig-host <command>") {
+		t.Errorf("no command: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := main("run"); code != exitUsage || !strings.Contains(errOut, `unknown command "run"`) {
+		t.Errorf("run: exit %d, %q", code, errOut)
+	}
+}
