@@ -4,7 +4,8 @@
 // analysis (the incident analysis) <- record, checks, incidents; reports
 // <- record, checks, analysis; workload <- fio; backend <- leaves, sim,
 // workload; collectors, faults <- backend; scenario <- all of those;
-// suites and cmd/fiomig on top. It also keeps Ginkgo/Gomega inside suites/,
+// harness (the run library) <- scenario and all below it; suites and
+// cmd/fiomig on top. It also keeps Ginkgo/Gomega inside suites/,
 // and the wall clock and global randomness out of sim/, nvmeof/ and fio/;
 // the lean binary cmd/fiomig-host imports only nvmeof (leanCommands).
 package fiomig_test
@@ -44,6 +45,7 @@ var allowed = map[string][]string{
 	"collectors": {"backend", "record", "nvmeof", "fio"},
 	"faults":     {"backend", "record", "nvmeof", "fio"},
 	"scenario":   {"backend", "collectors", "faults", "checks", "reports", "record", "nvmeof", "fio", "sim", "workload", "incidents", "analysis"},
+	"harness":    {"backend", "collectors", "faults", "checks", "reports", "record", "nvmeof", "fio", "sim", "workload", "incidents", "analysis", "scenario"},
 	"suites":     {"*"},
 	"cmd":        {"*"},
 }

@@ -84,6 +84,9 @@ func TestCutoverPauseNeedsACutover(t *testing.T) {
 		if m1.ID != "m1" || !m1.NoCutover || len(m1.Hosts["host-a"].Windows) != 0 || m1.Freezes != 0 {
 			t.Errorf("%s: m1 = %+v, want no cutover and no window", format, m1)
 		}
+		if want := "NVMe path validation failed on host-a: missing target path 10.0.0.3:4426"; m1.Reason != want {
+			t.Errorf("%s: m1 reason %q, want the Failed line's %q (issue 27 item 1)", format, m1.Reason, want)
+		}
 		want := []record.HostWindow{{Host: "host-a", NQN: vol1, Window: [2]float64{31, 37}, Cause: "target-restart on node-1 from 31 s"}}
 		if d := cmp.Diff(want, s.FaultWindows); d != "" {
 			t.Errorf("%s: fault windows (-want +got):\n%s", format, d)

@@ -71,6 +71,7 @@ type migration struct {
 	completed *float64 // time of the Completed line
 	outcome   string   // terminal phase, or the last phase seen
 	running   bool     // a Running phase line came before any terminal one
+	reason    string   // the terminal phase line's reason (Failed, Aborted)
 	// source and target are the canonical ip:port endpoints from the first
 	// phase line carrying them (Pending).
 	source, target map[string]bool

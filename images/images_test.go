@@ -178,8 +178,9 @@ func TestWriteOCIAndPush(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref, _ := name.NewTag("ghcr.io/fiomig/small:v1")
+	latest, _ := name.NewTag("ghcr.io/fiomig/small:latest")
 	dir := filepath.Join(t.TempDir(), "small")
-	d, err := WriteOCI(dir, img, ref)
+	d, err := WriteOCI(dir, img, ref, latest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,9 +194,10 @@ func TestWriteOCIAndPush(t *testing.T) {
 			Annotations map[string]string
 		}
 	}
-	if err := json.Unmarshal(idx, &index); err != nil || len(index.Manifests) != 1 ||
-		index.Manifests[0].Annotations[AnnotationImageName] != "ghcr.io/fiomig/small:v1" || index.Manifests[0].Digest != d.String() {
-		t.Errorf("index.json = %s (%v), want one manifest %s named ghcr.io/fiomig/small:v1", idx, err, d)
+	if err := json.Unmarshal(idx, &index); err != nil || len(index.Manifests) != 2 ||
+		index.Manifests[0].Annotations[AnnotationImageName] != "ghcr.io/fiomig/small:v1" || index.Manifests[0].Digest != d.String() ||
+		index.Manifests[1].Annotations[AnnotationImageName] != "ghcr.io/fiomig/small:latest" || index.Manifests[1].Digest != d.String() {
+		t.Errorf("index.json = %s (%v), want manifest %s named ghcr.io/fiomig/small:v1 and :latest", idx, err, d)
 	}
 	if _, err := os.Stat(dir + ".tar"); err != nil {
 		t.Error(err)

@@ -19,11 +19,14 @@ import (
 // image's full reference (`ctr images import` names the image by it).
 const AnnotationImageName = "io.containerd.image.name"
 
-// WriteOCI writes img, named ref (repository:tag), as an OCI image layout
-// in dir (replaced if present) and as dir + ".tar", the same layout in
-// one tar file (an OCI archive: `ctr -n k8s.io images import`, `skopeo
-// copy oci-archive:`). It returns the manifest digest.
-func WriteOCI(dir string, img v1.Image, ref name.Tag) (v1.Hash, error) {
+// WriteOCI writes img, named by each of refs (repository:tag), as an OCI
+// image layout in dir (replaced if present) and as dir + ".tar", the same
+// layout in one tar file (an OCI archive: `ctr -n k8s.io images import`,
+// `skopeo copy oci-archive:`). It returns the manifest digest.
+func WriteOCI(dir string, img v1.Image, refs ...name.Tag) (v1.Hash, error) {
+	if len(refs) == 0 {
+		return v1.Hash{}, fmt.Errorf("%s: no image name", dir)
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		return v1.Hash{}, err
 	}
@@ -31,11 +34,13 @@ func WriteOCI(dir string, img v1.Image, ref name.Tag) (v1.Hash, error) {
 	if err != nil {
 		return v1.Hash{}, err
 	}
-	if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{
-		AnnotationImageName:                 ref.Name(),
-		"org.opencontainers.image.ref.name": ref.TagStr(),
-	})); err != nil {
-		return v1.Hash{}, err
+	for _, ref := range refs {
+		if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{
+			AnnotationImageName:                 ref.Name(),
+			"org.opencontainers.image.ref.name": ref.TagStr(),
+		})); err != nil {
+			return v1.Hash{}, err
+		}
 	}
 	digest, err := img.Digest()
 	if err != nil {
@@ -76,7 +81,8 @@ func Push(ctx context.Context, img v1.Image, ref name.Tag, opts ...remote.Option
 	return ref.Context().Digest(digest.String()), nil
 }
 
-// Load reads the image of an OCI layout written by WriteOCI.
+// Load reads the image of an OCI layout written by WriteOCI (one image,
+// under one or more names).
 func Load(dir string) (v1.Image, error) {
 	p, err := layout.FromPath(dir)
 	if err != nil {
@@ -90,8 +96,13 @@ func Load(dir string) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(m.Manifests) != 1 {
-		return nil, fmt.Errorf("%s: index.json names %d images, want 1", filepath.Join(dir, "index.json"), len(m.Manifests))
+	if len(m.Manifests) == 0 {
+		return nil, fmt.Errorf("%s: index.json names no image", filepath.Join(dir, "index.json"))
+	}
+	for _, d := range m.Manifests[1:] {
+		if d.Digest != m.Manifests[0].Digest {
+			return nil, fmt.Errorf("%s: index.json names %d different images, want 1", filepath.Join(dir, "index.json"), len(m.Manifests))
+		}
 	}
 	return idx.Image(m.Manifests[0].Digest)
 }

@@ -103,13 +103,21 @@ type SweepMigration struct {
 	// OverBound is LongestPauseS > the seed's PauseCritS (what makes the
 	// pause-bound check fail).
 	OverBound bool `json:"over_bound"`
+	// NoCutover is summary.json's no_cutover: the migration ended Failed
+	// or Aborted before Running, so the sweep's figures leave it out.
+	// Added field.
+	NoCutover bool `json:"no_cutover,omitempty"`
 }
 
 // SweepPauses is the distribution of SweepMigration.LongestPauseS over
-// every migration of a sweep, seconds rounded to the microsecond (all 0
-// when Migrations is 0).
+// every migration of a sweep that cut over (Migrations; NoCutover counts
+// the others, which have no cutover pause), seconds rounded to the
+// microsecond (all 0 when Migrations is 0).
 type SweepPauses struct {
-	Migrations       int     `json:"migrations"`
+	Migrations int `json:"migrations"`
+	// NoCutover counts the migrations left out (SweepMigration.NoCutover).
+	// Added field.
+	NoCutover        int     `json:"no_cutover"`
 	PercentileMethod string  `json:"percentile_method"`
 	P50S             float64 `json:"p50_s"`
 	P90S             float64 `json:"p90_s"`
@@ -117,15 +125,18 @@ type SweepPauses struct {
 	MaxS             float64 `json:"max_s"`
 }
 
-// SweepOverBound is how many of a sweep's migrations were over the pause
-// bound: Over of Migrations, Fraction = Over/Migrations, and the two-sided
-// 95 % interval [Low95, High95] of the underlying proportion computed by
-// IntervalMethod (all 0 when Migrations is 0).
+// SweepOverBound is how many of a sweep's migrations that cut over were
+// over the pause bound: Over of Migrations, Fraction = Over/Migrations,
+// and the two-sided 95 % interval [Low95, High95] of the underlying
+// proportion computed by IntervalMethod (all 0 when Migrations is 0).
 type SweepOverBound struct {
 	// PauseCritS is the bound (CUTOVER_PAUSE_CRIT_S) of the sweep's first
 	// seed; every seed runs with the same flags, so the same bound.
-	PauseCritS     float64 `json:"pause_crit_s"`
-	Migrations     int     `json:"migrations"`
+	PauseCritS float64 `json:"pause_crit_s"`
+	Migrations int     `json:"migrations"`
+	// NoCutover counts the migrations left out of Migrations: no cutover,
+	// no cutover pause to be over the bound. Added field.
+	NoCutover      int     `json:"no_cutover"`
 	Over           int     `json:"over"`
 	Fraction       float64 `json:"fraction"`
 	Low95          float64 `json:"low95"`

@@ -247,6 +247,9 @@ type Comparison struct {
 	Tallies     []Tally
 	SeedChanges []string
 	Regressions []string
+	// BaseNoCutover and NewNoCutover count each side's migrations left out
+	// of the quantiles for never cutting over (MigrationSummary.NoCutover).
+	BaseNoCutover, NewNoCutover int
 	// Changed: any verdict count, quantile or tally differs.
 	Changed bool
 }
@@ -304,6 +307,12 @@ func Compare(base, nw RunSet, opts CompareOptions) Comparison {
 	}
 
 	bp, np := longestAll(base), longestAll(nw)
+	for _, r := range base.Runs {
+		c.BaseNoCutover += Stats(r.Summary).NoCutover
+	}
+	for _, r := range nw.Runs {
+		c.NewNoCutover += Stats(r.Summary).NoCutover
+	}
 	c.Quantiles = quantileRows(bp, np, opts)
 	for _, q := range c.Quantiles {
 		if q.HasBase != q.HasNew || (q.HasBase && q.Diff != 0) {
@@ -400,7 +409,7 @@ func fracRuns(n, of int) string {
 func fmtMean(v float64) string { return record.FormatT(math.Round(v*1000) / 1000) }
 
 // longestAll pools the longest pause per (migration, host) of every run of
-// set (migrations without a terminal phase left out, as in Stats).
+// set (only Counted migrations, as in Stats).
 func longestAll(set RunSet) []float64 {
 	var out []float64
 	for _, r := range set.Runs {
@@ -529,7 +538,11 @@ func CompareMarkdown(c Comparison, rerun string) []byte {
 
 	b.WriteString("\n## Pause quantiles\n\n")
 	if len(c.Quantiles) > 0 {
-		fmt.Fprintf(&b, "Longest pause per (migration, host) over every cutover: base n = %d, new n = %d.\n\n", c.Quantiles[0].BaseN, c.Quantiles[0].NewN)
+		fmt.Fprintf(&b, "Longest pause per (migration, host) over every cutover: base n = %d, new n = %d", c.Quantiles[0].BaseN, c.Quantiles[0].NewN)
+		if c.BaseNoCutover+c.NewNoCutover > 0 {
+			fmt.Fprintf(&b, " (migrations without a cutover left out: base %d, new %d)", c.BaseNoCutover, c.NewNoCutover)
+		}
+		b.WriteString(".\n\n")
 	}
 	b.WriteString("| Quantile | Base | New | New − base | 95 % bootstrap interval |\n|---|---|---|---|---|\n")
 	for _, q := range c.Quantiles {

@@ -22,12 +22,12 @@ type PauseSample struct {
 	Longest []float64
 }
 
-// Pauses collects sum's PauseSample. Migrations without a terminal phase
-// are left out, as in Stats.
+// Pauses collects sum's PauseSample over the Counted migrations, as Stats
+// does.
 func Pauses(sum record.Summary) PauseSample {
 	var ps PauseSample
 	for _, m := range sum.Migrations {
-		if !record.IsTerminal(m.Outcome) {
+		if !Counted(m) {
 			continue
 		}
 		for _, h := range sortedHosts(m) {
@@ -60,8 +60,8 @@ func ecdfXY(vs []float64, xmax float64) plotter.XYs {
 // the bound crit (CUTOVER_PAUSE_CRIT_S) as a vertical line and labelled x
 // tick. With more than one summary, each summary's longest pauses are also
 // drawn as a thin grey line (up to 50 summaries) so a seed that differs
-// stands out. title names the set. Migrations without a terminal phase are
-// left out (Pauses).
+// stands out. title names the set. Only Counted migrations count
+// (Pauses).
 func ECDFPlot(title string, sums []record.Summary, crit float64) (*plot.Plot, []LegendItem, error) {
 	p := plot.New()
 	p.Title.Text = title

@@ -84,6 +84,7 @@ type htmlMigration struct {
 	Hosts            []htmlHostPause
 	Freezes          int
 	Verdict, Class   string
+	NoCutover        bool
 }
 
 type htmlHostPause struct {
@@ -173,7 +174,7 @@ func htmlPage(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 		v.Missing = append(v.Missing, m)
 	}
 	for _, m := range sum.Migrations {
-		hm := htmlMigration{ID: m.ID, NQN: nqns.name(m.NQN), Outcome: m.Outcome, Freezes: m.Freezes, Verdict: MigrationVerdict(plan, m)}
+		hm := htmlMigration{ID: m.ID, NQN: nqns.name(m.NQN), Outcome: OutcomeText(m), Freezes: m.Freezes, Verdict: MigrationVerdict(plan, m), NoCutover: m.NoCutover}
 		hm.Class = verdictClass(hm.Verdict)
 		for _, h := range slices.Sorted(maps.Keys(m.Hosts)) {
 			hp := m.Hosts[h]

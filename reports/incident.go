@@ -424,3 +424,102 @@ func WriteReproduce(dir string, run analysis.Run, all []analysis.Run) error {
 	}
 	return nil
 }
+
+// ReproduceText prints one seed's reproduction for a person: the
+// operators' figures side by side, each run's validation failures,
+// expectations and notes, where its reproduce.md is (dirs, one per run),
+// and the description of the two operators' runs when both ran (described,
+// not judged: the comparison is judged over seeds).
+func ReproduceText(w io.Writer, incident string, runs []analysis.Run, dirs []string) {
+	var figs []analysis.IncidentFigures
+	var shapes []analysis.Shape
+	for _, r := range runs {
+		figs = append(figs, r.Figures)
+		shapes = append(shapes, r.Shape)
+	}
+	fmt.Fprintf(w, "\n== %s, seed %d, side by side\n", incident, runs[0].Figures.Seed)
+	WriteIncidentTable(w, figs, shapes)
+	for i, r := range runs {
+		runInconclusive := r.Figures.FaultsCheck.Verdict == record.Inconclusive
+		f := r.Figures
+		fmt.Fprintf(w, "\n== %s: validation failures (%d)\n", f.Operator, len(f.Failures))
+		for _, v := range f.Failures {
+			by := v.Origin
+			switch {
+			case v.LeakCaused:
+				by = "leaked by " + v.Origin
+			case v.Origin == v.Migration:
+				by = "created by this migration"
+			case v.Origin == "":
+				by = "no controller blamed"
+			}
+			by = v.Cause + "; " + by
+			ctrl := "-"
+			if v.Controller != "" {
+				ctrl = fmt.Sprintf("%s %s (%s, %s)", v.Host, v.Controller, v.Endpoint, v.State)
+			} else if v.Host != "" {
+				ctrl = v.Host
+			}
+			fmt.Fprintf(w, "  %s at %7.1f s  %-48s %-60s %s\n", v.Migration, v.AtS, ctrl, clipTo(by, 60), clipTo(v.Detail, 70))
+		}
+		fmt.Fprintf(w, "  expectations (incident file):\n")
+		for _, b := range r.Bands {
+			if !b.Judged {
+				continue
+			}
+			mark := "ok "
+			if !b.OK {
+				mark = "NO "
+			}
+			name := b.Expectation.Figure
+			if name == "" {
+				name = "check " + b.Expectation.Check
+			}
+			fmt.Fprintf(w, "    %s %-26s got %-20s want %-14s [%s]\n", mark, name, b.Got, b.Expectation.Range(), b.Expectation.Source)
+		}
+		if r.Shape.OK {
+			fmt.Fprintf(w, "  every expectation holds: yes\n")
+		} else {
+			fmt.Fprintf(w, "  every expectation holds: NO\n")
+			for _, m := range r.Shape.Missing {
+				fmt.Fprintf(w, "    - %s\n", m)
+			}
+		}
+		for _, n := range r.Shape.Notes {
+			fmt.Fprintf(w, "  note: %s\n", n)
+		}
+		if runInconclusive {
+			fmt.Fprintf(w, "  faults: inconclusive: %s\n", r.Figures.FaultsCheck.Detail)
+		}
+		fmt.Fprintf(w, "  report: %s/%s\n", dirs[i], ReproduceFile)
+	}
+	if d := analysis.DescribePair(runs); d != nil {
+		p := d.Pair
+		fmt.Fprintf(w, "\n== fixed against prefix, seed %d: described, not judged (the claim %s is judged over seeds: add --seeds 1-10)\n",
+			p.Seed, analysis.CompareFixedLEPrefix)
+		fmt.Fprintf(w, "  validation failures      prefix %2d  fixed %2d  D %+d\n", p.Prefix.Total, p.Fixed.Total, p.Fixed.Total-p.Prefix.Total)
+		for _, k := range []struct {
+			name string
+			p, f int
+		}{{"loss window", p.Prefix.Loss, p.Fixed.Loss}, {"injected fault", p.Prefix.Fault, p.Fixed.Fault},
+			{"leak kinds the fix removes", p.Prefix.Removable, p.Fixed.Removable}, {"every other cause", p.Prefix.Other, p.Fixed.Other}} {
+			fmt.Fprintf(w, "    %-26s prefix %2d  fixed %2d  D %+d\n", k.name, k.p, k.f, k.f-k.p)
+		}
+		if p.Prefix.LossDownstream > 0 || p.Fixed.LossDownstream > 0 {
+			fmt.Fprintf(w, "      of which loss window downstream of a removable leak failure: prefix %d  fixed %d\n", p.Prefix.LossDownstream, p.Fixed.LossDownstream)
+		}
+		if d.PlansDivergeAt != "" {
+			fmt.Fprintf(w, "  the runs' migration plans diverge at %s\n", d.PlansDivergeAt)
+		}
+		for _, x := range d.Differences {
+			fmt.Fprintf(w, "  %s failed in %-6s prefix: %-40s fixed: %s\n", x.Migration, x.FailedIn, clipTo(orDefault(x.PrefixCause, "none"), 40), orDefault(x.FixedCause, "none"))
+		}
+	}
+}
+
+func clipTo(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}

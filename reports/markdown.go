@@ -13,7 +13,22 @@ import (
 	"github.com/fiomig/fiomig/record"
 )
 
-// MigrationVerdict is one migration's verdict in the report's table: fail
+// VerdictNoCutover is MigrationVerdict of a migration that never cut over
+// (record.MigrationSummary.NoCutover): it has no cutover pause to judge;
+// its outcome and reason say how it ended.
+const VerdictNoCutover = "no cutover"
+
+// OutcomeText is a migration's outcome as the reports show it: the phase,
+// and for a Failed or Aborted one the reason its phase line gave.
+func OutcomeText(m record.MigrationSummary) string {
+	if m.Reason == "" {
+		return m.Outcome
+	}
+	return m.Outcome + ": " + m.Reason
+}
+
+// MigrationVerdict is one migration's verdict in the report's table:
+// VerdictNoCutover for a migration that never cut over; fail
 // when a consumer host's judged pause (checks.JudgedPauseS) exceeds
 // plan.Params.PauseCritS or the migration's freezes exceed
 // plan.Params.FreezesAllowed; else inconclusive when the migration reached
@@ -23,6 +38,9 @@ import (
 // served-after-cutover are judged per run; their check details name the
 // migrations.)
 func MigrationVerdict(plan record.Plan, m record.MigrationSummary) string {
+	if m.NoCutover {
+		return VerdictNoCutover
+	}
 	if m.Freezes > plan.Params.FreezesAllowed {
 		return record.Fail
 	}
@@ -39,13 +57,16 @@ func MigrationVerdict(plan record.Plan, m record.MigrationSummary) string {
 	return record.Pass
 }
 
-// unfinishedNote names the migrations Stats leaves out (no terminal
-// phase), or "".
+// unfinishedNote names the migrations Stats leaves out (not Counted: no
+// terminal phase, or no cutover), or "".
 func unfinishedNote(sum record.Summary) string {
 	var ms []string
 	for _, m := range sum.Migrations {
-		if !record.IsTerminal(m.Outcome) {
+		switch {
+		case !record.IsTerminal(m.Outcome):
 			ms = append(ms, fmt.Sprintf("%s (no terminal phase, last phase %s)", m.ID, m.Outcome))
+		case m.NoCutover:
+			ms = append(ms, fmt.Sprintf("%s (%s before Running: no cutover)", m.ID, m.Outcome))
 		}
 	}
 	if len(ms) == 0 {
@@ -158,13 +179,21 @@ func markdown(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 	}
 	closeD()
 
-	failing := 0
+	failing, noCutover := 0, 0
 	for _, m := range sum.Migrations {
-		if MigrationVerdict(plan, m) != record.Pass {
+		switch MigrationVerdict(plan, m) {
+		case record.Pass:
+		case VerdictNoCutover:
+			noCutover++
+		default:
 			failing++
 		}
 	}
-	open(fmt.Sprintf("Migrations: %d, %d not passing", len(sum.Migrations), failing))
+	title := fmt.Sprintf("Migrations: %d, %d not passing", len(sum.Migrations), failing)
+	if noCutover > 0 {
+		title += fmt.Sprintf(", %d without a cutover", noCutover)
+	}
+	open(title)
 	b.WriteString("## Migrations\n\n")
 	if len(sum.Migrations) == 0 {
 		b.WriteString("No migration in the timeline.\n")
@@ -174,6 +203,10 @@ func markdown(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 		for _, m := range shown {
 			var hs []string
 			for _, h := range slices.Sorted(maps.Keys(m.Hosts)) {
+				if m.NoCutover {
+					hs = []string{"no cutover (ended before Running)"}
+					break
+				}
 				hp := m.Hosts[h]
 				v := secs(hp.LongestPauseS)
 				if checks.JudgedPauseS(hp) > crit {
@@ -190,7 +223,7 @@ func markdown(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 			if len(hs) == 0 {
 				hs = []string{"no consumer host"}
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s |\n", cell(m.ID), cell(nqns.name(m.NQN)), cell(m.Outcome),
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s |\n", cell(m.ID), cell(nqns.name(m.NQN)), cell(clip(OutcomeText(m))),
 				cell(clip(strings.Join(hs, ", "))), m.Freezes, verdictCell(MigrationVerdict(plan, m)))
 		}
 		if n := len(sum.Migrations) - len(shown); n > 0 {
@@ -536,7 +569,7 @@ func windows(ws [][2]float64) string {
 }
 
 func verdictCell(v string) string {
-	if v == record.Pass {
+	if v == record.Pass || v == VerdictNoCutover {
 		return v
 	}
 	return "**" + v + "**"

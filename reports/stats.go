@@ -12,23 +12,34 @@ import (
 // type 7, the default of R, NumPy and Excel PERCENTILE.INC).
 const PercentileMethod = "linear interpolation between closest ranks, rank = p/100*(n-1) (Hyndman & Fan type 7; montanaflynn/stats v0.14.0 Percentile)"
 
+// Counted reports whether a migration's pauses count in the pause
+// distributions (Stats, Pauses, SweepFigures): it reached a terminal phase
+// (record.IsTerminal of its Outcome; one still running at an interrupted
+// run's end has not had all its pause seen) and it cut over (a migration
+// with NoCutover has no cutover pause: counting it as 0 s would pull the
+// figures down).
+func Counted(m record.MigrationSummary) bool { return record.IsTerminal(m.Outcome) && !m.NoCutover }
+
 // Stats computes the distribution of the longest pause per (migration,
-// consumer host) pair of sum: count, p50, p95 and max, in seconds rounded to
-// the microsecond. A migration that reached no terminal phase
-// (record.IsTerminal of its Outcome; an interrupted run) is left out: its
-// pause is not all seen and would pull the median down. With no pair the
-// figures are 0 and Pauses is 0.
+// consumer host) pair of sum over the Counted migrations: count, p50, p95
+// and max, in seconds rounded to the microsecond; NoCutover counts the
+// migrations left out for having no cutover. With no pair the figures
+// are 0 and Pauses is 0.
 func Stats(sum record.Summary) record.Stats {
 	var data stats.Float64Data
+	st := record.Stats{PercentileMethod: PercentileMethod}
 	for _, m := range sum.Migrations {
-		if !record.IsTerminal(m.Outcome) {
+		if m.NoCutover {
+			st.NoCutover++
+		}
+		if !Counted(m) {
 			continue
 		}
 		for _, hp := range m.Hosts {
 			data = append(data, hp.LongestPauseS)
 		}
 	}
-	st := record.Stats{PercentileMethod: PercentileMethod, Pauses: len(data)}
+	st.Pauses = len(data)
 	if len(data) == 0 {
 		return st
 	}

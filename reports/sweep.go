@@ -20,7 +20,9 @@ const IntervalMethod = "Wilson score interval, two-sided 95 %, z = Φ⁻¹(0.975
 // each migration's longest pause is the longest any consumer host saw
 // (summary.json's per-host longest_pause_s), and it is over the bound when
 // that is > critS, as in the pause-bound check. Every migration of the
-// summary counts, terminal or not: the pause-bound check judges them all.
+// summary is listed, terminal or not: the pause-bound check judges them
+// all — but one that never cut over is marked NoCutover (the figures leave
+// it out) and is never over the bound.
 func SweepMigrations(sum record.Summary, critS float64) []record.SweepMigration {
 	out := make([]record.SweepMigration, 0, len(sum.Migrations))
 	for _, m := range sum.Migrations {
@@ -28,31 +30,37 @@ func SweepMigrations(sum record.Summary, critS float64) []record.SweepMigration 
 		for _, hp := range m.Hosts {
 			longest = max(longest, hp.LongestPauseS)
 		}
-		out = append(out, record.SweepMigration{ID: m.ID, Outcome: m.Outcome, LongestPauseS: longest, OverBound: longest > critS})
+		out = append(out, record.SweepMigration{ID: m.ID, Outcome: m.Outcome, LongestPauseS: longest,
+			OverBound: longest > critS && !m.NoCutover, NoCutover: m.NoCutover})
 	}
 	return out
 }
 
-// SweepFigures computes, over every migration of every seed, the
+// SweepFigures computes, over every migration of every seed that cut over
+// (NoCutover counts the others: they have no cutover pause), the
 // distribution of the longest pause per migration (p50, p90, p99 and max by
 // PercentileMethod, seconds rounded to the microsecond) and the fraction of
-// migrations over the bound with its Wilson score 95 % interval
+// those migrations over the bound with its Wilson score 95 % interval
 // (IntervalMethod). critS is reported as the bound; each migration's
 // OverBound was judged against its own seed's bound. With no migration every
 // figure is 0.
 func SweepFigures(seeds []record.SweepSeed, critS float64) (record.SweepPauses, record.SweepOverBound) {
 	var data stats.Float64Data
-	over := 0
+	over, none := 0, 0
 	for _, s := range seeds {
 		for _, m := range s.Migrations {
+			if m.NoCutover {
+				none++
+				continue
+			}
 			data = append(data, m.LongestPauseS)
 			if m.OverBound {
 				over++
 			}
 		}
 	}
-	p := record.SweepPauses{Migrations: len(data), PercentileMethod: PercentileMethod}
-	ob := record.SweepOverBound{PauseCritS: critS, Migrations: len(data), Over: over, IntervalMethod: IntervalMethod}
+	p := record.SweepPauses{Migrations: len(data), NoCutover: none, PercentileMethod: PercentileMethod}
+	ob := record.SweepOverBound{PauseCritS: critS, Migrations: len(data), NoCutover: none, Over: over, IntervalMethod: IntervalMethod}
 	if len(data) == 0 {
 		return p, ob
 	}
@@ -66,6 +74,16 @@ func SweepFigures(seeds []record.SweepSeed, critS float64) (record.SweepPauses, 
 	ob.Fraction = roundP(float64(over) / float64(len(data)))
 	ob.Low95, ob.High95 = roundP(lo), roundP(hi)
 	return p, ob
+}
+
+// NoCutoverNote is " (N did not: ended Failed or Aborted before Running)"
+// for the migrations a figure leaves out for having no cutover, "" for
+// none.
+func NoCutoverNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d did not: ended Failed or Aborted before Running)", n)
 }
 
 // roundP rounds a proportion to 6 decimals, so that sweep.json's bytes do
@@ -113,15 +131,15 @@ func SweepMarkdown(s record.Sweep) []byte {
 
 	p := s.Pauses
 	fmt.Fprintf(&b, "\n## Longest pause per migration\n\n")
-	fmt.Fprintf(&b, "Over %d migrations of %d seeds; a migration's longest pause is the longest pause window any of its consumer hosts saw.\n\n", p.Migrations, len(s.Seeds))
+	fmt.Fprintf(&b, "Over %d migrations of %d seeds that cut over%s; a migration's longest pause is the longest pause window any of its consumer hosts saw.\n\n", p.Migrations, len(s.Seeds), NoCutoverNote(p.NoCutover))
 	fmt.Fprintf(&b, "| p50 | p90 | p99 | max |\n|---|---|---|---|\n| %s s | %s s | %s s | %s s |\n\n",
 		fmtF(p.P50S), fmtF(p.P90S), fmtF(p.P99S), fmtF(p.MaxS))
 	fmt.Fprintf(&b, "Percentile method: %s.\n", p.PercentileMethod)
 
 	o := s.OverBound
 	fmt.Fprintf(&b, "\n## Over the pause bound\n\n")
-	fmt.Fprintf(&b, "%d of %d migrations over CUTOVER_PAUSE_CRIT_S = %s s: fraction %.6f, 95 %% interval [%.6f, %.6f].\n\n",
-		o.Over, o.Migrations, fmtF(o.PauseCritS), o.Fraction, o.Low95, o.High95)
+	fmt.Fprintf(&b, "%d of %d migrations that cut over%s are over CUTOVER_PAUSE_CRIT_S = %s s: fraction %.6f, 95 %% interval [%.6f, %.6f].\n\n",
+		o.Over, o.Migrations, NoCutoverNote(o.NoCutover), fmtF(o.PauseCritS), o.Fraction, o.Low95, o.High95)
 	fmt.Fprintf(&b, "Interval method: %s.\n", o.IntervalMethod)
 
 	listSeeds := func(title, verdict string, checks func(record.SweepSeed) []string) {

@@ -127,11 +127,22 @@ func Swimlane(plan record.Plan, c Cutover) (*plot.Plot, []LegendItem, vg.Length)
 	p := plot.New()
 	m := c.Migration
 	title := fmt.Sprintf("%s (%s): %s", m.ID, shortOr(m.NQN), m.Outcome)
-	var worst float64
-	for _, hp := range m.Hosts {
-		worst = math.Max(worst, hp.LongestPauseS)
+	if m.Reason != "" {
+		r := []rune(m.Reason)
+		if len(r) > 90 {
+			r = append(r[:89], '…')
+		}
+		title += " — " + string(r)
 	}
-	title += fmt.Sprintf(", longest pause %s, %d freeze(s)", secs(worst), m.Freezes)
+	if m.NoCutover {
+		title += "; no cutover"
+	} else {
+		var worst float64
+		for _, hp := range m.Hosts {
+			worst = math.Max(worst, hp.LongestPauseS)
+		}
+		title += fmt.Sprintf(", longest pause %s, %d freeze(s)", secs(worst), m.Freezes)
+	}
 	p.Title.Text = title
 	p.X.Label.Text = "seconds since run start"
 	p.X.Min, p.X.Max = c.FromS, c.ToS

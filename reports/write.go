@@ -217,18 +217,25 @@ func writeFigure(dir string, f *Figure, render func(format string) ([]byte, erro
 	return writeFile(dir, f.SVG, svg)
 }
 
-// worstFirst returns the indexes of sum's migrations: those not passing
-// first, then by longest pause (descending), ties in run order.
+// worstFirst returns the indexes of sum's migrations: the cutovers not
+// passing first, then by longest pause (descending), then those that never
+// cut over; ties in run order.
 func worstFirst(plan record.Plan, sum record.Summary) []int {
 	longest := LongestPerMigration(sum)
 	idx := make([]int, len(sum.Migrations))
-	bad := make([]bool, len(sum.Migrations))
+	rank := make([]int, len(sum.Migrations)) // 0 not passing, 1 passing, 2 no cutover
 	for i, m := range sum.Migrations {
-		idx[i], bad[i] = i, MigrationVerdict(plan, m) != record.Pass
+		idx[i] = i
+		switch MigrationVerdict(plan, m) {
+		case record.Pass:
+			rank[i] = 1
+		case VerdictNoCutover:
+			rank[i] = 2
+		}
 	}
 	sortStable(idx, func(a, b int) bool {
-		if bad[a] != bad[b] {
-			return bad[a]
+		if rank[a] != rank[b] {
+			return rank[a] < rank[b]
 		}
 		return longest[a] > longest[b]
 	})

@@ -125,17 +125,21 @@ func Run(ctx context.Context, cluster backend.Cluster, cfg Config) (Result, erro
 	report := NewReportLines(cfg.Plan) // the per-tick states the report's swimlanes need, bounded
 	report.Dropped = cfg.SummaryOnly
 	written := 0
+	reasons := map[string]string{} // why a migration ended Failed or Aborted, for the progress line
 	tl.OnAppend = func(l record.Line) error {
 		written++
 		if cfg.OnLine != nil {
 			cfg.OnLine(l)
+		}
+		if l.Kind == record.KindPhase && l.Reason != "" && record.IsTerminal(l.Phase) {
+			reasons[l.Migration] = l.Reason
 		}
 		return states.Push(l, func(x record.Line) error {
 			report.Add(x)
 			return judge.Add(x)
 		})
 	}
-	r := &runner{cluster: cluster, tl: tl, sampler: collectors.NewSampler(cluster.Hosts(), tl)}
+	r := &runner{cluster: cluster, tl: tl, sampler: collectors.NewSampler(cluster.Hosts(), tl), reasons: reasons}
 	var runErr error
 	if p.TimelineFormat == record.FormatChangeOnly {
 		r.sampler.ChangeOnly = true
@@ -229,6 +233,7 @@ type runner struct {
 	cluster backend.Cluster
 	tl      *record.TimelineWriter
 	sampler *collectors.Sampler
+	reasons map[string]string // migration → its terminal phase line's reason
 }
 
 // step advances the world to t, appends what happened, then samples.
@@ -305,6 +310,8 @@ func (r *runner) migrations(ctx context.Context, cfg Config, wait float64, progr
 		note := ""
 		if !done {
 			note = fmt.Sprintf(" (not terminal after %.0f s; moving on)", wait)
+		} else if why := r.reasons[id]; why != "" {
+			note = ": " + why
 		}
 		fmt.Fprintf(progress, "[%d/%d] %s volume %s: %s after %.1f s%s\n",
 			i+1, p.Migrations, id, vol.Name, phase, r.cluster.Now()-start, note)

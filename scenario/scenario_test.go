@@ -3,14 +3,17 @@ package scenario
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fiomig/fiomig/checks"
+	"github.com/fiomig/fiomig/faults"
 	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/reports"
 )
@@ -161,4 +164,46 @@ func differingFiles(t *testing.T, a, b string, files ...string) []string {
 		}
 	}
 	return diff
+}
+
+// TestProgressSaysWhyAMigrationFailed (issue 27 item 1): the progress line
+// of a migration that ended Failed or Aborted gives the reason its phase
+// line recorded, as summary.json's migration reason does; a Completed one
+// gives none. The second migration's validation Job is killed.
+func TestProgressSaysWhyAMigrationFailed(t *testing.T) {
+	p := small()
+	c, err := SimCluster(1, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	kill := []record.FaultSpec{{Fault: faults.KindAbortedValidation, Phase: record.StageInValidation, Migration: "#2", Target: "#2",
+		Params: map[string]string{"after_s": "0.3", "mode": faults.ModeKillJob}}}
+	var progress strings.Builder
+	res, err := Run(context.Background(), c, Config{Plan: record.Plan{Seed: 1, Params: p, Faults: kill}, OutDir: t.TempDir(), StartUnix: 1, Progress: &progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := 0
+	for _, m := range res.Summary.Migrations {
+		if m.Outcome != record.PhaseFailed && m.Outcome != record.PhaseAborted {
+			continue
+		}
+		ended++
+		if m.Reason == "" {
+			t.Errorf("%s ended %s with no reason in summary.json", m.ID, m.Outcome)
+		}
+		if want := fmt.Sprintf(" %s volume ", m.ID); !strings.Contains(progress.String(), want) ||
+			!strings.Contains(progress.String(), fmt.Sprintf(" s: %s\n", m.Reason)) {
+			t.Errorf("no progress line for %s ending with its reason %q:\n%s", m.ID, m.Reason, progress.String())
+		}
+	}
+	if ended == 0 {
+		t.Fatalf("seed 1 failed no migration; pick a seed that does:\n%s", progress.String())
+	}
+	for _, l := range strings.Split(progress.String(), "\n") {
+		if strings.Contains(l, ": Completed after ") && !strings.HasSuffix(l, " s") {
+			t.Errorf("a Completed migration's progress line gives a reason: %q", l)
+		}
+	}
 }

@@ -170,19 +170,24 @@ func RunFio(ctx context.Context, seed int64, cfg Config, fo FioOptions) (Result,
 	if res.Interrupted {
 		return res, nil
 	}
-	plan, err := record.ReadPlan(filepath.Join(res.Dir, record.PlanFile))
-	if err != nil {
-		return res, err
-	}
+	return FinishFio(res)
+}
+
+// FinishFio adds what a real-fio run's fio processes measured to its
+// judged record — fio's checks (FioEvaluate) over the timeline read back
+// from res.Dir — and rewrites its reports with fio's plots: the one
+// pipeline after fio, for the simulator's --workload=fio and the kube
+// backend's fio pods alike.
+func FinishFio(res Result) (Result, error) {
 	lines, err := record.ReadTimeline(filepath.Join(res.Dir, record.TimelineFile))
 	if err != nil {
 		return res, err
 	}
-	sum, err := FioEvaluate(res.Dir, plan, lines, res.Summary)
+	sum, err := FioEvaluate(res.Dir, res.Plan, lines, res.Summary)
 	if err != nil {
 		return res, err
 	}
-	if err := reports.WriteRun(res.Dir, reports.Input{Plan: plan, Summary: sum, Timeline: lines, FioSeconds: FioSeconds(res.Dir)}); err != nil {
+	if err := reports.WriteRun(res.Dir, reports.Input{Plan: res.Plan, Summary: sum, Timeline: lines, FioSeconds: FioSeconds(res.Dir)}); err != nil {
 		return res, err
 	}
 	res.Summary = reports.WithStats(sum)

@@ -71,9 +71,11 @@ type Config struct {
 	VolumeSize string
 	// FioRuntime bounds each fio job (default 24 h: fio runs until StopFio).
 	FioRuntime time.Duration
-	// FioImage runs fio (default alpine:3, which installs fio with apk when
-	// it is missing); HelperImage is an image holding the fiomig binary as
-	// its entry point (log sidecar, nft helper).
+	// FioImage runs fio (default ghcr.io/fiomig/fio:3.33-3, which `make
+	// images` builds from Debian's fio; an image without fio installs it
+	// with apk at start); HelperImage is an image holding the fiomig binary
+	// as its entry point (log sidecar, nft helper; default
+	// ghcr.io/fiomig/fiomig:latest, which `make images` also tags).
 	FioImage, HelperImage string
 	// SetupTimeout bounds waiting for PVCs, pods and agents (default 5 min).
 	SetupTimeout time.Duration

@@ -53,7 +53,7 @@ const (
 	nqnPrefix           = "nqn.2023-02.io.simplyblock:"
 	validateJobPrefix   = "vmig-validate-"
 	defaultHelperImage  = "ghcr.io/fiomig/fiomig:latest"
-	defaultFioImage     = "docker.io/library/alpine:3"
+	defaultFioImage     = "ghcr.io/fiomig/fio:3.33-3" // make images: Debian bookworm's fio
 	defaultVolumeSize   = "1Gi"
 	defaultNamespace    = "fiomig"
 	defaultStorageNS    = "simplyblock"

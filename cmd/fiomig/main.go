@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -9,15 +8,17 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+
+	"github.com/fiomig/fiomig/harness"
 )
 
-// Exit codes of fiomig (DESIGN.md "The run record").
+// Exit codes of fiomig: harness's, the one verdict→exit-code mapping.
 const (
-	exitPass         = 0
-	exitCheckFailed  = 1
-	exitUsage        = 2
-	exitInconclusive = 3
-	exitInterrupted  = 130
+	exitPass         = harness.ExitPass
+	exitCheckFailed  = harness.ExitFail
+	exitUsage        = harness.ExitUsage
+	exitInconclusive = harness.ExitInconclusive
+	exitInterrupted  = harness.ExitInterrupted
 )
 
 // command is one subcommand. Each lives in its own file and registers itself
@@ -39,19 +40,8 @@ func register(c command) {
 	commands[c.name] = c
 }
 
-// usageError marks an error caused by bad flags or input (exit 2).
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
-
-// isUsage reports whether err is a usage error.
-func isUsage(err error) bool {
-	var u usageError
-	return errors.As(err, &u)
-}
+// usagef is an error caused by bad flags or input (exit 2).
+func usagef(format string, a ...any) error { return harness.Usagef(format, a...) }
 
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, `fiomig — a test-and-chaos harness for live migrations of NVMe-oF volumes.

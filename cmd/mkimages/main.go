@@ -51,12 +51,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if spec.Name != "fiomig" {
 			tag = images.Tag(spec, debs)
 		}
-		ref, err := name.NewTag(strings.TrimSuffix(*repo, "/") + "/" + spec.Name + ":" + tag)
-		if err != nil {
-			fmt.Fprintf(stderr, "mkimages: image name: %v\n", err)
-			return 2
+		tags := []string{tag}
+		if spec.Name == "fiomig" {
+			// Also :latest, the name backend/kube's --helper-image
+			// default and deploy/agent/ give it.
+			tags = append(tags, "latest")
 		}
-		digest, err := images.WriteOCI(filepath.Join(*out, spec.Name), img, ref)
+		var names []name.Tag
+		for _, tg := range tags {
+			ref, err := name.NewTag(strings.TrimSuffix(*repo, "/") + "/" + spec.Name + ":" + tg)
+			if err != nil {
+				fmt.Fprintf(stderr, "mkimages: image name: %v\n", err)
+				return 2
+			}
+			names = append(names, ref)
+		}
+		ref := names[0]
+		digest, err := images.WriteOCI(filepath.Join(*out, spec.Name), img, names...)
 		if err != nil {
 			fmt.Fprintf(stderr, "mkimages: %v\n", err)
 			return 1
@@ -64,8 +75,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		refs[spec.Name] = ref.String() + "@" + digest.String()
 		fmt.Fprintf(stdout, "%s %s\n", spec.Name, refs[spec.Name])
 		if *push != "" {
-			if code := pushImage(ctx, img, *push, spec.Name, tag, digest, stdout, stderr); code != 0 {
-				return code
+			for _, tg := range tags {
+				if code := pushImage(ctx, img, *push, spec.Name, tg, stdout, stderr); code != 0 {
+					return code
+				}
 			}
 		}
 	}
@@ -77,7 +90,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func pushImage(ctx context.Context, img v1.Image, prefix, short, tag string, digest v1.Hash, stdout, stderr io.Writer) int {
+func pushImage(ctx context.Context, img v1.Image, prefix, short, tag string, stdout, stderr io.Writer) int {
 	ref, err := name.NewTag(strings.TrimSuffix(prefix, "/") + "/" + short + ":" + tag)
 	if err != nil {
 		fmt.Fprintf(stderr, "mkimages: --push %s: %v\n", prefix, err)

@@ -9,14 +9,16 @@ import (
 	"github.com/fiomig/fiomig/backend"
 	simbackend "github.com/fiomig/fiomig/backend/sim"
 	"github.com/fiomig/fiomig/faults"
+	"github.com/fiomig/fiomig/harness"
 	"github.com/fiomig/fiomig/record"
-	"github.com/fiomig/fiomig/scenario"
 )
 
-// Backend is what the shared specs need of a backend: a cluster per run
-// and the id its n-th migration (1-based) will get.
+// Backend is what the shared specs need of a backend: the world it runs
+// (World: what plan.json records of p.Model), a cluster per run and the id
+// its n-th migration (1-based) will get.
 type Backend struct {
 	Name        string
+	World       func(record.Model) record.Model
 	New         func(ctx context.Context, seed int64, p record.Params) (backend.Cluster, error)
 	MigrationID func(n int) string
 }
@@ -28,10 +30,12 @@ type Backend struct {
 func Sim() Backend {
 	return Backend{
 		Name: "sim",
-		New: func(_ context.Context, seed int64, p record.Params) (backend.Cluster, error) {
-			m := p.Model
+		World: func(m record.Model) record.Model {
 			m.Nodes, m.Hosts, m.HostsAreNodes = 3, 3, true
-			return simbackend.New(simbackend.Config{Seed: seed, Model: m})
+			return m
+		},
+		New: func(_ context.Context, seed int64, p record.Params) (backend.Cluster, error) {
+			return simbackend.New(simbackend.Config{Seed: seed, Model: p.Model})
 		},
 		MigrationID: func(n int) string { return fmt.Sprintf("mig-%04d", n) },
 	}
@@ -41,6 +45,10 @@ func Sim() Backend {
 func (e *KubeEnv) KubeBackend(id string) Backend {
 	return Backend{
 		Name: "kube",
+		// The stand-in's world: 3 hosts that are its storage nodes.
+		World: func(m record.Model) record.Model {
+			return record.Model{Nodes: 3, Hosts: 3, HostsAreNodes: true, Volumes: m.Volumes}
+		},
 		New: func(ctx context.Context, seed int64, p record.Params) (backend.Cluster, error) {
 			return e.NewKubeCluster(ctx, id, seed, p.Model.Volumes)
 		},
@@ -48,10 +56,11 @@ func (e *KubeEnv) KubeBackend(id string) Backend {
 	}
 }
 
-// Run runs the migrations scenario on b with the fault schedule, writing
-// the run directory under outDir. The cluster is closed (on kube: every
-// object of the run removed) before it returns.
-func Run(ctx context.Context, b Backend, outDir string, seed int64, p record.Params, schedule []record.FaultSpec) (res scenario.Result, err error) {
+// Run runs fiomig run's spec with seed, p and the fault schedule on b
+// (harness.RunOn), writing the run directory under outDir. The cluster is
+// closed (on kube: every object of the run removed) before it returns.
+func Run(ctx context.Context, b Backend, outDir string, seed int64, p record.Params, schedule []record.FaultSpec) (res harness.Result, err error) {
+	p.Model = b.World(p.Model)
 	c, err := b.New(ctx, seed, p)
 	if err != nil {
 		return res, fmt.Errorf("%s backend: %w", b.Name, err)
@@ -66,9 +75,8 @@ func Run(ctx context.Context, b Backend, outDir string, seed int64, p record.Par
 			err = fmt.Errorf("%s backend: close: %w", b.Name, cerr)
 		}
 	}()
-	return scenario.Run(ctx, in, scenario.Config{
-		Plan: record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: seed,
-			Command: fmt.Sprintf("fiomig suites (%s backend, seed %d)", b.Name, seed), Params: p, Faults: schedule},
-		OutDir: outDir, Progress: ginkgo.GinkgoWriter,
-	})
+	s := harness.DefaultSpec()
+	s.Seed, s.Params, s.Schedule, s.Out = seed, p, schedule, outDir
+	return harness.RunOn(ctx, in, s, harness.Options{Progress: ginkgo.GinkgoWriter,
+		Command: fmt.Sprintf("fiomig suites (%s backend, seed %d)", b.Name, seed)})
 }
