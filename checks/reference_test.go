@@ -121,7 +121,7 @@ func newRefIndex(plan record.Plan, timeline []record.Line) *refIndex {
 		case record.KindStall:
 			r.stallLines = append(r.stallLines, l)
 		case record.KindKernel:
-			if reKeepAliveTimeout.MatchString(l.Message) {
+			if keepAliveTimeout(l.Message) {
 				r.stallLines = append(r.stallLines, l)
 			}
 		}

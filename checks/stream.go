@@ -206,7 +206,7 @@ func (j *Judge) flush() {
 		case record.KindStall:
 			j.stallLine(l)
 		case record.KindKernel:
-			if reKeepAliveTimeout.MatchString(l.Message) {
+			if keepAliveTimeout(l.Message) {
 				keepAlive = append(keepAlive, l)
 			}
 		case record.KindSample:
