@@ -74,6 +74,18 @@ func OptionsFromEnv(getenv func(string) string, flagDir string) Options {
 	return o
 }
 
+// PublishEnv is Publish of dir with OptionsFromEnv(getenv, flagDir), and
+// nothing at all when those options write nothing: what fiomig run and
+// fiomig sweep call with their --artifacts.
+func PublishEnv(dir, flagDir string, getenv func(string) string) error {
+	o := OptionsFromEnv(getenv, flagDir)
+	if !o.Enabled() {
+		return nil
+	}
+	_, err := Publish(dir, o)
+	return err
+}
+
 // Enabled reports whether o writes anything.
 func (o Options) Enabled() bool { return o.Dir != "" || o.StepSummary != "" }
 
