@@ -709,7 +709,7 @@ func JudgesLine(plan record.Plan) func(record.Line) bool {
 			if m := reReconnect.FindStringSubmatch(l.Message); m != nil {
 				return m[1] == cross
 			}
-			return reNewCtrl.MatchString(l.Message) || reRemoving.MatchString(l.Message) || reKeepAliveTimeout.MatchString(l.Message)
+			return reNewCtrl.MatchString(l.Message) || reRemoving.MatchString(l.Message) || keepAliveTimeout(l.Message)
 		case record.KindIO:
 			k := podKey(l)
 			was, seen := prevPlain[k]

@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/fiomig/fiomig/record"
 )
@@ -50,6 +51,12 @@ const NVMeDefaultKatoS = 5.0
 // timed out (tcp.c:2862-2865, opcode 0x18 is nvme_admin_keep_alive).
 var reKeepAliveTimeout = regexp.MustCompile(`^I/O tag \d+ \([0-9a-f]+\) type \d+ opcode 0x18 \(Keep Alive\) QID 0 timeout$`)
 
+// keepAliveTimeout reports whether a kernel line is a keep-alive timeout
+// (the regular expression only for the lines that can be one).
+func keepAliveTimeout(msg string) bool {
+	return strings.Contains(msg, "(Keep Alive)") && reKeepAliveTimeout.MatchString(msg)
+}
+
 // stallSpan is one stall as the pause checks use it: the host is paused for
 // nqn from start until the first sample at or after end showing it served;
 // latest is the latest start the evidence allows (= start when known).
@@ -63,7 +70,7 @@ type stallSpan struct {
 // host's sample before it (last, nil when none): a stall of kl's controller
 // when last shows it live with an optimized leg. ok is false otherwise.
 func estimateStall(kl record.Line, last *record.Line) (stallSpan, bool) {
-	if last == nil || !reKeepAliveTimeout.MatchString(kl.Message) {
+	if last == nil || !keepAliveTimeout(kl.Message) {
 		return stallSpan{}, false
 	}
 	for _, c := range last.Controllers {
