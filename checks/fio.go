@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -70,7 +71,10 @@ func FioGone(detail string) []record.CheckResult {
 // NQN whose span holds it — the rule pause windows follow (first phase line
 // to terminal phase plus plan.Params.AttributionMarginS; a migration whose
 // phase lines span the start wins over one whose margin does, then the one
-// that started last; a migration with NoCutover takes none). It returns one
+// that started last; a migration with NoCutover takes none), except a gap
+// that starts in a pause window a fault's silent stall began in that
+// migration's span (HostPauses.FaultWindows): the fault's, compared with
+// no cutover pause. It returns one
 // comparison per migration and volume,
 // in migration then volume order — a pair whose migration reached no
 // terminal phase or whose volume has no fio evidence (FioMissingEvidence)
@@ -103,6 +107,9 @@ func CompareFio(plan record.Plan, migs []record.MigrationSummary, vols []record.
 	for vi, v := range vols {
 		for _, g := range v.Gaps {
 			i := attribute(v.NQN, g.StartS)
+			if i >= 0 && slices.ContainsFunc(migs[i].Hosts[v.Host].FaultWindows, func(w [2]float64) bool { return g.StartS >= w[0] && g.StartS <= w[1] }) {
+				continue // the fault's, as the pause window it falls in (HostPauses.FaultWindows)
+			}
 			if i < 0 {
 				if g.LengthS >= tol {
 					g.Volume = v.Volume
@@ -147,7 +154,8 @@ func CompareFio(plan record.Plan, migs []record.MigrationSummary, vols []record.
 // FioNoiseFloor returns fio's noise floor in this run: the longest closed
 // gap (between two completions, not at the run's edge) of any volume with
 // fio evidence that overlaps none of the pause windows its host saw in the
-// migrations of the volume's NQN, with its volume set; nil when there is
+// migrations of the volume's NQN (theirs and the faults' in their spans,
+// HostPauses.FaultWindows), with its volume set; nil when there is
 // none of at least the listing minimum (summary.json fio.min_gap_s).
 //
 // No ANA pause explains such a stall: on the simulator it is the harness
@@ -174,6 +182,7 @@ func FioNoiseFloor(migs []record.MigrationSummary, vols []record.FioVolume) *rec
 		for _, m := range migs {
 			if m.NQN == v.NQN {
 				windows = append(windows, m.Hosts[v.Host].Windows...)
+				windows = append(windows, m.Hosts[v.Host].FaultWindows...)
 			}
 		}
 	gaps:
