@@ -3,7 +3,6 @@ package checks
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 
@@ -71,10 +70,11 @@ func FioGone(detail string) []record.CheckResult {
 // NQN whose span holds it — the rule pause windows follow (first phase line
 // to terminal phase plus plan.Params.AttributionMarginS; a migration whose
 // phase lines span the start wins over one whose margin does, then the one
-// that started last; a migration with NoCutover takes none), except a gap
-// that starts in a pause window a fault's silent stall began in that
-// migration's span (HostPauses.FaultWindows): the fault's, compared with
-// no cutover pause. It returns one
+// that started last; a migration with NoCutover takes none), and set
+// beside the longest ANA pause window of the host in that span — the
+// migration's or a fault's (HostPauses.FaultWindows: fio's I/O waits in
+// both alike; agreement is about what the samples saw, not whose pause it
+// is). It returns one
 // comparison per migration and volume,
 // in migration then volume order — a pair whose migration reached no
 // terminal phase or whose volume has no fio evidence (FioMissingEvidence)
@@ -107,9 +107,6 @@ func CompareFio(plan record.Plan, migs []record.MigrationSummary, vols []record.
 	for vi, v := range vols {
 		for _, g := range v.Gaps {
 			i := attribute(v.NQN, g.StartS)
-			if i >= 0 && slices.ContainsFunc(migs[i].Hosts[v.Host].FaultWindows, func(w [2]float64) bool { return g.StartS >= w[0] && g.StartS <= w[1] }) {
-				continue // the fault's, as the pause window it falls in (HostPauses.FaultWindows)
-			}
 			if i < 0 {
 				if g.LengthS >= tol {
 					g.Volume = v.Volume
@@ -131,6 +128,9 @@ func CompareFio(plan record.Plan, migs []record.MigrationSummary, vols []record.
 			}
 			c := record.FioComparison{Migration: m.ID, Volume: v.Volume, NQN: v.NQN, Host: v.Host,
 				PauseS: m.Hosts[v.Host].LongestPauseS}
+			for _, w := range m.Hosts[v.Host].FaultWindows {
+				c.PauseS = math.Max(c.PauseS, record.RoundT(w[1]-w[0]))
+			}
 			if g, ok := longest[key{mi, vi}]; ok {
 				g.Volume = v.Volume
 				c.FioGapS, c.FioGap = g.LengthS, &g
