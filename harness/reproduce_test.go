@@ -127,7 +127,7 @@ func BenchmarkReproduceBothOperators(b *testing.B) {
 
 // TestReproduceNoFaultNoCascade: with the incident's faults dropped
 // (--faults none), the sourced model starts no cascade: no validation
-// fails for either operator over the whole incident (incident.md §6.1
+// fails for either operator over the whole incident (docs/sources.md §9.5
 // expects nothing sourced to start one), plan.json says the faults were
 // dropped, and the two runs are described with no difference.
 func TestReproduceNoFaultNoCascade(t *testing.T) {

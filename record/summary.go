@@ -257,6 +257,12 @@ const (
 	// StepFirstCompletion: fio's first completion after the window's I/O
 	// gap (fio runs only).
 	StepFirstCompletion = "first-io-completion"
+	// StepSilentStall and StepStallEnded replace StepSourceLost for a
+	// window that begins with a silent stall (Stall): a path live and
+	// optimized that carried nothing, from the stall's start to its end
+	// (the controller leaving live, or the keep-alive timeout).
+	StepSilentStall = "silent-stall"
+	StepStallEnded  = "stall-ended"
 )
 
 // PauseAnatomy is one pause window split into steps: when each was first

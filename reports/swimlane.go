@@ -335,7 +335,7 @@ func Swimlane(plan record.Plan, c Cutover) (*plot.Plot, []LegendItem, vg.Length)
 		legend = append(legend, LegendItem{Text: "fio I/O gap", Fill: colorFioGap})
 	}
 	if used["step"] {
-		legend = append(legend, LegendItem{Text: "pause steps: 1 source path lost, 2 target controller live, 3 target ANA accessible, 4 first I/O completion", Fill: colorPhase})
+		legend = append(legend, LegendItem{Text: "pause steps: 1 source path lost (or a silent stall, 1' its end), 2 target controller live, 3 target ANA accessible, 4 first I/O completion", Fill: colorPhase})
 	}
 	height := vg.Length(n)*vg.Points(17) + vg.Points(90)
 	return p, legend, height
@@ -344,6 +344,7 @@ func Swimlane(plan record.Plan, c Cutover) (*plot.Plot, []LegendItem, vg.Length)
 // anatomyStepNumbers label a pause anatomy's steps on the swimlane.
 var anatomyStepNumbers = map[string]string{
 	record.StepSourceLost: " 1", record.StepTargetLive: " 2", record.StepTargetAccessible: " 3", record.StepFirstCompletion: " 4",
+	record.StepSilentStall: " 1", record.StepStallEnded: " 1'",
 }
 
 func isMarker(s string) bool {
