@@ -54,6 +54,8 @@ var allowed = map[string][]string{
 var allowedInternal = map[string][]string{
 	"internal/tooltest": {},
 	"internal/nvmecli":  {},
+	"internal/synthlog": {},
+	"internal/logscan":  {"internal", "fio"},
 	"internal/kubetest": {"internal"},
 	"internal/kubenode": {},
 	"internal/standin":  {"internal", "backend", "record", "nvmeof", "fio", "sim", "workload"},
