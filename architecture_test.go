@@ -38,6 +38,8 @@ var allowed = map[string][]string{
 	"analysis":   {"record", "checks", "incidents", "nvmeof", "fio"},
 	"sim":        {"nvmeof", "fio", "record"},
 	"reports":    {"record", "checks", "nvmeof", "fio", "analysis", "incidents"},
+	"ci":         {"record", "checks", "reports", "nvmeof", "fio", "analysis", "incidents"},
+	"history":    {"record", "checks", "reports", "ci", "nvmeof", "fio", "analysis", "incidents"},
 	"workload":   {"fio"},
 	"backend":    {"backend", "record", "nvmeof", "fio", "sim", "workload"},
 	"collectors": {"backend", "record", "nvmeof", "fio"},
@@ -58,6 +60,7 @@ var allowedInternal = map[string][]string{
 	"internal/logscan":  {"internal", "fio"},
 	"internal/kubetest": {"internal"},
 	"internal/kubenode": {},
+	"internal/pgtest":   {"internal"},
 	"internal/standin":  {"internal", "backend", "record", "nvmeof", "fio", "sim", "workload"},
 }
 

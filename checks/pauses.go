@@ -30,6 +30,10 @@ type window struct {
 	start, end float64
 	open       bool
 	ips        []string
+	// latestStart is set (> start) when the window holds a silent stall
+	// known only from a keep-alive timeout: its start if that stall began
+	// as late as the evidence allows (stalls.go).
+	latestStart float64
 }
 
 // pathIPs returns the IPs (sorted, without port) of the controllers of nqn
@@ -183,13 +187,17 @@ func (r *runIndex) faultCause(host string, w window) string {
 // inconclusive (when nothing fails) if the record holds no migration
 // (plan.Params.Migrations is 0 or the timeline has no phase line), a
 // consumer host has no sample during a migration, or the timeline holds
-// fewer migrations than the plan asked for.
+// fewer migrations than the plan asked for. A pair whose longest window
+// holds a silent stall known only from a keep-alive timeout, and measures
+// over the bound unless that stall began as late as the evidence allows
+// (LongestPauseMinS within it), cannot be judged: inconclusive, when
+// nothing fails.
 func pauseBound(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResult {
 	crit := plan.Params.PauseCritS
 	over, open := 0, 0
 	longest, where, pairs := 0.0, "", 0
 	var worst record.HostPauses
-	var none []string
+	var none, unsure []string
 	for _, m := range pr.migrations {
 		if m.NoCutover {
 			none = append(none, m.ID)
@@ -201,6 +209,10 @@ func pauseBound(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResul
 			p := JudgedPauseS(hp)
 			if where == "" || p > longest {
 				longest, where, worst = p, m.ID+" on "+h, hp
+			}
+			if p > crit && hp.LongestPauseMinS != nil && *hp.LongestPauseMinS <= crit {
+				unsure = append(unsure, fmt.Sprintf("%s on %s between %s and %s", m.ID, h, fmtS(*hp.LongestPauseMinS), fmtS(p)))
+				continue
 			}
 			if p > crit {
 				over++
@@ -233,6 +245,9 @@ func pauseBound(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResul
 			d += fmt.Sprintf("; %d with a window still open at the last sample", open)
 		}
 		return record.CheckResult{Name: CheckPauseBound, Verdict: record.Fail, Detail: d + `; see "Over the pause bound"`}
+	case len(unsure) > 0:
+		return inconclusive(fmt.Sprintf("%d migration/host pair(s) paused by a silent stall known only from a keep-alive timeout, around CUTOVER_PAUSE_CRIT_S = %s: %s (docs/host-model.md)",
+			len(unsure), fmtS(crit), strings.Join(unsure, "; ")))
 	case r.noMigration() != "":
 		return inconclusive(r.noMigration())
 	case len(pr.unsampled) > 0:

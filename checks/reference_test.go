@@ -27,6 +27,8 @@ type refIndex struct {
 	samples map[string][]record.Line
 	// heartbeats holds the times of each host's heartbeat lines.
 	heartbeats map[string][]float64
+	// stallLines are the stall lines and keep-alive timeout kernel lines.
+	stallLines []record.Line
 }
 
 func newRefIndex(plan record.Plan, timeline []record.Line) *refIndex {
@@ -116,6 +118,12 @@ func newRefIndex(plan record.Plan, timeline []record.Line) *refIndex {
 			r.faults = append(r.faults, l)
 		case record.KindHeartbeat:
 			r.heartbeats[l.Host] = append(r.heartbeats[l.Host], l.T)
+		case record.KindStall:
+			r.stallLines = append(r.stallLines, l)
+		case record.KindKernel:
+			if keepAliveTimeout(l.Message) {
+				r.stallLines = append(r.stallLines, l)
+			}
 		}
 	}
 	sort.SliceStable(r.migrations, func(i, j int) bool {
@@ -203,7 +211,7 @@ func refEvaluate(plan record.Plan, timeline []record.Line) record.Summary {
 	return record.Summary{
 		Seed: plan.Seed, Verdict: Overall(results), Checks: results, Migrations: migs,
 		Unattributed: pr.unattributed, FaultWindows: pr.faultWindows, LeakedControllers: leaks, MissingEndpoints: missing,
-		Coverage: &cov, SampleHoles: holes, Faults: outcomes, FaultMatrix: matrix,
+		Coverage: &cov, SampleHoles: holes, Faults: outcomes, FaultMatrix: matrix, Stalls: r.stallRecords(),
 	}
 }
 
@@ -289,7 +297,7 @@ func (r *refIndex) pauses() pauseResult {
 	for _, nqn := range r.nqns() {
 		nsids := r.volumes[nqn].NSIDs
 		for _, h := range r.consumers(nqn) {
-			for _, w := range pauseWindows(r.samples[h], nqn, nsids) {
+			for _, w := range refStallWindows(r.samples[h], r.spansOf(h, nqn), nqn, nsids) {
 				i := r.attribute(nqn, w.start)
 				if i < 0 {
 					res.outside(r.runIndex, h, nqn, w)
@@ -298,7 +306,7 @@ func (r *refIndex) pauses() pauseResult {
 				hp := migs[i].Hosts[h]
 				hp.Windows = append(hp.Windows, [2]float64{w.start, w.end})
 				if d := record.RoundT(w.end - w.start); d > hp.LongestPauseS {
-					hp.LongestPauseS = d
+					hp.LongestPauseS, hp.LongestPauseMinS = d, w.minLen()
 				}
 				hp.OpenWindow = hp.OpenWindow || w.open
 				hp.Freezes = len(hp.Windows)
@@ -511,6 +519,186 @@ func (r *refIndex) sampleHoles() []record.SampleHole {
 				out = append(out, record.SampleHole{Host: h, From: prev, To: t, IntervalS: iv})
 			}
 			prev = math.Max(prev, t)
+		}
+	}
+	return out
+}
+
+// refSpans are the record's silent stalls: a stall line pair (or an end
+// line alone, from its start_s), and a keep-alive timeout of a controller
+// the host's last sample before it showed live with an optimized leg,
+// unless a stall line of that controller is open at it or ends with it.
+func (r *refIndex) refSpans() []stallSpan {
+	var out []stallSpan
+	open := map[string]stallSpan{}
+	ended := map[string]float64{}
+	for _, l := range r.stallLines {
+		k := stallKey(l.Host, l.Controller)
+		switch {
+		case l.Kind == record.KindStall && l.Action == record.StallStart:
+			open[k] = stallSpan{host: l.Host, controller: l.Controller, nqn: l.NQN, start: l.T, latest: l.T, end: math.Inf(1), ip: splitEndpoint(l.Address).Traddr}
+		case l.Kind == record.KindStall && l.Action == record.StallEnd:
+			s, ok := open[k]
+			if !ok {
+				s = stallOfLine(l)
+			}
+			delete(open, k)
+			s.end = l.T
+			ended[k] = l.T
+			out = append(out, s)
+		}
+	}
+	for _, s := range open {
+		out = append(out, s)
+	}
+	for _, l := range r.stallLines {
+		if l.Kind != record.KindKernel {
+			continue
+		}
+		k := stallKey(l.Host, l.Controller)
+		known := false
+		for _, s := range out {
+			if stallKey(s.host, s.controller) == k && s.start <= l.T && (s.end > l.T || s.end == l.T) {
+				known = true
+			}
+		}
+		if known {
+			continue
+		}
+		var last *record.Line
+		for i, s := range r.samples[l.Host] {
+			if s.T < l.T {
+				last = &r.samples[l.Host][i]
+			}
+		}
+		if s, ok := estimateStall(l, last); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// spansOf are host's stalls of nqn.
+func (r *refIndex) spansOf(host, nqn string) []stallSpan {
+	var out []stallSpan
+	for _, s := range r.refSpans() {
+		if s.host == host && s.nqn == nqn {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// stallRecords lists the stalls as summary.json does (one still open ends
+// at the record's last sample).
+func (r *refIndex) stallRecords() []record.Stall {
+	var out []record.Stall
+	for _, s := range r.refSpans() {
+		if math.IsInf(s.end, 1) {
+			s.end = math.Max(s.start, r.settleEnd)
+		}
+		out = append(out, s.record())
+	}
+	sortStalls(out)
+	return out
+}
+
+// refStallWindows are the pause windows of nqn on one host with its
+// stalls: a sample is paused when Paused says so or a stall covers it
+// (start <= t < end); the windows are the runs of paused samples as
+// pauseWindows makes them; a stall joins the window of the first sample at
+// or after its start when that sample is paused (the window then starts at
+// the stall's start if earlier), and otherwise is a window of its own from
+// its start to that sample; windows that overlap merge. A window's ips are
+// those of its first paused sample (pathIPs) and of its stalls; its latest
+// start the earliest of its stalls' latest starts and of its samples that
+// are paused by themselves.
+func refStallWindows(samples []record.Line, spans []stallSpan, nqn string, nsids []int) []window {
+	if len(spans) == 0 {
+		return pauseWindows(samples, nqn, nsids)
+	}
+	paused := make([]bool, len(samples))
+	own := make([]bool, len(samples)) // paused by the sample itself
+	for k, s := range samples {
+		paused[k] = Paused(s, nqn, nsids)
+		own[k] = paused[k]
+		for _, sp := range spans {
+			if sp.start <= s.T && s.T < sp.end {
+				paused[k] = true
+			}
+		}
+	}
+	type run struct {
+		first, next int // first paused sample, first unpaused after (len = none)
+		w           window
+	}
+	var runs []*run
+	runOf := make([]*run, len(samples))
+	for k := range samples {
+		if !paused[k] {
+			continue
+		}
+		if k > 0 && paused[k-1] {
+			runOf[k] = runOf[k-1]
+			continue
+		}
+		var before *record.Line
+		if k > 0 {
+			before = &samples[k-1]
+		}
+		ru := &run{first: k, w: window{start: samples[k].T, ips: pathIPs(nqn, before, &samples[k]), latestStart: math.Inf(1)}}
+		runs = append(runs, ru)
+		runOf[k] = ru
+	}
+	for k := range samples {
+		if ru := runOf[k]; ru != nil && own[k] {
+			ru.w.latestStart = math.Min(ru.w.latestStart, samples[k].T)
+		}
+	}
+	var ws []window
+	for _, ru := range runs {
+		n := ru.first
+		for n < len(samples) && paused[n] {
+			n++
+		}
+		if n < len(samples) {
+			ru.w.end = samples[n].T
+		} else {
+			ru.w.end, ru.w.open = samples[len(samples)-1].T, true
+		}
+	}
+	for _, sp := range spans {
+		k := sort.Search(len(samples), func(i int) bool { return samples[i].T >= sp.start })
+		if k == len(samples) {
+			continue
+		}
+		if ru := runOf[k]; ru != nil {
+			ru.w.start = math.Min(ru.w.start, sp.start)
+			ru.w.latestStart = math.Min(ru.w.latestStart, sp.latest)
+			ru.w.ips = unionIPs(ru.w.ips, []string{sp.ip})
+			continue
+		}
+		ws = append(ws, window{start: sp.start, end: samples[k].T, ips: []string{sp.ip}, latestStart: sp.latest})
+	}
+	for _, ru := range runs {
+		ws = append(ws, ru.w)
+	}
+	sort.SliceStable(ws, func(a, b int) bool { return ws[a].start < ws[b].start })
+	var out []window
+	for _, w := range ws {
+		if n := len(out); n > 0 && w.start <= out[n-1].end {
+			p := &out[n-1]
+			p.end = math.Max(p.end, w.end)
+			p.open = p.open || w.open
+			p.latestStart = math.Min(p.latestStart, w.latestStart)
+			p.ips = unionIPs(p.ips, w.ips)
+			continue
+		}
+		out = append(out, w)
+	}
+	for i := range out {
+		if out[i].latestStart <= out[i].start {
+			out[i].latestStart = 0
 		}
 	}
 	return out

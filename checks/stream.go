@@ -49,9 +49,15 @@ type Judge struct {
 	seedLines []record.Line
 	loss      lossAcc
 	pending   []record.Line // endpoints lines after the last sample
-	hasObs    bool
-	obsStart  float64
-	closed    []closedWindow
+	// silent stalls (stalls.go): open ones by host and controller, the
+	// controllers whose stall ended at the current instant, and every
+	// stall seen (summary.json).
+	openStalls  map[string]stallSpan
+	endedStalls []string
+	stalls      []record.Stall
+	hasObs      bool
+	obsStart    float64
+	closed      []closedWindow
 }
 
 // shost is what the Judge keeps of one host.
@@ -69,12 +75,21 @@ type shost struct {
 	present    map[string]bool // NQN\x00endpoint of the current state's controllers
 	prevT      float64         // the previous sample's time
 	seen       map[string]seenSpan
+	// stallDirty: a stall of the host ended or joined; its next sample
+	// judges its pauses even if its state did not change.
+	stallDirty bool
 }
 
 type pstate struct {
 	paused bool
 	start  float64
 	ips    []string // pathIPs at the window's start
+	// stalls counts the open silent stalls of the host's paths to the
+	// subsystem (the host is paused while one is); latest is the window's
+	// latest possible start (stalls.go).
+	stalls  int
+	latest  float64
+	needIPs bool
 }
 
 type closedWindow struct {
@@ -178,8 +193,16 @@ func (j *Judge) flush() {
 	batch := j.batch
 	j.batch = j.batch[:0]
 	hasSample := false
+	j.endedStalls = j.endedStalls[:0]
+	var keepAlive []record.Line
 	for _, l := range batch {
 		switch l.Kind {
+		case record.KindStall:
+			j.stallLine(l)
+		case record.KindKernel:
+			if keepAliveTimeout(l.Message) {
+				keepAlive = append(keepAlive, l)
+			}
 		case record.KindSample:
 			hasSample = true
 		case record.KindPhase:
@@ -193,6 +216,9 @@ func (j *Judge) flush() {
 				j.observe(j.host(l.Host), l.T)
 			}
 		}
+	}
+	for _, l := range keepAlive {
+		j.keepAliveLine(l)
 	}
 	if !hasSample {
 		return
@@ -388,15 +414,21 @@ func (j *Judge) sample(s record.Line) {
 			}
 		}
 		h.present = now
+	}
+	if changed || h.stallDirty {
+		h.stallDirty = false
 		for nqn, ps := range h.pause {
-			p := Paused(s, nqn, r.volumes[nqn].NSIDs)
+			p := ps.stalls > 0 || Paused(s, nqn, r.volumes[nqn].NSIDs)
 			switch {
 			case p && !ps.paused:
-				ps.paused, ps.start, ps.ips = true, s.T, pathIPs(nqn, h.lastSample, &s)
+				ps.paused, ps.start, ps.latest, ps.ips = true, s.T, s.T, pathIPs(nqn, h.lastSample, &s)
+			case p && ps.needIPs:
+				ps.ips = unionIPs(ps.ips, pathIPs(nqn, h.lastSample, &s))
 			case !p && ps.paused:
 				ps.paused = false
-				j.closeWindow(nqn, s.Host, window{start: ps.start, end: s.T, ips: ps.ips})
+				j.closeWindow(nqn, s.Host, window{start: ps.start, end: s.T, ips: ps.ips, latestStart: ps.latest})
 			}
+			ps.needIPs = false
 		}
 	}
 	j.observe(h, s.T)
@@ -576,8 +608,8 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 	for _, name := range slices.Sorted(maps.Keys(j.hosts)) {
 		h := j.hosts[name]
 		for _, nqn := range slices.Sorted(maps.Keys(h.pause)) {
-			if ps := h.pause[nqn]; ps.paused {
-				j.closeWindow(nqn, name, window{start: ps.start, end: h.lastSample.T, open: true, ips: ps.ips})
+			if ps := h.pause[nqn]; ps.paused && h.lastSample != nil {
+				j.closeWindow(nqn, name, window{start: ps.start, end: h.lastSample.T, open: true, ips: ps.ips, latestStart: ps.latest})
 			}
 		}
 	}
@@ -611,7 +643,7 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 	return record.Summary{
 		Seed: r.plan.Seed, Verdict: Overall(results), Checks: results, Migrations: migs,
 		Unattributed: pr.unattributed, FaultWindows: pr.faultWindows, LeakedControllers: leaks, MissingEndpoints: missing,
-		Coverage: &cov, SampleHoles: holes, Faults: outcomes, FaultMatrix: matrix,
+		Coverage: &cov, SampleHoles: holes, Faults: outcomes, FaultMatrix: matrix, Stalls: j.stallList(r.settleEnd),
 	}, nil
 }
 
@@ -664,7 +696,7 @@ func (j *Judge) pauses() pauseResult {
 			for _, w := range m.windows[h] {
 				hp.Windows = append(hp.Windows, [2]float64{w.start, w.end})
 				if d := record.RoundT(w.end - w.start); d > hp.LongestPauseS {
-					hp.LongestPauseS = d
+					hp.LongestPauseS, hp.LongestPauseMinS = d, w.minLen()
 				}
 				hp.OpenWindow = hp.OpenWindow || w.open
 				hp.Freezes = len(hp.Windows)

@@ -72,6 +72,10 @@ func judgeCases() map[string]struct {
 			add(fmt.Sprintf("migrationWorld(%g,%g)", iv, pause), w.plan, w.lines)
 		}
 	}
+	for _, k := range []stallKind{stallExact, stallEstimate, stallHealed, stallOutside} {
+		p, tl := stallRun(k)
+		add(fmt.Sprintf("stallRun(%d)", k), p, tl)
+	}
 	p, tl := benchRun(6)
 	add("benchRun(6)", p, tl)
 	base := []string{}

@@ -19,7 +19,11 @@ type Summary struct {
 	// FaultWindows are the pause windows outside every migration that cut
 	// over which an injected fault explains (HostWindow.Cause): not
 	// findings. Added field.
-	FaultWindows      []HostWindow      `json:"fault_windows"`
+	FaultWindows []HostWindow `json:"fault_windows"`
+	// Stalls are the silent stalls of the run (docs/host-model.md "Silent
+	// stalls"), by start, host and controller; the pause windows count
+	// them. Added field (issue 28).
+	Stalls            []Stall           `json:"stalls,omitempty"`
 	LeakedControllers []Leak            `json:"leaked_controllers"`
 	MissingEndpoints  []MissingEndpoint `json:"missing_endpoints"`
 	Stats             Stats             `json:"stats"`
@@ -206,11 +210,31 @@ type HostPauses struct {
 	// measures across the hole; pause-bound judges this instead. Added
 	// field.
 	LongestSeenPauseS *float64 `json:"longest_seen_pause_s,omitempty"`
+	// LongestPauseMinS is set when the longest window holds a silent stall
+	// known only from a keep-alive timeout (Stall.Estimate): its length if
+	// the stall began as late as the evidence allows. Added field (issue
+	// 28).
+	LongestPauseMinS *float64 `json:"longest_pause_min_s,omitempty"`
 	// CutoverS is the host-observed cutover instant: the first sample with a
 	// target path optimized and no source path optimized.
 	CutoverS *float64 `json:"cutover_s,omitempty"`
 	// CutoverLagS is CutoverS minus the control plane's Completed time.
 	CutoverLagS *float64 `json:"cutover_lag_s,omitempty"`
+}
+
+// Stall is one silent stall: host's controller (kernel name) of NQN was
+// live with an optimized leg from StartS to EndS while nothing reached its
+// target. Estimate marks a stall known only from the host's keep-alive
+// timeout at EndS: it began between StartS (the earliest the kernel's
+// detection window allows) and LatestStartS. Seconds since run start.
+type Stall struct {
+	Host         string   `json:"host"`
+	Controller   string   `json:"controller"`
+	NQN          string   `json:"nqn"`
+	StartS       float64  `json:"start_s"`
+	EndS         float64  `json:"end_s"`
+	Estimate     bool     `json:"estimate,omitempty"`
+	LatestStartS *float64 `json:"latest_start_s,omitempty"`
 }
 
 // HostWindow is a pause window on a host outside every migration.
