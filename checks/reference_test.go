@@ -366,7 +366,7 @@ func (r *refIndex) cutoverInstant(i int, h string) *float64 {
 		if s.T < from || s.T >= to {
 			continue
 		}
-		if len(optimizedAt(s, m.nqn, m.target)) > 0 && len(optimizedAt(s, m.nqn, m.source)) == 0 {
+		if len(optimizedAt(s, m.nqn, m.target, nil)) > 0 && len(optimizedAt(s, m.nqn, m.source, nil)) == 0 {
 			t := s.T
 			return &t
 		}
@@ -375,7 +375,7 @@ func (r *refIndex) cutoverInstant(i int, h string) *float64 {
 }
 
 func (r *refIndex) splitBrain() record.CheckResult {
-	var found, unknown []string
+	var found, silenced, unknown []string
 	checked := 0
 	for i, m := range r.migrations {
 		if m.source == nil {
@@ -385,19 +385,34 @@ func (r *refIndex) splitBrain() record.CheckResult {
 		from, to := r.sampleSpan(i)
 		for _, h := range r.hosts {
 			first, n := -1.0, 0
-			var nsids []int
+			mfirst, mn := -1.0, 0
+			var nsids, mnsids []int
 			for _, s := range r.samples[h] {
 				if s.T < from || s.T >= to {
 					continue
 				}
 				checked++
-				src := optimizedAt(s, m.nqn, m.source)
-				tgt := optimizedAt(s, m.nqn, m.target)
-				var both []int
+				silent := r.silentIPs(h, s.T)
+				src := optimizedAt(s, m.nqn, m.source, nil)
+				tgt := optimizedAt(s, m.nqn, m.target, nil)
+				wsrc := optimizedAt(s, m.nqn, m.source, silent)
+				wtgt := optimizedAt(s, m.nqn, m.target, silent)
+				var both, muted []int
 				for ns := range src {
-					if tgt[ns] {
+					switch {
+					case wsrc[ns] && wtgt[ns]:
 						both = append(both, ns)
+					case tgt[ns]:
+						muted = append(muted, ns)
 					}
+				}
+				if len(muted) > 0 {
+					if mn == 0 {
+						mfirst = s.T
+						sort.Ints(muted)
+						mnsids = muted
+					}
+					mn++
 				}
 				if len(both) == 0 {
 					continue
@@ -413,9 +428,13 @@ func (r *refIndex) splitBrain() record.CheckResult {
 				found = append(found, fmt.Sprintf("%s on %s: %d sample(s) from %s, NSID %s optimized at source and target",
 					m.id, h, n, fmtS(first), joinInts(nsids)))
 			}
+			if mn > 0 {
+				silenced = append(silenced, fmt.Sprintf("%s on %s: %d sample(s) from %s, NSID %s",
+					m.id, h, mn, fmtS(mfirst), joinInts(mnsids)))
+			}
 		}
 	}
-	return r.splitBrainResult(found, unknown, checked, len(r.migrations))
+	return r.splitBrainResult(found, silenced, unknown, checked, len(r.migrations))
 }
 
 // nextStart returns the first phase line of the next migration of the same

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/fiomig/fiomig/nvmeof"
 	"github.com/fiomig/fiomig/record"
@@ -105,6 +106,7 @@ type smig struct {
 	consumers   map[string]bool
 	checked     int
 	split       map[string]*splitAcc
+	muted       map[string]*splitAcc // split samples through a silenced path (silentIPs)
 	sampledCore map[string]bool
 	cutover     map[string]*float64
 	cache       map[string]cached // per host: derived values at a state version
@@ -121,6 +123,10 @@ type cached struct {
 	ver       int
 	both      []int
 	cutoverOK bool
+	// silent is silentIPs' key the cache was made for; muted are the
+	// NSIDs optimized at source and target only through a silenced path.
+	silent string
+	muted  []int
 }
 
 // served is one Completed migration's served-after-cutover judgement.
@@ -294,7 +300,7 @@ func (j *Judge) phase(l record.Line) {
 	if !ok {
 		_, topo := j.r.volumes[l.NQN]
 		m = &smig{migration: migration{id: l.Migration, nqn: l.NQN, start: l.T, terminal: math.Inf(1)},
-			next: math.Inf(1), topo: topo, consumers: map[string]bool{}, split: map[string]*splitAcc{},
+			next: math.Inf(1), topo: topo, consumers: map[string]bool{}, split: map[string]*splitAcc{}, muted: map[string]*splitAcc{},
 			sampledCore: map[string]bool{}, cutover: map[string]*float64{}, cache: map[string]cached{},
 			windows: map[string][]window{}}
 		if topo {
@@ -450,26 +456,40 @@ func (j *Judge) sample(s record.Line) {
 		if m.source == nil {
 			continue
 		}
+		silent := j.r.silentIPs(s.Host, s.T)
+		silentKey := strings.Join(slices.Sorted(maps.Keys(silent)), ",")
 		c, ok := m.cache[s.Host]
-		if !ok || c.ver != h.stateVer {
-			c = cached{ver: h.stateVer}
-			src := optimizedAt(s, m.nqn, m.source)
-			tgt := optimizedAt(s, m.nqn, m.target)
+		if !ok || c.ver != h.stateVer || c.silent != silentKey {
+			c = cached{ver: h.stateVer, silent: silentKey}
+			src := optimizedAt(s, m.nqn, m.source, nil)
+			tgt := optimizedAt(s, m.nqn, m.target, nil)
+			wsrc := optimizedAt(s, m.nqn, m.source, silent)
+			wtgt := optimizedAt(s, m.nqn, m.target, silent)
 			for ns := range src {
-				if tgt[ns] {
+				switch {
+				case wsrc[ns] && wtgt[ns]:
 					c.both = append(c.both, ns)
+				case tgt[ns]:
+					c.muted = append(c.muted, ns)
 				}
 			}
 			sort.Ints(c.both)
+			sort.Ints(c.muted)
 			c.cutoverOK = len(tgt) > 0 && len(src) == 0
 			m.cache[s.Host] = c
 		}
 		m.checked++
-		if len(c.both) > 0 {
-			a := m.split[s.Host]
+		for _, acc := range []struct {
+			nsids []int
+			to    map[string]*splitAcc
+		}{{c.both, m.split}, {c.muted, m.muted}} {
+			if len(acc.nsids) == 0 {
+				continue
+			}
+			a := acc.to[s.Host]
 			if a == nil {
-				a = &splitAcc{first: s.T, nsids: c.both}
-				m.split[s.Host] = a
+				a = &splitAcc{first: s.T, nsids: acc.nsids}
+				acc.to[s.Host] = a
 			}
 			a.n++
 		}
@@ -720,7 +740,7 @@ func (j *Judge) pauses() pauseResult {
 }
 
 func (j *Judge) splitBrain() record.CheckResult {
-	var found, unknown []string
+	var found, silenced, unknown []string
 	checked := 0
 	for _, m := range j.migs {
 		if m.source == nil {
@@ -733,9 +753,13 @@ func (j *Judge) splitBrain() record.CheckResult {
 				found = append(found, fmt.Sprintf("%s on %s: %d sample(s) from %s, NSID %s optimized at source and target",
 					m.id, h, a.n, fmtS(a.first), joinInts(a.nsids)))
 			}
+			if a := m.muted[h]; a != nil {
+				silenced = append(silenced, fmt.Sprintf("%s on %s: %d sample(s) from %s, NSID %s",
+					m.id, h, a.n, fmtS(a.first), joinInts(a.nsids)))
+			}
 		}
 	}
-	return j.r.splitBrainResult(found, unknown, checked, len(j.migs))
+	return j.r.splitBrainResult(found, silenced, unknown, checked, len(j.migs))
 }
 
 func (j *Judge) servedAfterCutover() record.CheckResult {

@@ -334,6 +334,13 @@ func TestExportSeedCSVJudgedBySeedRules(t *testing.T) {
 				// window in its span.
 				continue
 			}
+			if stalled(sum, m.NQN) {
+				// fiomig counts a silent stall of the volume's path as
+				// paused (docs/host-model.md "Silent stalls"); the seed
+				// harness's rules read the samples only, which show the
+				// stalled path live and optimized.
+				continue
+			}
 			stall, freezes := judgeSeedCSV(t, filepath.Join(out, reports.SeedCSVDir, m.ID+".csv"))
 			longest := 0.0
 			for _, hp := range m.Hosts {
@@ -344,6 +351,16 @@ func TestExportSeedCSVJudgedBySeedRules(t *testing.T) {
 			}
 		}
 	}
+}
+
+// stalled reports whether the run saw a silent stall of a path of nqn.
+func stalled(sum record.Summary, nqn string) bool {
+	for _, st := range sum.Stalls {
+		if st.NQN == nqn {
+			return true
+		}
+	}
+	return false
 }
 
 func TestExportUsage(t *testing.T) {

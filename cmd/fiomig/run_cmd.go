@@ -14,6 +14,7 @@ import (
 
 	"github.com/fiomig/fiomig/harness"
 	"github.com/fiomig/fiomig/record"
+	"github.com/fiomig/fiomig/scenario"
 )
 
 func init() {
@@ -71,6 +72,11 @@ func bindRun(name string, args []string, stdout, stderr io.Writer, extra func(*f
 		if !given["settle-sample-interval"] {
 			s.Params.SettleSampleIntervalS = 0
 		}
+	}
+	if err == nil && s.Params.Workload == record.WorkloadFio && !given["settle"] {
+		// fio runs on the wall clock: its own settle (scenario.FioSettleS),
+		// which Command then names.
+		s.Params.SettleS = scenario.FioSettleS
 	}
 	if err == nil {
 		err = s.Validate()

@@ -230,3 +230,27 @@ func TestRunFioHonoursModelSwitches(t *testing.T) {
 		t.Errorf("%v: exit %d, stderr %q; want exit %d naming --namespaces-per-volume", args, code, stderr.String(), exitUsage)
 	}
 }
+
+// TestRunFioSettleDefault (issue 24 item 5): --workload=fio settles
+// scenario.FioSettleS (90 s) by default, on the wall clock, instead of the
+// main job's 400 s (a 3-migration fio run took 8 min); the reproduce
+// command names it; a given --settle wins; the simulator keeps 400 s.
+func TestRunFioSettleDefault(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want float64
+	}{
+		{[]string{"--workload", "fio"}, scenario.FioSettleS},
+		{[]string{"--workload", "fio", "--settle", "400"}, 400},
+		{nil, 400},
+	} {
+		s, _, code, stop := bindRun("fiomig run", tc.args, io.Discard, io.Discard, nil)
+		if stop {
+			t.Fatalf("%v: exit %d", tc.args, code)
+		}
+		named := strings.Contains(s.Command(), fmt.Sprintf("--settle=%g", tc.want))
+		if s.Params.SettleS != tc.want || named != (tc.want != 400) {
+			t.Errorf("%v: settle %v, reproduce command %q; want %v, named unless the default", tc.args, s.Params.SettleS, s.Command(), tc.want)
+		}
+	}
+}
