@@ -27,8 +27,9 @@ const (
 
 // Figure is one number of a run set.
 type Figure struct {
-	// Name is one of the Fig* constants; Unit is "seconds", "ratio" or ""
-	// (a count), as OpenMetrics names units.
+	// Name is one of the Fig* constants; Unit is "seconds" or "" (a count
+	// or a fraction), as OpenMetrics names units (a unit must end the
+	// name).
 	Name, Unit string
 	// Help says what it is, in one sentence.
 	Help  string
@@ -63,11 +64,11 @@ func Figures(runs []reports.StoredRun) []Figure {
 		{Name: FigPauseP50, Unit: "seconds", Help: "median of the longest pause per (migration, consumer host)"},
 		{Name: FigPauseP95, Unit: "seconds", Help: "95th percentile of the longest pause per (migration, consumer host)"},
 		{Name: FigPauseMax, Unit: "seconds", Help: "longest pause of any (migration, consumer host)"},
-		{Name: FigOverBound, Unit: "ratio", Help: "fraction of the migrations that cut over whose longest pause exceeds CUTOVER_PAUSE_CRIT_S"},
+		{Name: FigOverBound, Help: "fraction of the migrations that cut over whose longest pause exceeds CUTOVER_PAUSE_CRIT_S"},
 		{Name: FigLeaked, Help: "leaked controllers after the settle period, mean per run"},
 		{Name: FigMissingEndpoints, Help: "published ip:port endpoints without a controller, mean per run"},
 		{Name: FigReconnects, Help: "controllers entering connecting, mean per run"},
-		{Name: FigFailedRuns, Unit: "ratio", Help: "fraction of runs whose verdict is fail"},
+		{Name: FigFailedRuns, Help: "fraction of runs whose verdict is fail"},
 		{Name: FigMigrations, Help: "migrations per run, mean"},
 		{Name: FigPauseCrit, Unit: "seconds", Help: "CUTOVER_PAUSE_CRIT_S, the pause bound the runs were judged with (the largest, should they differ)"},
 	}

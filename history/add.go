@@ -37,8 +37,9 @@ type Labels struct {
 	// plan.json; "" on the simulator).
 	Commit, Branch, Cluster, Image string
 	// StartedUnixS orders the series. Default: the unix seconds in the
-	// directory's name (fio-mig-N, sweep-N), else plan.json's modification
-	// time.
+	// directory's name (fio-mig-<s>, sweep-<s>; a -N suffix, the Nth run
+	// started in that second, adds (N−1) ms), else plan.json's
+	// modification time.
 	StartedUnixS float64
 }
 
@@ -103,7 +104,7 @@ type Loaded struct {
 	digest string
 }
 
-var startedInName = regexp.MustCompile(`^(?:fio-mig|sweep)-(\d{9,11})(?:-\d+)?$`)
+var startedInName = regexp.MustCompile(`^(?:fio-mig|sweep)-(\d{9,11})(?:-(\d+))?$`)
 
 // Load reads dir — a run directory (plan.json and summary.json) or a sweep
 // directory (the runs sweep.json lists, or those below it) — into an entry
@@ -141,7 +142,8 @@ func Load(dir string, l Labels) (Loaded, error) {
 	if e.StartedUnixS == 0 {
 		if m := startedInName.FindStringSubmatch(filepath.Base(abs)); m != nil {
 			v, _ := strconv.ParseInt(m[1], 10, 64)
-			e.StartedUnixS = float64(v)
+			n, _ := strconv.Atoi(m[2]) // fiomig's -N suffix: the Nth run that second
+			e.StartedUnixS = float64(v) + float64(max(n-1, 0))/1000
 		} else if st, err := os.Stat(filepath.Join(set.Runs[0].Dir, record.PlanFile)); err == nil {
 			e.StartedUnixS = float64(st.ModTime().UnixMicro()) / 1e6
 		}
@@ -172,7 +174,7 @@ func Load(dir string, l Labels) (Loaded, error) {
 		b, _ := json.Marshal(r.Summary)
 		h.Write(b)
 	}
-	e.Seeds = SeedSet(seeds)
+	e.Seeds = ci.SeedSet(seeds)
 	e.Figures = map[string]float64{}
 	for _, f := range ci.Figures(set.Runs) {
 		if f.Known {
@@ -200,27 +202,6 @@ func worse(a, b string) string {
 		return b
 	}
 	return a
-}
-
-// SeedSet writes seeds as sorted, deduplicated ranges: "1-3,7,9-12".
-func SeedSet(seeds []int64) string {
-	s := slices.Clone(seeds)
-	slices.Sort(s)
-	s = slices.Compact(s)
-	var parts []string
-	for i := 0; i < len(s); {
-		j := i
-		for j+1 < len(s) && s[j+1] == s[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", s[i], s[j]))
-		} else {
-			parts = append(parts, strconv.FormatInt(s[i], 10))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
 }
 
 // AddResult says what Add did.

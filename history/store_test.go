@@ -320,3 +320,32 @@ func testConcurrentAdd(t *testing.T, dsn string) {
 	}
 	t.Logf("%d runs from two processes: %s", len(es), strconv.Itoa(len(ids)))
 }
+
+// TestSeriesOrder: runs are ordered by the start in their directory's
+// name, the -N suffix of runs started in the same second included, not by
+// the order they were added (a shell glob sorts -10 before -2).
+func TestSeriesOrder(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "h.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	root := t.TempDir()
+	for _, name := range []string{"fio-mig-1700000001", "fio-mig-1700000000-10", "fio-mig-1700000000-2", "fio-mig-1700000000"} {
+		if _, err := s.Add(ctx, writeRun(t, root, name, 1, 2), Labels{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	es, err := s.Entries(ctx, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range es {
+		got = append(got, e.ID)
+	}
+	if want := []string{"fio-mig-1700000000", "fio-mig-1700000000-2", "fio-mig-1700000000-10", "fio-mig-1700000001"}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+}

@@ -220,6 +220,55 @@ type HostPauses struct {
 	CutoverS *float64 `json:"cutover_s,omitempty"`
 	// CutoverLagS is CutoverS minus the control plane's Completed time.
 	CutoverLagS *float64 `json:"cutover_lag_s,omitempty"`
+	// Anatomy splits each of Windows, in the same order, into the steps
+	// the record shows (written by package reports from the timeline;
+	// absent without one). Added field.
+	Anatomy []PauseAnatomy `json:"anatomy,omitempty"`
+}
+
+// Pause anatomy steps (PauseStep.Step), in the order a cutover passes them.
+const (
+	// StepSourceLost: the first paused sample — no source path of the
+	// subsystem serves it (its ANA state or its controller's state).
+	StepSourceLost = "source-path-lost"
+	// StepTargetLive: the first sample with a target path's controller
+	// live (often before the window: connected while Validating).
+	StepTargetLive = "target-controller-live"
+	// StepTargetAccessible: the first sample with a target path
+	// optimized or non-optimized on a live controller.
+	StepTargetAccessible = "target-ana-accessible"
+	// StepFirstCompletion: fio's first completion after the window's I/O
+	// gap (fio runs only).
+	StepFirstCompletion = "first-io-completion"
+)
+
+// PauseAnatomy is one pause window split into steps: when each was first
+// seen and the sample before it, so each step happened in (AfterS, AtS].
+type PauseAnatomy struct {
+	Window [2]float64  `json:"window"`
+	Steps  []PauseStep `json:"steps"`
+	// EndedBy says what ended the window: "target" (a target path became
+	// accessible), "source" (a source path came back), "other", or "open"
+	// (still paused at the host's last sample).
+	EndedBy string `json:"ended_by"`
+}
+
+// PauseStep is one step of a PauseAnatomy. Times are seconds since run
+// start.
+type PauseStep struct {
+	Step string `json:"step"`
+	// AtS is the first sample (fio: completion) showing the step; absent
+	// when the record does not show it (Detail says why). AfterS is the
+	// sample before it: the step happened in (AfterS, AtS].
+	AtS    *float64 `json:"at_s,omitempty"`
+	AfterS *float64 `json:"after_s,omitempty"`
+	// SinceStartS is AtS minus the window's start (negative: before it).
+	SinceStartS *float64 `json:"since_start_s,omitempty"`
+	// InSampleHole is true when (AfterS, AtS] overlaps a hole in the
+	// host's samples (SampleHole): the step's time is known only to the
+	// hole's extent.
+	InSampleHole bool   `json:"in_sample_hole,omitempty"`
+	Detail       string `json:"detail"`
 }
 
 // Stall is one silent stall: host's controller (kernel name) of NQN was

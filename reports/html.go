@@ -60,6 +60,9 @@ type htmlView struct {
 	// Sentence names the failing and inconclusive checks; Worst is the
 	// worst cutover ("" without any (migration, host) pair).
 	Sentence, Worst string
+	// Anatomy is the worst cutover's longest pause window split into steps
+	// (nil without one).
+	Anatomy *AnatomyView
 	// Figures are the plots (SVG embedded as data: URIs), Swimlanes the
 	// per-migration ones among them.
 	Figures, Swimlanes []htmlFigure
@@ -143,6 +146,9 @@ func htmlPage(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 		Unfinished: unfinishedNote(sum),
 		Sentence:   verdictSentence(sum), Worst: strings.ReplaceAll(worstCutover(plan, sum, nqns), "**", ""),
 		Omitted: omitted, Rejudged: sum.Rejudged,
+	}
+	if a, ok := worstAnatomy(sum); ok {
+		v.Anatomy = &a
 	}
 	if sum.Rejudged != nil {
 		v.RunCrit = secs(sum.Rejudged.RunPauseCritS)

@@ -119,6 +119,9 @@ func markdown(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 			fmt.Fprintf(&b, " Swimlane: [%s](%s).", swimlaneOf(figs, m.ID), swimlaneOf(figs, m.ID))
 		}
 		b.WriteString("\n\n")
+		if a := anatomyMarkdown(sum); a != "" {
+			b.WriteString(a + "\n")
+		}
 	}
 	for _, c := range coverageItems(sum) {
 		if c.Bad {

@@ -243,6 +243,19 @@ func Swimlane(plan record.Plan, c Cutover) (*plot.Plot, []LegendItem, vg.Length)
 			s.rects = append(s.rects, rect{x0: w[0], x1: w[1], y0: y(bottom) - 0.5, y1: y(top) + 0.5, c: colorPause})
 			used["pause"] = true
 		}
+		// The pause anatomy's steps: a thin black mark across the host's
+		// rows, numbered as anatomyStepNumbers.
+		for _, a := range m.Hosts[h].Anatomy {
+			for _, st := range a.Steps {
+				if st.AtS == nil || *st.AtS < c.FromS || *st.AtS > c.ToS {
+					continue
+				}
+				wd := (c.ToS - c.FromS) / 800
+				s.rects = append(s.rects, rect{x0: *st.AtS - wd, x1: *st.AtS + wd, y0: y(bottom) - 0.5, y1: y(top) + 0.5, c: colorPhase})
+				s.labels = append(s.labels, label{x: *st.AtS, y: y(top) + 0.3, text: anatomyStepNumbers[st.Step]})
+				used["step"] = true
+			}
+		}
 	}
 	if faultRow >= 0 {
 		// Pack overlapping faults into sub-rows of the faults row.
@@ -312,13 +325,21 @@ func Swimlane(plan record.Plan, c Cutover) (*plot.Plot, []LegendItem, vg.Length)
 	if used["fio gap"] {
 		legend = append(legend, LegendItem{Text: "fio I/O gap", Fill: colorFioGap})
 	}
+	if used["step"] {
+		legend = append(legend, LegendItem{Text: "pause steps: 1 source path lost, 2 target controller live, 3 target ANA accessible, 4 first I/O completion", Fill: colorPhase})
+	}
 	height := vg.Length(n)*vg.Points(17) + vg.Points(90)
 	return p, legend, height
 }
 
+// anatomyStepNumbers label a pause anatomy's steps on the swimlane.
+var anatomyStepNumbers = map[string]string{
+	record.StepSourceLost: " 1", record.StepTargetLive: " 2", record.StepTargetAccessible: " 3", record.StepFirstCompletion: " 4",
+}
+
 func isMarker(s string) bool {
 	switch s {
-	case "pause", "fault", "phase", "fio", "fio gap":
+	case "pause", "fault", "phase", "fio", "fio gap", "step":
 		return true
 	}
 	return false

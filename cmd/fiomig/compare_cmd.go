@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"strings"
 
+	"github.com/fiomig/fiomig/history"
 	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/reports"
 )
@@ -28,12 +30,17 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	churn := fs.Float64("churn-threshold", def.ChurnThreshold, "regression when controllers created per run grow by more than this (mean over runs); negative: reported only")
 	resamples := fs.Int("resamples", def.Resamples, "bootstrap resamples (>= 100)")
 	seed := fs.Uint64("bootstrap-seed", def.Seed, "seed of the bootstrap's resampling")
+	hist := fs.String("history", "", "compare <new> with the last --last runs of this history `store` (fiomig history --db) instead of a base directory")
+	last := fs.Int("last", 10, "with --history: the base is this many `runs` of the history before <new>")
 	pos, code, ok := parseSubcommand("compare", helpText("compare"), fs, args, stdout, stderr)
 	if !ok {
 		return code
 	}
+	if *hist != "" {
+		pos = append([]string{"--history=" + *hist + " --last=" + fmt.Sprint(*last)}, pos...)
+	}
 	if len(pos) != 2 {
-		fmt.Fprintf(stderr, "fiomig compare: want a base and a new directory, got %d argument(s) (see fiomig compare --help)\n", len(pos))
+		fmt.Fprintf(stderr, "fiomig compare: want a base (or --history) and a new directory, got %d argument(s) (see fiomig compare --help)\n", len(pos))
 		return exitUsage
 	}
 	switch {
@@ -48,6 +55,9 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	base, err := reports.LoadRunSet(pos[0])
+	if *hist != "" {
+		base, err = history.CompareBase(context.Background(), *hist, *last, history.Filter{}, pos[1])
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "fiomig compare: base: %v\n", err)
 		return exitUsage

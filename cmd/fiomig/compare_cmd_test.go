@@ -208,7 +208,7 @@ func TestCompareUsage(t *testing.T) {
 // seedWindow is a freeze window as the seed harness's rules compute it.
 type seedWindow struct{ start, end float64 }
 
-// judgeSeedCSV applies the seed harness's ANA rules as upstream.md §4
+// judgeSeedCSV applies the seed harness's ANA rules as docs/sources.md §8
 // states them to one ana/<migration>.csv, written here from that text
 // alone: group rows by node and ts; a node's expected NSIDs are those its
 // rows name; a sample is frozen when some expected NSID has no row whose

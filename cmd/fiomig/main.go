@@ -44,19 +44,12 @@ func register(c command) {
 func usagef(format string, a ...any) error { return harness.Usagef(format, a...) }
 
 func printUsage(w io.Writer) {
-	fmt.Fprintln(w, `fiomig — a test-and-chaos harness for live migrations of NVMe-oF volumes.
-
-Usage: fiomig [--cpuprofile FILE] [--memprofile FILE] <command> [flags]
-
-Commands:`)
+	head, tail, _ := strings.Cut(helpText("fiomig"), "{{commands}}\n")
+	fmt.Fprint(w, head)
 	for _, n := range slices.Sorted(maps.Keys(commands)) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, `
-Run "fiomig <command> --help" or "fiomig help <command>" for a command's flags,
-"fiomig --version" for the build. --cpuprofile and --memprofile, given
-before the command, write its CPU and heap profiles (go tool pprof FILE).
-Exit codes: 0 pass, 1 a check failed, 2 bad usage or input, 3 inconclusive, 130 interrupted.`)
+	fmt.Fprintln(w, tail)
 }
 
 // version is the release name, set at link time

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/fiomig/fiomig/ci"
 	"github.com/fiomig/fiomig/harness"
 	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/scenario"
@@ -41,6 +42,7 @@ func newRunFlagSet(s *harness.Spec, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("fiomig run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	harness.RegisterFlags(fs, s)
+	fs.String("artifacts", "", "also write the CI outputs (docs/ci.md) into this `directory` (default $ARTIFACTS; $GITHUB_STEP_SUMMARY gets the step summary)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), helpText("run"))
 		fs.PrintDefaults()
@@ -127,7 +129,16 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 			filepath.Join(res.Dir, record.TimelineFile), hint)
 		return exitInterrupted
 	}
-	return printVerdicts(stdout, res.Dir, res.Summary)
+	return harness.Worse(printVerdicts(stdout, res.Dir, res.Summary), publishCI(fs, res.Dir, stderr))
+}
+
+// publishCI writes the CI outputs of dir when --artifacts, $ARTIFACTS or
+// $GITHUB_STEP_SUMMARY asks (docs/ci.md); exit 2 when it could not.
+func publishCI(fs *flag.FlagSet, dir string, stderr io.Writer) int {
+	if err := ci.PublishEnv(dir, fs.Lookup("artifacts").Value.String(), os.Getenv); err != nil {
+		return fail(stderr, fs.Name()[len("fiomig "):]+": CI outputs", usagef("%v", err))
+	}
+	return exitPass
 }
 
 // printVerdicts prints each check's verdict and the report path, and maps

@@ -96,7 +96,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	sw := res.Sweep
 	reports.SweepText(stdout, res.Dir, sw, time.Since(start), jobs)
-	code = res.ExitCode(ctx.Err() != nil)
+	code = harness.Worse(res.ExitCode(ctx.Err() != nil), publishCI(fs, res.Dir, stderr))
 	shown := 0
 	for _, x := range sw.Seeds {
 		if x.Verdict != "error" || (code != exitUsage) {
