@@ -183,7 +183,8 @@ func refEvaluate(plan record.Plan, timeline []record.Line) record.Summary {
 	r := newRefIndex(plan, timeline)
 	holes := r.sampleHoles()
 	r.holes = holes
-	pr := r.pauses()
+	stalls := r.stallRecords()
+	pr := r.pauses(stalls)
 	r.markUnseen(pr.migrations)
 	leaks, leakRes := r.leakedControllers()
 	missing, complRes := r.pathCompleteness()
@@ -211,7 +212,7 @@ func refEvaluate(plan record.Plan, timeline []record.Line) record.Summary {
 	return record.Summary{
 		Seed: plan.Seed, Verdict: Overall(results), Checks: results, Migrations: migs,
 		Unattributed: pr.unattributed, FaultWindows: pr.faultWindows, LeakedControllers: leaks, MissingEndpoints: missing,
-		Coverage: &cov, SampleHoles: holes, Faults: outcomes, FaultMatrix: matrix, Stalls: r.stallRecords(),
+		Coverage: &cov, SampleHoles: holes, Faults: outcomes, FaultMatrix: matrix, Stalls: stalls,
 	}
 }
 
@@ -267,8 +268,9 @@ func pauseWindows(samples []record.Line, nqn string, nsids []int) []window {
 }
 
 // pauses computes every consumer host's pause windows per subsystem and
-// attributes each to the migration whose span contains its start.
-func (r *refIndex) pauses() pauseResult {
+// attributes each to the migration whose span contains its start — or,
+// when a landed fault's stall began it (refBegun), to that fault.
+func (r *refIndex) pauses(stalls []record.Stall) pauseResult {
 	res := newPauseResult()
 	migs := make([]record.MigrationSummary, len(r.migrations))
 	for i, m := range r.migrations {
@@ -299,12 +301,35 @@ func (r *refIndex) pauses() pauseResult {
 		for _, h := range r.consumers(nqn) {
 			for _, w := range refStallWindows(r.samples[h], r.spansOf(h, nqn), nqn, nsids) {
 				i := r.attribute(nqn, w.start)
+				st, by := refBegun(w, stalls)
+				if by == begunFault {
+					hw := record.HostWindow{Host: h, NQN: nqn, Window: [2]float64{w.start, w.end}, Cause: stallWindowCause(st), Stall: &st}
+					if i >= 0 {
+						hw.Migration = migs[i].ID
+						hp := migs[i].Hosts[h]
+						hp.FaultWindows = append(hp.FaultWindows, hw.Window)
+						migs[i].Hosts[h] = hp
+					}
+					res.faultWindows = append(res.faultWindows, hw)
+					continue
+				}
 				if i < 0 {
 					res.outside(r.runIndex, h, nqn, w)
 					continue
 				}
 				hp := migs[i].Hosts[h]
 				hp.Windows = append(hp.Windows, [2]float64{w.start, w.end})
+				if by == begunMaybe {
+					hp.MaybeFaultWindows = append(hp.MaybeFaultWindows, [2]float64{w.start, w.end})
+				}
+				for _, sp := range w.stalls {
+					for _, st := range stalls {
+						if st.Host == sp.host && st.Controller == sp.controller && st.StartS == sp.start {
+							hp.Stalls = append(hp.Stalls, st)
+						}
+					}
+				}
+				sortStalls(hp.Stalls)
 				if d := record.RoundT(w.end - w.start); d > hp.LongestPauseS {
 					hp.LongestPauseS, hp.LongestPauseMinS = d, w.minLen()
 				}
@@ -555,7 +580,8 @@ func (r *refIndex) refSpans() []stallSpan {
 		k := stallKey(l.Host, l.Controller)
 		switch {
 		case l.Kind == record.KindStall && l.Action == record.StallStart:
-			open[k] = stallSpan{host: l.Host, controller: l.Controller, nqn: l.NQN, start: l.T, latest: l.T, end: math.Inf(1), ip: splitEndpoint(l.Address).Traddr}
+			open[k] = stallSpan{host: l.Host, controller: l.Controller, nqn: l.NQN, start: l.T, latest: l.T, end: math.Inf(1),
+				ip: splitEndpoint(l.Address).Traddr, address: l.Address, reason: l.Reason}
 		case l.Kind == record.KindStall && l.Action == record.StallEnd:
 			s, ok := open[k]
 			if !ok {
@@ -609,14 +635,16 @@ func (r *refIndex) spansOf(host, nqn string) []stallSpan {
 }
 
 // stallRecords lists the stalls as summary.json does (one still open ends
-// at the record's last sample).
+// at the record's last sample), each with the fault that made it.
 func (r *refIndex) stallRecords() []record.Stall {
 	var out []record.Stall
 	for _, s := range r.refSpans() {
 		if math.IsInf(s.end, 1) {
 			s.end = math.Max(s.start, r.settleEnd)
 		}
-		out = append(out, s.record())
+		st := s.record()
+		st.Cause = r.stallCause(st)
+		out = append(out, st)
 	}
 	sortStalls(out)
 	return out
@@ -672,6 +700,9 @@ func refStallWindows(samples []record.Line, spans []stallSpan, nqn string, nsids
 	for k := range samples {
 		if ru := runOf[k]; ru != nil && own[k] {
 			ru.w.latestStart = math.Min(ru.w.latestStart, samples[k].T)
+			if !ru.w.hasOwn {
+				ru.w.own, ru.w.hasOwn = samples[k].T, true
+			}
 		}
 	}
 	var ws []window
@@ -695,9 +726,10 @@ func refStallWindows(samples []record.Line, spans []stallSpan, nqn string, nsids
 			ru.w.start = math.Min(ru.w.start, sp.start)
 			ru.w.latestStart = math.Min(ru.w.latestStart, sp.latest)
 			ru.w.ips = unionIPs(ru.w.ips, []string{sp.ip})
+			ru.w.stalls = append(ru.w.stalls, sp)
 			continue
 		}
-		ws = append(ws, window{start: sp.start, end: samples[k].T, ips: []string{sp.ip}, latestStart: sp.latest})
+		ws = append(ws, window{start: sp.start, end: samples[k].T, ips: []string{sp.ip}, latestStart: sp.latest, stalls: []stallSpan{sp}})
 	}
 	for _, ru := range runs {
 		ws = append(ws, ru.w)
@@ -711,6 +743,10 @@ func refStallWindows(samples []record.Line, spans []stallSpan, nqn string, nsids
 			p.open = p.open || w.open
 			p.latestStart = math.Min(p.latestStart, w.latestStart)
 			p.ips = unionIPs(p.ips, w.ips)
+			p.stalls = append(p.stalls, w.stalls...)
+			if w.hasOwn && (!p.hasOwn || w.own < p.own) {
+				p.own, p.hasOwn = w.own, true
+			}
 			continue
 		}
 		out = append(out, w)
@@ -721,4 +757,67 @@ func refStallWindows(samples []record.Line, spans []stallSpan, nqn string, nsids
 		}
 	}
 	return out
+}
+
+// refBegun is faultBegun worked out by the reference: of the stalls in w
+// that a landed fault made (Cause set in stalls), the one with the
+// earliest start (then controller) whose latest start is no later than
+// the earliest any other beginning of w can be (its first own-paused
+// sample, a stall without a cause) began it; failing that, the earliest
+// that may be first (its start no later than the latest another beginning
+// can be) makes w a maybe; otherwise the cutover or something else began
+// it.
+func refBegun(w window, stalls []record.Stall) (record.Stall, begun) {
+	type source struct {
+		earliest, latest float64
+		st               *record.Stall
+	}
+	var srcs []source
+	if w.hasOwn {
+		srcs = append(srcs, source{w.own, w.own, nil})
+	}
+	for _, sp := range w.stalls {
+		var st *record.Stall
+		for i := range stalls {
+			if stalls[i].Host == sp.host && stalls[i].Controller == sp.controller && stalls[i].StartS == sp.start && stalls[i].Cause != "" {
+				st = &stalls[i]
+			}
+		}
+		srcs = append(srcs, source{sp.start, sp.latest, st})
+	}
+	pick := func(ok func(source) bool) *record.Stall {
+		var best *record.Stall
+		for _, c := range srcs {
+			if c.st == nil || !ok(c) {
+				continue
+			}
+			if best == nil || c.st.StartS < best.StartS || (c.st.StartS == best.StartS && c.st.Controller < best.Controller) {
+				best = c.st
+			}
+		}
+		return best
+	}
+	first := pick(func(c source) bool {
+		for _, o := range srcs {
+			if o.st == nil && o.earliest < c.latest {
+				return false
+			}
+		}
+		return true
+	})
+	if first != nil {
+		return *first, begunFault
+	}
+	may := pick(func(c source) bool {
+		for _, o := range srcs {
+			if o.st == nil && o.latest < c.earliest {
+				return false
+			}
+		}
+		return true
+	})
+	if may != nil {
+		return *may, begunMaybe
+	}
+	return record.Stall{}, begunOther
 }

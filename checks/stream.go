@@ -91,6 +91,11 @@ type pstate struct {
 	stalls  int
 	latest  float64
 	needIPs bool
+	// in are the window's stalls, own its first sample paused by itself
+	// (hasOwn: seen one): window.stalls, window.own.
+	in     []stallSpan
+	own    float64
+	hasOwn bool
 }
 
 type closedWindow struct {
@@ -111,6 +116,10 @@ type smig struct {
 	cutover     map[string]*float64
 	cache       map[string]cached // per host: derived values at a state version
 	windows     map[string][]window
+	// per host: the windows in its span a fault's stall began
+	// (faultBegun), and those it may have begun
+	faultWins map[string][]window
+	maybe     map[string][][2]float64
 }
 
 type splitAcc struct {
@@ -290,7 +299,7 @@ func (j *Judge) learn(nqn string) {
 	j.learned[nqn] = true
 	for _, h := range j.hosts {
 		if h.lastSample != nil {
-			h.pause[nqn] = &pstate{paused: true, start: h.firstT}
+			h.pause[nqn] = &pstate{paused: true, start: h.firstT, latest: h.firstT, own: h.firstT, hasOwn: true}
 		}
 	}
 }
@@ -302,7 +311,7 @@ func (j *Judge) phase(l record.Line) {
 		m = &smig{migration: migration{id: l.Migration, nqn: l.NQN, start: l.T, terminal: math.Inf(1)},
 			next: math.Inf(1), topo: topo, consumers: map[string]bool{}, split: map[string]*splitAcc{}, muted: map[string]*splitAcc{},
 			sampledCore: map[string]bool{}, cutover: map[string]*float64{}, cache: map[string]cached{},
-			windows: map[string][]window{}}
+			windows: map[string][]window{}, faultWins: map[string][]window{}, maybe: map[string][][2]float64{}}
 		if topo {
 			for _, c := range j.r.volumes[l.NQN].Consumers {
 				m.consumers[c] = true
@@ -424,15 +433,20 @@ func (j *Judge) sample(s record.Line) {
 	if changed || h.stallDirty {
 		h.stallDirty = false
 		for nqn, ps := range h.pause {
-			p := ps.stalls > 0 || Paused(s, nqn, r.volumes[nqn].NSIDs)
+			own := Paused(s, nqn, r.volumes[nqn].NSIDs)
+			p := ps.stalls > 0 || own
 			switch {
 			case p && !ps.paused:
 				ps.paused, ps.start, ps.latest, ps.ips = true, s.T, s.T, pathIPs(nqn, h.lastSample, &s)
+				ps.in, ps.hasOwn = nil, false
 			case p && ps.needIPs:
 				ps.ips = unionIPs(ps.ips, pathIPs(nqn, h.lastSample, &s))
 			case !p && ps.paused:
 				ps.paused = false
-				j.closeWindow(nqn, s.Host, window{start: ps.start, end: s.T, ips: ps.ips, latestStart: ps.latest})
+				j.closeWindow(nqn, s.Host, ps.window(s.T, false))
+			}
+			if p {
+				ps.ownAt(s.T, own)
 			}
 			ps.needIPs = false
 		}
@@ -546,6 +560,12 @@ func (j *Judge) sample(s record.Line) {
 	}
 }
 
+// window is ps's open window closed at end.
+func (ps *pstate) window(end float64, open bool) window {
+	return window{start: ps.start, end: end, open: open, ips: ps.ips, latestStart: ps.latest,
+		stalls: ps.in, own: ps.own, hasOwn: ps.hasOwn}
+}
+
 // closeWindow keeps a pause window of nqn on host once it closed; it is
 // attributed at the end, when every migration's outcome is known.
 func (j *Judge) closeWindow(nqn, host string, w window) {
@@ -629,7 +649,7 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 		h := j.hosts[name]
 		for _, nqn := range slices.Sorted(maps.Keys(h.pause)) {
 			if ps := h.pause[nqn]; ps.paused && h.lastSample != nil {
-				j.closeWindow(nqn, name, window{start: ps.start, end: h.lastSample.T, open: true, ips: ps.ips, latestStart: ps.latest})
+				j.closeWindow(nqn, name, ps.window(h.lastSample.T, true))
 			}
 		}
 	}
@@ -638,7 +658,9 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 	}
 	holes := j.sampleHoles()
 	r.holes = holes
-	pr := j.pauses()
+	stalls := j.stallList(r.settleEnd)
+	r.causeStalls(stalls)
+	pr := j.pauses(stalls)
 	r.markUnseen(pr.migrations)
 	leaks, leakRes := r.leakedControllers()
 	missing, complRes := r.pathCompleteness()
@@ -663,20 +685,26 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 	return record.Summary{
 		Seed: r.plan.Seed, Verdict: Overall(results), Checks: results, Migrations: migs,
 		Unattributed: pr.unattributed, FaultWindows: pr.faultWindows, LeakedControllers: leaks, MissingEndpoints: missing,
-		Coverage: &cov, SampleHoles: holes, Faults: outcomes, FaultMatrix: matrix, Stalls: j.stallList(r.settleEnd),
+		Coverage: &cov, SampleHoles: holes, Faults: outcomes, FaultMatrix: matrix, Stalls: stalls,
 	}, nil
 }
 
 // pauses attributes the streamed pause windows (each host's maximal runs
 // of paused samples of a subsystem, from the first paused sample to the
 // first sample after it; one still open at the host's last sample closes
-// there, flagged open) and builds the migrations' summaries.
-func (j *Judge) pauses() pauseResult {
+// there, flagged open) and builds the migrations' summaries. A window a
+// landed fault's stall began (faultBegun; stalls: every stall of the run,
+// with its cause) is a fault window wherever it lies.
+func (j *Judge) pauses(stalls []record.Stall) pauseResult {
 	r := j.r
 	res := newPauseResult()
 	inRun := map[string]bool{}
 	for _, n := range r.nqns() {
 		inRun[n] = true
+	}
+	byRef := map[stallRef]record.Stall{}
+	for _, st := range stalls {
+		byRef[stallRef{st.Host, st.Controller, st.StartS}] = st
 	}
 	// Windows by NQN, host, time.
 	sort.SliceStable(j.closed, func(a, b int) bool {
@@ -694,11 +722,24 @@ func (j *Judge) pauses() pauseResult {
 			continue
 		}
 		m := j.attribute(c.nqn, c.w.start)
+		st, by := faultBegun(c.w, byRef)
+		if by == begunFault {
+			id := ""
+			if m != nil {
+				id = m.id
+				m.faultWins[c.host] = append(m.faultWins[c.host], c.w)
+			}
+			res.stallWindow(c.host, c.nqn, c.w, st, id)
+			continue
+		}
 		if m == nil {
 			res.outside(r, c.host, c.nqn, c.w)
 			continue
 		}
 		m.windows[c.host] = append(m.windows[c.host], c.w)
+		if by == begunMaybe {
+			m.maybe[c.host] = append(m.maybe[c.host], [2]float64{c.w.start, c.w.end})
+		}
 	}
 	migs := make([]record.MigrationSummary, len(j.migs))
 	for i, m := range j.migs {
@@ -723,7 +764,15 @@ func (j *Judge) pauses() pauseResult {
 				if hp.Freezes > migs[i].Freezes {
 					migs[i].Freezes = hp.Freezes
 				}
+				for _, s := range w.stalls {
+					hp.Stalls = append(hp.Stalls, byRef[stallRef{s.host, s.controller, s.start}])
+				}
 			}
+			sortStalls(hp.Stalls)
+			for _, w := range m.faultWins[h] {
+				hp.FaultWindows = append(hp.FaultWindows, [2]float64{w.start, w.end})
+			}
+			hp.MaybeFaultWindows = m.maybe[h]
 			if m.target != nil {
 				hp.CutoverS = m.cutover[h]
 			}

@@ -73,8 +73,10 @@ func judgeCases() map[string]struct {
 		}
 	}
 	for _, k := range []stallKind{stallExact, stallEstimate, stallHealed, stallOutside} {
-		p, tl := stallRun(k)
-		add(fmt.Sprintf("stallRun(%d)", k), p, tl)
+		for _, o := range []stallOpts{{}, {unlanded: true}, {cutoverAt: 18}, {cutoverAt: 19.5}} {
+			p, tl := stallRun(k, o)
+			add(fmt.Sprintf("stallRun(%d, %+v)", k, o), p, tl)
+		}
 	}
 	p, tl := benchRun(6)
 	add("benchRun(6)", p, tl)

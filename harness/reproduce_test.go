@@ -127,7 +127,7 @@ func BenchmarkReproduceBothOperators(b *testing.B) {
 
 // TestReproduceNoFaultNoCascade: with the incident's faults dropped
 // (--faults none), the sourced model starts no cascade: no validation
-// fails for either operator over the whole incident (incident.md §6.1
+// fails for either operator over the whole incident (docs/sources.md §9.5
 // expects nothing sourced to start one), plan.json says the faults were
 // dropped, and the two runs are described with no difference.
 func TestReproduceNoFaultNoCascade(t *testing.T) {
@@ -179,8 +179,8 @@ func differingFiles(t *testing.T, a, b string, files ...string) []string {
 // release of the source paths (incidents/fixed-operator-source-paths.yaml:
 // the fixed operator as sourced) fails target-log-pattern — every
 // expectation of the incident holds, so the exit code is 0 — while
-// fiomig run's defaults, which release them, pass it. (Whether the main
-// job passes as a whole is the golden record's: it pins run/exit.)
+// fiomig run's defaults, which release them, pass it and the main job
+// passes as a whole.
 func TestSourcedFixWithoutReleaseFails(t *testing.T) {
 	inc := mustIncident("fixed-operator-source-paths")
 	rs, err := Reproduce(context.Background(), Reproduction{Incident: inc, Name: inc.Name, Operators: inc.OperatorList(),
@@ -208,7 +208,7 @@ func TestSourcedFixWithoutReleaseFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := verdict(res.Summary, "target-log-pattern"); v != record.Pass {
-		t.Errorf("fiomig run's defaults: target-log-pattern %s, want pass", v)
+	if v := verdict(res.Summary, "target-log-pattern"); v != record.Pass || res.Summary.Verdict != record.Pass {
+		t.Errorf("fiomig run's defaults: target-log-pattern %s, verdict %s; want both pass (%+v)", v, res.Summary.Verdict, res.Summary.Checks)
 	}
 }

@@ -16,9 +16,11 @@ type Summary struct {
 	Checks       []CheckResult      `json:"checks"`
 	Migrations   []MigrationSummary `json:"migrations"`
 	Unattributed []HostWindow       `json:"unattributed_windows"`
-	// FaultWindows are the pause windows outside every migration that cut
-	// over which an injected fault explains (HostWindow.Cause): not
-	// findings. Added field.
+	// FaultWindows are the pause windows an injected fault explains
+	// (HostWindow.Cause): those outside every migration that cut over, and
+	// those begun by a silent stall a landed fault made (HostWindow.Stall),
+	// even inside a migration's span (HostWindow.Migration). Not findings,
+	// and not counted by pause-bound or freezes. Added field.
 	FaultWindows []HostWindow `json:"fault_windows"`
 	// Stalls are the silent stalls of the run (docs/host-model.md "Silent
 	// stalls"), by start, host and controller; the pause windows count
@@ -215,6 +217,21 @@ type HostPauses struct {
 	// the stall began as late as the evidence allows. Added field (issue
 	// 28).
 	LongestPauseMinS *float64 `json:"longest_pause_min_s,omitempty"`
+	// Stalls are the silent stalls inside this host's windows, with the
+	// fault that made each (Stall.Cause) when one did: a fault's stall
+	// that lengthened a window the cutover began. Added field.
+	Stalls []Stall `json:"stalls,omitempty"`
+	// FaultWindows are the windows of this host within the migration's
+	// span that a landed fault's silent stall began: the fault's
+	// (Summary.FaultWindows names fault and stall), not counted in
+	// Windows, LongestPauseS or Freezes. Added field.
+	FaultWindows [][2]float64 `json:"fault_windows,omitempty"`
+	// MaybeFaultWindows are the windows of Windows that a landed fault's
+	// silent stall known only from a keep-alive timeout may have begun
+	// (then they would be the fault's, not the migration's): pause-bound
+	// and freezes are inconclusive when their verdict depends on them.
+	// Added field.
+	MaybeFaultWindows [][2]float64 `json:"maybe_fault_windows,omitempty"`
 	// CutoverS is the host-observed cutover instant: the first sample with a
 	// target path optimized and no source path optimized.
 	CutoverS *float64 `json:"cutover_s,omitempty"`
@@ -240,6 +257,12 @@ const (
 	// StepFirstCompletion: fio's first completion after the window's I/O
 	// gap (fio runs only).
 	StepFirstCompletion = "first-io-completion"
+	// StepSilentStall and StepStallEnded replace StepSourceLost for a
+	// window that begins with a silent stall (Stall): a path live and
+	// optimized that carried nothing, from the stall's start to its end
+	// (the controller leaving live, or the keep-alive timeout).
+	StepSilentStall = "silent-stall"
+	StepStallEnded  = "stall-ended"
 )
 
 // PauseAnatomy is one pause window split into steps: when each was first
@@ -284,6 +307,13 @@ type Stall struct {
 	EndS         float64  `json:"end_s"`
 	Estimate     bool     `json:"estimate,omitempty"`
 	LatestStartS *float64 `json:"latest_start_s,omitempty"`
+	// Address is the path's ip:port, Reason what silenced it (the stall
+	// start line's reason; empty for an estimate). Added fields.
+	Address string `json:"address,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	// Cause names the landed fault that silenced the path ("KIND on TARGET
+	// from T s"), empty when no landed fault did. Added field.
+	Cause string `json:"cause,omitempty"`
 }
 
 // HostWindow is a pause window on a host outside every migration.
@@ -294,6 +324,11 @@ type HostWindow struct {
 	// Cause names the fault that explains the window (in FaultWindows):
 	// "KIND on TARGET from T s". Added field.
 	Cause string `json:"cause,omitempty"`
+	// Stall is the silent stall of a landed fault that the window's start
+	// lies in: the window is that fault's (Cause), not a migration's. Migration names the migration that cut over whose span
+	// holds the window's start, if any. Added fields.
+	Stall     *Stall `json:"stall,omitempty"`
+	Migration string `json:"migration,omitempty"`
 }
 
 // Leak is one leaked controller after the settle period.

@@ -113,13 +113,38 @@ func (ix *timelineIndex) anatomy(sum record.Summary, m record.MigrationSummary, 
 		}
 		return ptr(ss[i-1].T)
 	}
-	// 1. The source path lost: the first paused sample.
+	// 1. The source path lost: the first paused sample, or a silent stall
+	// the window starts with (a path live and optimized that carried
+	// nothing: docs/host-model.md "Silent stalls").
 	v0 := ix.view(ss[i0], m)
-	detail := "the first paused sample; source paths: " + listOr(v0.source, "none")
-	if v0.sourceAccessible {
-		detail = "the first paused sample (a source path still serves another namespace); source paths: " + strings.Join(v0.source, "; ")
+	var stall *record.Stall
+	for i := range sum.Stalls {
+		if st := &sum.Stalls[i]; st.Host == h && st.NQN == m.NQN && st.StartS <= w[0]+1e-9 && st.EndS >= w[0]-1e-9 {
+			stall = st
+			break
+		}
 	}
-	step(record.StepSourceLost, ptr(ss[i0].T), before(i0), detail)
+	searchFrom := i0 // where a target path's service is looked for
+	switch {
+	case stall != nil:
+		where := stall.Controller
+		for _, c := range ss[i0].Controllers {
+			if c.Name == stall.Controller && c.NQN == m.NQN {
+				where += " (" + c.Address + ", " + roleOf(ix, m, c.Address) + " path)"
+			}
+		}
+		detail := fmt.Sprintf("a silent stall of %s: live and optimized while nothing reached its target", where)
+		if stall.Estimate && stall.LatestStartS != nil {
+			detail += fmt.Sprintf("; known from the keep-alive timeout only: it began between %s and %s s", record.FormatT(stall.StartS), record.FormatT(*stall.LatestStartS))
+		}
+		step(record.StepSilentStall, ptr(stall.StartS), nil, detail)
+		step(record.StepStallEnded, ptr(stall.EndS), nil, "the stalled controller stopped serving (it left live, or the host's keep-alive timeout fired)")
+		searchFrom = sort.Search(len(ss), func(i int) bool { return ss[i].T >= stall.EndS-1e-9 })
+	case v0.sourceAccessible:
+		step(record.StepSourceLost, ptr(ss[i0].T), before(i0), "the first paused sample (a source path still serves another namespace); source paths: "+strings.Join(v0.source, "; "))
+	default:
+		step(record.StepSourceLost, ptr(ss[i0].T), before(i0), "the first paused sample; source paths: "+listOr(v0.source, "none"))
+	}
 	// The window's last sample: the first one after it.
 	iEnd := sort.Search(len(ss), func(i int) bool { return ss[i].T >= w[1]-1e-9 })
 	if iEnd == len(ss) {
@@ -148,9 +173,19 @@ func (ix *timelineIndex) anatomy(sum record.Summary, m record.MigrationSummary, 
 	}
 	// 3. A target path optimized or non-optimized on a live controller.
 	found := false
-	for k := i0; k <= iEnd; k++ {
+	for k := searchFrom; k <= iEnd; k++ {
 		if v := ix.view(ss[k], m); v.targetAccessible {
-			step(record.StepTargetAccessible, ptr(ss[k].T), before(k), "target paths: "+strings.Join(v.target, "; "))
+			detail := "target paths: " + strings.Join(v.target, "; ")
+			if stall != nil {
+				detail = "the first sample after the stall ended with " + detail
+				for j := i0; j < searchFrom; j++ {
+					if ix.view(ss[j], m).targetAccessible {
+						detail += fmt.Sprintf(" (a target path was accessible from %s s, while the stalled path kept the I/O)", record.FormatT(ss[j].T))
+						break
+					}
+				}
+			}
+			step(record.StepTargetAccessible, ptr(ss[k].T), before(k), detail)
 			found = true
 			break
 		}
@@ -200,6 +235,19 @@ func (ix *timelineIndex) anatomy(sum record.Summary, m record.MigrationSummary, 
 	return a, true
 }
 
+// roleOf is "source", "target" or "other": the role of the path at addr
+// in migration m.
+func roleOf(ix *timelineIndex, m record.MigrationSummary, addr string) string {
+	k := nvmeof.EndpointKey(addr)
+	switch {
+	case ix.source[m.ID][k]:
+		return "source"
+	case ix.target[m.ID][k]:
+		return "target"
+	}
+	return "other"
+}
+
 // inHole reports whether a hole in host h's samples overlaps (from, to].
 func inHole(holes []record.SampleHole, h string, from, to float64) bool {
 	for _, x := range holes {
@@ -223,6 +271,7 @@ func listOr(xs []string, none string) string {
 var anatomyStepNames = map[string]string{
 	record.StepSourceLost: "1. source path lost", record.StepTargetLive: "2. target controller live",
 	record.StepTargetAccessible: "3. target ANA accessible", record.StepFirstCompletion: "4. first I/O completion",
+	record.StepSilentStall: "1. silent stall", record.StepStallEnded: "1'. stall ended",
 }
 
 // AnatomyRow is one step of a pause anatomy as the reports show it.

@@ -121,3 +121,52 @@ func TestAnatomySourceCameBack(t *testing.T) {
 		t.Errorf("fio step: %+v", s)
 	}
 }
+
+// TestAnatomySilentStall: a window that begins with a silent stall (the
+// source path live and optimized while nothing reached its target) names
+// the stall as the source path's loss, with the keep-alive estimate.
+func TestAnatomySilentStall(t *testing.T) {
+	tl, sum := anaRun(
+		anaSample(20, "live", "optimized", "live", "inaccessible"),
+		anaSample(25, "connecting", "optimized", "live", "inaccessible"),
+		anaSample(26, "connecting", "optimized", "live", "optimized"),
+	)
+	sum.Migrations[0].Hosts = map[string]record.HostPauses{"worker-1": {LongestPauseS: 6.5, Freezes: 1, Windows: [][2]float64{{19.5, 26}}}}
+	sum.Stalls = []record.Stall{{Host: "worker-1", Controller: "nvme0", NQN: anaNQN, StartS: 19.5, EndS: 25, Estimate: true, LatestStartS: f(20.5)}}
+	a := WithAnatomy(sum, tl).Migrations[0].Hosts["worker-1"].Anatomy[0]
+	if len(a.Steps) != 4 {
+		t.Fatalf("steps %+v", a.Steps)
+	}
+	s := a.Steps[0]
+	if s.Step != record.StepSilentStall || *s.AtS != 19.5 || s.AfterS != nil || !strings.Contains(s.Detail, "a silent stall of nvme0 (10.0.0.1:4420, source path)") || !strings.Contains(s.Detail, "began between 19.5 and 20.5 s") {
+		t.Errorf("stall step: %+v", s)
+	}
+	if s := a.Steps[1]; s.Step != record.StepStallEnded || *s.AtS != 25 {
+		t.Errorf("stall end: %+v", s)
+	}
+	if s := a.Steps[3]; s.Step != record.StepTargetAccessible || *s.AtS != 26 || *s.SinceStartS != 6.5 {
+		t.Errorf("target accessible: %+v", s)
+	}
+}
+
+// TestAnatomyStalledTargetPath: a stall of the target path itself, live
+// and optimized from the window's start, does not count as the target's
+// service: step 3 is the first sample after the stall ended.
+func TestAnatomyStalledTargetPath(t *testing.T) {
+	tl, sum := anaRun(
+		anaSample(9.9, "live", "optimized", "live", "inaccessible"),
+		anaSample(10, "live", "inaccessible", "live", "optimized"),
+		anaSample(14, "live", "inaccessible", "connecting", "optimized"),
+		anaSample(15, "live", "inaccessible", "live", "optimized"),
+	)
+	tl[1].Controllers[1].Name = "nvme1"
+	sum.Migrations[0].Hosts = map[string]record.HostPauses{"worker-1": {LongestPauseS: 5, Freezes: 1, Windows: [][2]float64{{10, 15}}}}
+	sum.Stalls = []record.Stall{{Host: "worker-1", Controller: "nvme1", NQN: anaNQN, StartS: 10, EndS: 14}}
+	a := WithAnatomy(sum, tl).Migrations[0].Hosts["worker-1"].Anatomy[0]
+	if s := a.Steps[0]; !strings.Contains(s.Detail, "nvme1 (10.0.0.2:4420, target path)") {
+		t.Errorf("stall step: %+v", s)
+	}
+	if s := a.Steps[3]; s.Step != record.StepTargetAccessible || *s.AtS != 15 || *s.AfterS != 14 {
+		t.Errorf("target accessible after the stall: %+v", s)
+	}
+}

@@ -15,7 +15,7 @@ import (
 )
 
 // TestIndependentPauseWindowsFromTheFormat (issue 15): a reader written
-// only from record/FORMAT.md and DESIGN.md — generic JSON, no record or
+// only from record/FORMAT.md and docs/run-record.md — generic JSON, no record or
 // checks code — rebuilds every host's state at every tick from a version-2
 // timeline.jsonl, recomputes each consumer host's pause windows per volume
 // (with the silent stalls of its stall lines, docs/concepts.md) and finds

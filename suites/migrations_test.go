@@ -55,8 +55,9 @@ var _ = Describe("Migrations on the embedded simulator", Label("sim"), func() {
 			Expect(res.Summary.MissingEndpoints).To(BeEmpty())
 		})
 
-		It("releases the source paths: nothing reconnects into \"does not allow host\"", func() {
+		It("releases the source paths (nothing reconnects into \"does not allow host\") and passes every check", func() {
 			Expect(res.Summary).To(haveCheck("target-log-pattern", record.Pass))
+			Expect(res.Summary.Verdict).To(Equal(record.Pass), "%v", res.Summary.Checks)
 		})
 	})
 
