@@ -98,7 +98,7 @@ func checkProps(name string, figs []Figure) []jProperty {
 		want = []string{FigLeaked}
 	case checks.CheckPathCompleteness:
 		want = []string{FigMissingEndpoints}
-	case "controller-churn":
+	case checks.CheckControllerChurn:
 		want = []string{FigReconnects}
 	}
 	var out []jProperty

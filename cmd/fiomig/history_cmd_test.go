@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/fiomig/fiomig/checks"
 	"github.com/fiomig/fiomig/ci"
@@ -254,5 +256,32 @@ func TestRunArtifacts(t *testing.T) {
 	}
 	if !slices.Equal(names[0], names[1]) || len(names[0]) == 0 {
 		t.Errorf("testcase names differ between seeds:\n%v\n%v", names[0], names[1])
+	}
+}
+
+// TestInterruptedRunArtifacts: a run stopped by SIGTERM with ARTIFACTS
+// set still writes the CI outputs of what it recorded, finished.json
+// saying ABORTED.
+func TestInterruptedRunArtifacts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: runs a fiomig process in wall time (-short)")
+	}
+	out, art := t.TempDir(), t.TempDir()
+	t.Setenv("ARTIFACTS", art)
+	cmd, log := fiomigProcess(t, out, "run", "--out", out, "--migrations", "23", "--sample-interval", "0.001")
+	waitTimelineLines(t, out, 2000, 60*time.Second)
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := exitCode(t, cmd, 60*time.Second); code != exitInterrupted {
+		t.Fatalf("exit %d, want 130:\n%s", code, log)
+	}
+	b, err := os.ReadFile(filepath.Join(art, "finished.json"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	if !strings.Contains(string(b), `"result": "ABORTED"`) || !strings.Contains(string(b), `"passed": false`) {
+		t.Errorf("finished.json of an interrupted run:\n%s", b)
+	}
+	if junits, _ := filepath.Glob(filepath.Join(art, "artifacts", "junit_*.xml")); len(junits) != 1 {
+		t.Errorf("junit files %v", junits)
 	}
 }

@@ -127,6 +127,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "fiomig run: interrupted; the timeline recorded so far is in %s (%s)\n",
 			filepath.Join(res.Dir, record.TimelineFile), hint)
+		if res.Summary.Coverage != nil {
+			publishCI(fs, res.Dir, stderr) // finished.json says ABORTED
+		}
 		return exitInterrupted
 	}
 	return harness.Worse(printVerdicts(stdout, res.Dir, res.Summary), publishCI(fs, res.Dir, stderr))
