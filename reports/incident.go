@@ -485,3 +485,20 @@ func clipTo(s string, n int) string {
 	}
 	return s[:n-1] + "…"
 }
+
+// CatalogueText lists an incident catalogue, two lines per incident: its
+// name and one-line summary (incidents.Incident.Headline), then its shape,
+// migrations, operators, expectations, hypothesis combinations and file. A
+// file whose world does not hold is an error naming it.
+func CatalogueText(w io.Writer, all []incidents.Incident) error {
+	for _, inc := range all {
+		t, err := inc.World(inc.OperatorList()[0])
+		if err != nil {
+			return fmt.Errorf("%s: %w", inc.File, err)
+		}
+		fmt.Fprintf(w, "%-22s %s\n%-22s %d hosts, %d volumes x %d ns, %d migrations, operators %s, %d expectations, %d hypothesis combinations  (%s)\n",
+			inc.Name, inc.Headline(), "", t.Hosts, t.Volumes, max(1, t.NamespacesPerVolume), inc.Pacing.Migrations, inc.Operators.Value,
+			len(inc.Expected), len(inc.Combinations()), inc.File)
+	}
+	return nil
+}
