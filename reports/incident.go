@@ -491,14 +491,18 @@ func clipTo(s string, n int) string {
 // migrations, operators, expectations, hypothesis combinations and file. A
 // file whose world does not hold is an error naming it.
 func CatalogueText(w io.Writer, all []incidents.Incident) error {
+	width := 0
+	for _, inc := range all {
+		width = max(width, len(inc.Name))
+	}
 	for _, inc := range all {
 		t, err := inc.World(inc.OperatorList()[0])
 		if err != nil {
 			return fmt.Errorf("%s: %w", inc.File, err)
 		}
-		fmt.Fprintf(w, "%-22s %s\n%-22s %d hosts, %d volumes x %d ns, %d migrations, operators %s, %d expectations, %d hypothesis combinations  (%s)\n",
-			inc.Name, inc.Headline(), "", t.Hosts, t.Volumes, max(1, t.NamespacesPerVolume), inc.Pacing.Migrations, inc.Operators.Value,
-			len(inc.Expected), len(inc.Combinations()), inc.File)
+		fmt.Fprintf(w, "%-*s  %s\n%-*s  %d hosts, %d volumes x %d ns, %d migrations, operators %s, %d expectations, %d hypothesis combinations  (%s)\n",
+			width, inc.Name, inc.Headline(), width, "", t.Hosts, t.Volumes, max(1, t.NamespacesPerVolume), inc.Pacing.Migrations,
+			inc.Operators.Value, len(inc.Expected), len(inc.Combinations()), inc.File)
 	}
 	return nil
 }
