@@ -354,11 +354,17 @@ func JudgeOverSeeds(pairs []SeedPair, delta float64) SeedsComparison {
 		c.Detail = fmt.Sprintf("unexplained validation failures (%s); the intervals alone: %s — %s", strings.Join(unexplained, ", "), c.Verdict, c.Detail)
 		c.Verdict, c.SeedsNeeded = record.Fail, 0
 	}
-	if !exercised && c.Verdict != record.Fail {
-		c.Detail = fmt.Sprintf("%s: no validation failed on a leak kind the fix removes (nor on a loss window downstream of one) "+
-			"in either operator on any of the %d seeds, so the comparison cannot show what the fix does; the intervals alone: %s — %s",
-			NotExercisedDetail, n, c.Verdict, c.Detail)
-		c.Verdict, c.SeedsNeeded = NotExercised, 0
+	if !exercised {
+		nothing := fmt.Sprintf("%s: no validation failed on a leak kind the fix removes (nor on a loss window downstream of one) "+
+			"in either operator on any of the %d seeds", NotExercisedDetail, n)
+		if c.Verdict == record.Fail {
+			// A cause the fix cannot change moved: that fails whatever
+			// the fix had to do.
+			c.Detail += "; and " + nothing + ", so the comparison cannot show what the fix removes either"
+		} else {
+			c.Detail = fmt.Sprintf("%s, so the comparison cannot show what the fix does; the intervals alone: %s — %s", nothing, c.Verdict, c.Detail)
+			c.Verdict, c.SeedsNeeded = NotExercised, 0
+		}
 	}
 	return c
 }

@@ -67,11 +67,12 @@ func TestJudgeOverSeeds(t *testing.T) {
 				return causes(p.Loss+3, p.Fault, p.Removable, p.Other, p.Unexplained)
 			}, nil), record.Fail, "sbcli subsystem-loss window: interval [3.00, 3.00] excludes 0"},
 		// Nothing removable occurs here either: a held cause that moved
-		// still fails.
+		// still fails, and the detail says nothing the fix removes occurred.
 		{"a systematic decrease of injected-fault failures in fixed fails (the fix cannot change them)",
 			pairs(func(_ int, p RunCauses) RunCauses {
 				return causes(p.Loss, p.Fault+[]int{-1, -2}[int(p.Loss)%2], p.Removable, p.Other, p.Unexplained)
-			}, func(_ int, p RunCauses) RunCauses { return causes(p.Loss, p.Fault+2, 0, p.Other, 0) }), record.Fail, "injected fault: interval"},
+			}, func(_ int, p RunCauses) RunCauses { return causes(p.Loss, p.Fault+2, 0, p.Other, 0) }), record.Fail,
+			"injected fault: interval [-1.88, -1.12] excludes 0, a cause the fix has no sourced way to change; and nothing the fix removes occurred"},
 		{"a difference only in fix-removable causes passes",
 			pairs(func(_ int, p RunCauses) RunCauses {
 				return causes(p.Loss, p.Fault, 0, p.Other, 0)
