@@ -300,6 +300,42 @@ func Reproduce(ctx context.Context, r Reproduction, seed int64, progress io.Writ
 	return results, writeReproduce(r.Model(), results)
 }
 
+// ScenarioText prints the world and pacing r's first operator runs in, on
+// one line, with the sources of the incident's topology, pacing and faults.
+func ScenarioText(w io.Writer, r Reproduction) error {
+	p, err := r.params(r.Operators[0])
+	if err != nil {
+		return err
+	}
+	t, inc := p.Model, r.Incident
+	faults := string(inc.Faults.Source)
+	if faults == "" {
+		faults = "none"
+	}
+	fmt.Fprintf(w, "  scenario: %d nodes, %d hosts (hosts are nodes: %t), %d volumes x %d namespace(s), %d consumer(s) each, pods %t; %d migrations, settle %.0f s sampled every %.0f s [topology: %s; pacing: %s; faults: %s]\n",
+		t.Nodes, t.Hosts, t.HostsAreNodes, t.Volumes, t.NamespacesPerVolume, t.ConsumersPerVolume, t.Pods, p.Migrations, p.SettleS,
+		p.SettleSampleIntervalS, inc.Topology.Source, inc.Pacing.Source, faults)
+	return nil
+}
+
+// ReproduceText prints, after Reproduce, where each operator's run is and
+// the injections or recoveries that failed, then the reproduction for a
+// person (reports.ReproduceText), and returns the exit code: the bands'
+// (BandsExitCode).
+func ReproduceText(w io.Writer, r Reproduction, results []ReproduceResult) int {
+	var dirs []string
+	for i, x := range results {
+		fmt.Fprintf(w, "\n== operator %s done\n", r.Operators[i])
+		for _, e := range x.FaultErrors {
+			fmt.Fprintf(w, "  fault: %v\n", e)
+		}
+		fmt.Fprintf(w, "  run directory: %s\n", x.Dir)
+		dirs = append(dirs, x.Dir)
+	}
+	reports.ReproduceText(w, r.Incident.Name, r.Model(), Runs(results), dirs)
+	return BandsExitCode(Runs(results))
+}
+
 // writeReproduce writes every run's reproduce.md, all runs side by side;
 // model names the model run.
 func writeReproduce(model string, results []ReproduceResult) error {

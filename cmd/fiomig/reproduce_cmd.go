@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"slices"
-	"strings"
 
 	"github.com/fiomig/fiomig/analysis"
 	"github.com/fiomig/fiomig/harness"
@@ -20,17 +18,15 @@ func init() {
 }
 
 type reproduceFlags struct {
-	list     bool
-	catalog  string
-	operator string
-	seed     int64
-	seeds    string
-	out      string
-	faults   string
-	// hypotheses runs every combination of the incident's hypotheses over
-	// --seeds; hypothesis runs one (its ID).
-	hypotheses bool
-	hypothesis string
+	list       bool
+	catalog    string
+	operator   string
+	seed       int64
+	seeds      string
+	out        string
+	faults     string
+	hypotheses bool         // every combination of the incident's hypotheses over --seeds
+	hypothesis string       // one combination, by its ID
 	model      record.Model // the model flags: each given one overrides the incident's world
 }
 
@@ -104,8 +100,6 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 		return usage(fmt.Errorf("--faults must be none (or absent: the incident's faults), got %q", f.faults))
 	case given["seed"] && f.seeds != "":
 		return usage(fmt.Errorf("--seed is one run's; --seeds runs a list (give one of them)"))
-	case f.hypotheses && (f.seeds == "" || f.hypothesis != ""):
-		return usage(fmt.Errorf("--hypotheses runs every combination over --seeds (e.g. --seeds 1-10); --hypothesis runs one"))
 	}
 	if err := check.Validate(); err != nil {
 		return usage(err)
@@ -119,124 +113,67 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	r := harness.Reproduction{Incident: inc, Name: pos[0], Catalog: f.catalog, Operators: f.operators(inc), Flags: flags,
 		NoFaults: f.faults == record.FaultsNone, Out: f.out}
-	if f.hypothesis != "" || f.hypotheses {
-		if err := hypothesesUsage(inc, r, flags); err != nil {
-			return usage(err)
-		}
+	if err := r.UseHypotheses(f.hypotheses, f.hypothesis, f.seeds); err != nil {
+		return usage(err)
 	}
-	if f.hypothesis != "" {
-		c, err := harness.Combination(inc, f.hypothesis)
-		if err != nil {
-			return usage(err)
-		}
-		r.Incident, r.Hypothesis = c.Incident, c.ID
-		fmt.Fprintf(stdout, "hypothesis %s: %s\n", c.ID, c.Label())
-	}
-	fmt.Fprintf(stdout, "%s: %s\n\n", inc.Name, inc.Summary)
+	fmt.Fprintf(stdout, "%s: %s\n%s\n\n", inc.Name, inc.Summary, r.Model())
 	ctx, stop := interruptContext(stderr, "fiomig reproduce")
 	defer stop()
-	if f.hypotheses {
-		seeds, err := harness.ParseSeeds(f.seeds)
-		if err != nil {
-			return usage(err)
-		}
-		jobs := min(runtime.GOMAXPROCS(0), len(seeds)*len(inc.Combinations()))
-		fmt.Fprintf(stdout, "fiomig reproduce %s --hypotheses: %d combinations × %d seeds × %v, %d at a time, into %s\n",
-			inc.Name, len(inc.Combinations()), len(seeds), r.Operators, jobs, f.out)
-		cmd := harness.CommandLine("fiomig reproduce "+pos[0], append([]string{"--hypotheses=true", "--operator=" + orDefault(f.operator, inc.Operators.Value), "--seeds=" + f.seeds}, flags...))
-		res, err := harness.Hypotheses(ctx, r, seeds, jobs, cmd, stderr)
-		for _, e := range res.Errors {
-			fmt.Fprintf(stderr, "fiomig reproduce: %v\n", e)
-		}
-		if err != nil {
-			return usage(err)
-		}
-		fmt.Fprintf(stdout, "\n%s\nreport: %s\nExit 0: a combination reproduces every modelled symptom; 1: none does (a ranking judges no band).\n", res.Markdown, res.Report)
-		return res.ExitCode
-	}
 	if f.seeds != "" {
 		seeds, err := harness.ParseSeeds(f.seeds)
 		if err != nil {
 			return usage(err)
 		}
+		ops := "--operator=" + orDefault(f.operator, inc.Operators.Value)
+		if f.hypotheses {
+			res, err := harness.Hypotheses(ctx, r, seeds, runtime.GOMAXPROCS(0), r.CommandWith("--hypotheses=true", ops, "--seeds="+f.seeds), stderr)
+			return seedsOutput(stdout, stderr, res.Markdown, res.Report, res.Errors, res.ExitCode, err)
+		}
 		jobs := min(runtime.GOMAXPROCS(0), len(seeds))
 		fmt.Fprintf(stdout, "fiomig reproduce %s: %d seeds × %v, %d at a time, into %s\n", inc.Name, len(seeds), r.Operators, jobs, f.out)
-		cmd := r.CommandWith("--operator="+orDefault(f.operator, inc.Operators.Value), "--seeds="+f.seeds)
-		res, err := harness.ReproduceSeeds(ctx, r, seeds, jobs, cmd, stderr)
-		for _, e := range res.Errors {
-			fmt.Fprintf(stderr, "fiomig reproduce: %v\n", e)
-		}
-		if err != nil {
-			return usage(err)
-		}
-		fmt.Fprintf(stdout, "\n%s\nreport: %s\n", res.Markdown, res.Report)
-		if res.ExitCode == exitInterrupted {
-			fmt.Fprintf(stderr, "fiomig reproduce: interrupted; %s covers the %d seed(s) that finished\n", res.Report, len(res.Seeds))
-		}
-		return res.ExitCode
+		res, err := harness.ReproduceSeeds(ctx, r, seeds, jobs, r.CommandWith(ops, "--seeds="+f.seeds), stderr)
+		return seedsOutput(stdout, stderr, res.Markdown, res.Report, res.Errors, res.ExitCode, err)
 	}
 
 	fmt.Fprintf(stdout, "fiomig reproduce %s (%s) — parameters:\n", inc.Name, inc.File)
 	fs.VisitAll(func(fl *flag.Flag) { fmt.Fprintf(stdout, "  --%-21s %s\n", fl.Name, fl.Value.String()) })
-	p, err := harness.IncidentParams(inc, r.Operators[0])
-	if err != nil {
+	if err := harness.ScenarioText(stdout, r); err != nil {
 		return usage(err)
 	}
-	t := p.Model
-	fmt.Fprintf(stdout, "  scenario: %d nodes, %d hosts (hosts are nodes: %t), %d volumes x %d namespace(s), %d consumer(s) each, pods %t; %d migrations, settle %.0f s sampled every %.0f s [topology: %s; pacing: %s; faults: %s]\n",
-		t.Nodes, t.Hosts, t.HostsAreNodes, t.Volumes, t.NamespacesPerVolume, t.ConsumersPerVolume, t.Pods, p.Migrations, p.SettleS, p.SettleSampleIntervalS,
-		inc.Topology.Source, inc.Pacing.Source, orDefault(string(inc.Faults.Source), "none"))
 	for _, op := range r.Operators {
 		fmt.Fprintf(stdout, "\n== operator %s: %s\n", op, r.Command(op, f.seed))
 	}
 	results, err := harness.Reproduce(ctx, r, f.seed, stdout)
-	dirs = dirs[:0]
 	for i, x := range results {
-		dirs = append(dirs, x.Dir)
 		if x.Interrupted {
 			fmt.Fprintf(stderr, "fiomig reproduce: %s interrupted; the timeline recorded so far is in %s\n", r.Operators[i], x.Dir)
 			code = exitInterrupted
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "fiomig reproduce: %v\n", err)
-		return exitUsage
+		return fail(stderr, "reproduce", usagef("%v", err))
 	}
 	if code == exitInterrupted {
 		return code
 	}
-	for i, x := range results {
-		fmt.Fprintf(stdout, "\n== operator %s done\n", r.Operators[i])
-		for _, e := range x.FaultErrors {
-			fmt.Fprintf(stdout, "  fault: %v\n", e)
-		}
-		fmt.Fprintf(stdout, "  run directory: %s\n", x.Dir)
-	}
-	reports.ReproduceText(stdout, inc.Name, r.Model(), harness.Runs(results), dirs)
-	return harness.BandsExitCode(harness.Runs(results))
+	return harness.ReproduceText(stdout, r, results)
 }
 
-// hypothesesUsage checks --hypotheses and --hypothesis against inc: it
-// declares hypotheses, --hypotheses has symptoms to match and runs the
-// operator the incident ran, and no model flag sets a switch an
-// alternative sets (the flag would override the hypothesis).
-func hypothesesUsage(inc incidents.Incident, r harness.Reproduction, flags []string) error {
-	switch {
-	case len(inc.Hypotheses) == 0:
-		return fmt.Errorf("%s declares no hypotheses", inc.File)
-	case inc.Symptoms == nil:
-		return fmt.Errorf("%s lists no symptoms to compare the hypotheses with", inc.File)
-	case !slices.Contains(r.Operators, inc.Symptoms.Operator):
-		return fmt.Errorf("the incident ran the %s operator (symptoms.operator): --operator must include it", inc.Symptoms.Operator)
+// seedsOutput prints what a reproduction over seeds left (the errors of
+// runs that could not be made, its report, where it is) and returns its
+// exit code; err (its directory or report could not be written) is exit 2.
+func seedsOutput(stdout, stderr io.Writer, md []byte, report string, errs []error, code int, err error) int {
+	for _, e := range errs {
+		fmt.Fprintf(stderr, "fiomig reproduce: %v\n", e)
 	}
-	sw := inc.HypothesisSwitches()
-	for _, fl := range flags {
-		name, _, _ := strings.Cut(strings.TrimPrefix(fl, "--"), "=")
-		if k := strings.ReplaceAll(name, "-", "_"); slices.Contains(sw, k) || slices.Contains(sw, k+"_s") {
-			return fmt.Errorf("%s: a hypothesis of %s sets that switch; drop the flag", fl, inc.File)
-		}
+	if err != nil {
+		return fail(stderr, "reproduce", usagef("%v", err))
 	}
-	return nil
+	fmt.Fprintf(stdout, "\n%s\nreport: %s\n", md, report)
+	if code == exitInterrupted {
+		fmt.Fprintf(stderr, "fiomig reproduce: interrupted; %s covers what finished\n", report)
+	}
+	return code
 }
 
 // isModelFlag: name is one of reproduce's model flags (harness.ModelFlags
