@@ -65,6 +65,9 @@ type Node struct {
 	Name, IP, PodCIDR string
 	// Socket is its containerd's socket (ctr --address).
 	Socket string
+	// KubeletRoot is its kubelet's --root-dir: CSI node plugins register
+	// in its plugins_registry/ folder (the kubelet's plugin watcher).
+	KubeletRoot string
 }
 
 // Cluster is a running cluster. Close tears it down.
@@ -421,7 +424,8 @@ func (c *Cluster) startNode(ctx context.Context, i int, spec NodeSpec) error {
 			return err
 		}
 	}
-	n := Node{Name: spec.Name, IP: fmt.Sprintf("%s.%d", nodeNet, i), PodCIDR: fmt.Sprintf("198.18.%d.0/24", i), Socket: d.socket}
+	n := Node{Name: spec.Name, IP: fmt.Sprintf("%s.%d", nodeNet, i), PodCIDR: fmt.Sprintf("198.18.%d.0/24", i), Socket: d.socket,
+		KubeletRoot: d.kubeletRoot}
 	cni, err := cniConfig(fmt.Sprintf("%s%d", cniPrefix, i), fmt.Sprintf("fmkn-cni%d", i), n.PodCIDR, d.ipam)
 	if err != nil {
 		return err

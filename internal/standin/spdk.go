@@ -26,7 +26,9 @@ func (s *StandIn) reconcileSPDKPods(pods []*corev1.Pod) {
 		}
 	}
 	for _, n := range s.nodes {
-		if have[n.name] {
+		if have[n.name] || (s.real != nil && s.restarts[n.name]) {
+			// Beside real kubelets the replacement is created once the
+			// target is back: a real kubelet runs it at once.
 			continue
 		}
 		want := s.spdkPod(n)
@@ -51,7 +53,7 @@ func (s *StandIn) reconcileSPDKPods(pods []*corev1.Pod) {
 // hostNetwork, restartPolicy Never).
 func (s *StandIn) spdkPod(n *node) *corev1.Pod {
 	rpc := strconv.Itoa(RPCPortBase + n.idx)
-	return &corev1.Pod{
+	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "snode-spdk-pod-" + rpc + "-" + sim.ClusterUUID[:6], Namespace: s.cfg.StorageNamespace,
 			Labels: map[string]string{LabelApp: "spdk-app-" + rpc, LabelRole: RoleStorageNode}},
 		Spec: corev1.PodSpec{
@@ -64,6 +66,10 @@ func (s *StandIn) spdkPod(n *node) *corev1.Pod {
 			},
 		},
 	}
+	if s.real != nil {
+		s.realContainers(&p.Spec)
+	}
+	return p
 }
 
 // spdkPodGone is simplyblock's node API seeing its SPDK pod p gone: the

@@ -3,13 +3,17 @@ package framework
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/fiomig/fiomig/backend"
+	"github.com/fiomig/fiomig/backend/kube"
 	simbackend "github.com/fiomig/fiomig/backend/sim"
 	"github.com/fiomig/fiomig/faults"
 	"github.com/fiomig/fiomig/record"
+	"github.com/fiomig/fiomig/reports"
 	"github.com/fiomig/fiomig/scenario"
 )
 
@@ -66,9 +70,42 @@ func Run(ctx context.Context, b Backend, outDir string, seed int64, p record.Par
 			err = fmt.Errorf("%s backend: close: %w", b.Name, cerr)
 		}
 	}()
-	return scenario.Run(ctx, in, scenario.Config{
+	res, err = scenario.Run(ctx, in, scenario.Config{
 		Plan: record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: seed,
 			Command: fmt.Sprintf("fiomig suites (%s backend, seed %d)", b.Name, seed), Params: p, Faults: schedule},
 		OutDir: outDir, Progress: ginkgo.GinkgoWriter,
 	})
+	if err != nil {
+		return res, err
+	}
+	if kc, ok := c.(*kube.Cluster); ok {
+		return kubeFio(ctx, kc, res)
+	}
+	return res, nil
+}
+
+// kubeFio is what fiomig run --backend kube does after the migrations:
+// it stops the fio pods, brings their files back through the pod proxy
+// (kube.Cluster.CollectFio, the path a lab run takes) and judges them
+// (scenario.FioEvaluate), rewriting the reports.
+func kubeFio(ctx context.Context, c *kube.Cluster, res scenario.Result) (scenario.Result, error) {
+	if err := c.StopFio(ctx); err != nil {
+		return res, err
+	}
+	if _, err := c.CollectFio(ctx, res.Dir, 85*time.Second); err != nil {
+		fmt.Fprintf(ginkgo.GinkgoWriter, "fio results incomplete: %v\n", err)
+	}
+	lines, err := record.ReadTimeline(filepath.Join(res.Dir, record.TimelineFile))
+	if err != nil {
+		return res, err
+	}
+	sum, err := scenario.FioEvaluate(res.Dir, res.Plan, lines, res.Summary)
+	if err != nil {
+		return res, err
+	}
+	if err := reports.WriteRun(res.Dir, reports.Input{Plan: res.Plan, Summary: sum, Timeline: lines, FioSeconds: scenario.FioSeconds(res.Dir)}); err != nil {
+		return res, err
+	}
+	res.Summary = reports.WithStats(sum)
+	return res, nil
 }
