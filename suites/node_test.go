@@ -174,5 +174,3 @@ func interruptRun(ctx context.Context, env *framework.KubeEnv) {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(fi.Size()).To(BeNumerically(">", 0))
 }
-
-

@@ -36,8 +36,8 @@ func TestParseDropRules(t *testing.T) {
 func TestTranslateAddress(t *testing.T) {
 	addrs := map[string]string{"10.0.0.1": "198.19.255.11", "10.0.0.2": "198.19.255.12"}
 	for in, want := range map[string]string{
-		"traddr=10.0.0.1,trsvcid=4426,src_addr=10.0.0.2\n": "traddr=198.19.255.11,trsvcid=4426,src_addr=198.19.255.12\n",
-		"traddr=10.0.0.9,trsvcid=4426":                     "traddr=10.0.0.9,trsvcid=4426",
+		"traddr=10.0.0.1,trsvcid=4426,src_addr=10.0.0.2\n":  "traddr=198.19.255.11,trsvcid=4426,src_addr=198.19.255.12\n",
+		"traddr=10.0.0.9,trsvcid=4426":                      "traddr=10.0.0.9,trsvcid=4426",
 		"traddr=10.0.0.2,trsvcid=4428,host_traddr=10.0.0.1": "traddr=198.19.255.12,trsvcid=4428,host_traddr=198.19.255.11",
 	} {
 		if got := translateAddress(in, addrs); got != want {
