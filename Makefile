@@ -100,8 +100,9 @@ node-tools: ## install Debian's containerd, runc, CNI plugins and nftables when 
 		echo "node-tools: missing$$missing — install them (Debian: apt-get install$$missing); tests that need them will skip, or fail under FIOMIG_REQUIRE_TOOLS=1"; \
 	fi
 
-e2e-node: tools node-tools kube-node-bins images ## real pods here: the internal/kubenode cluster tests (kubelets + containerd in a network namespace; root)
+e2e-node: tools node-tools kube-node-bins images ## real pods here: the internal/kubenode cluster tests and the kube suite on real kubelets (suites, label node; root)
 	FIOMIG_REQUIRE_TOOLS=1 $(GO) test -count=1 -timeout 30m -v ./internal/kubenode/
+	FIOMIG_REQUIRE_TOOLS=1 FIOMIG_JUNIT_DIR=$(CURDIR)/$(OUT)/junit $(GO) test -count=1 -timeout 40m -v ./suites/ -ginkgo.label-filter=node -ginkgo.v
 
 images: ## build the fiomig, fio and pause images (OCI, reproducible, no registry) into bin/images (IMAGES); PUSH=registry/prefix also pushes them
 	@mkdir -p $(IMAGES)

@@ -48,6 +48,18 @@ func nodeKubeEnv() *framework.KubeEnv {
 	return env
 }
 
+// nodeFaultParams are faultParams sampled every 1 s: on real pods a sample
+// is a pod-proxy GET per host to an agent reading its simulated sysfs over
+// FUSE, and creating a VolumeMigration (and its port-forwarded
+// control-plane reads) holds the run's loop for up to ~2 s on this loaded
+// 2-core machine; at 0.5 s those stretches are holes (> 3 intervals) that
+// leave the pause checks inconclusive.
+func nodeFaultParams() record.Params {
+	p := faultParams()
+	p.SampleIntervalS, p.SettleSampleIntervalS = 1, 1
+	return p
+}
+
 var _ = Describe("Migrations with every kube fault kind, on real kubelets", Label("kube", "node"), Ordered, func() {
 	var (
 		env   *framework.KubeEnv
@@ -59,7 +71,7 @@ var _ = Describe("Migrations with every kube fault kind, on real kubelets", Labe
 		watch = framework.WatchPods(env.Admin, "agent", "fio")
 		DeferCleanup(watch.Stop)
 	})
-	res := faultSpecs(func() framework.Backend { return env.KubeBackend(id) })
+	res := faultSpecs(func() framework.Backend { return env.KubeBackend(id) }, nodeFaultParams)
 
 	It("runs the agents, fio pods, nft helper, validation Jobs, SPDK and control-plane pods as containers on the real nodes", func() {
 		wide := watch.Wide()
@@ -110,7 +122,7 @@ var _ = Describe("Migrations with every kube fault kind, on real kubelets", Labe
 
 	It("gives the same verdict as the simulator backend on the same seed", func(ctx SpecContext) {
 		sim := framework.Sim()
-		simRes, err := framework.Run(context.Background(), sim, GinkgoT().TempDir(), faultSeed, faultParams(), faultSchedule(sim))
+		simRes, err := framework.Run(context.Background(), sim, GinkgoT().TempDir(), faultSeed, nodeFaultParams(), faultSchedule(sim))
 		Expect(err).NotTo(HaveOccurred())
 		diff := verdictDiff(simRes.Summary, res().Summary)
 		AddReportEntry("sim vs real-node check verdicts", diff)

@@ -16,6 +16,10 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
+// treeCacheFor is how long the kernel may keep a looked-up entry and its
+// attributes (not the files' values, which are read afresh on every open).
+var treeCacheFor = 100 * time.Millisecond
+
 // treeMount serves a changing io/fs.FS read-only over FUSE: every request
 // asks tree() for the current tree, nothing is cached by the kernel
 // (entry, attribute and negative timeouts 0; files opened with direct
@@ -66,12 +70,12 @@ func mountTree(dir string, tree func() iofs.FS) (*treeMount, error) {
 	}
 	m := &treeMount{dir: dir, tree: tree}
 	m.conn = fuseConn(dir)
-	zero := time.Duration(0)
+	zero, cacheFor := time.Duration(0), treeCacheFor
 	root := &treeNode{m: m, path: "."}
 	m.server, err = gofs.Mount(fmt.Sprintf("/dev/fd/%d", fd), root, &gofs.Options{
 		MountOptions:    fuse.MountOptions{FsName: "fiomig-sysfs", Name: "fiomig-sysfs", AllowOther: true},
-		EntryTimeout:    &zero,
-		AttrTimeout:     &zero,
+		EntryTimeout:    &cacheFor,
+		AttrTimeout:     &cacheFor,
 		NegativeTimeout: &zero,
 	})
 	if err != nil {

@@ -1,9 +1,18 @@
 package standin
 
 import (
+	"io/fs"
+	"os"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fiomig/fiomig/internal/tooltest"
+	"github.com/fiomig/fiomig/nvmeof"
+	"github.com/fiomig/fiomig/record"
+	"github.com/fiomig/fiomig/sim"
+	"github.com/fiomig/fiomig/workload"
 )
 
 // TestParseDropRules reads the rules the nft helper writes from nft 1.0.6's
@@ -43,5 +52,48 @@ func TestTranslateAddress(t *testing.T) {
 		if got := translateAddress(in, addrs); got != want {
 			t.Errorf("translateAddress(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestTreeMountServesTheSimulatedSysfs mounts a simulated host's sysfs
+// over FUSE (what an agent pod reads beside real kubelets) and reads it
+// back through the kernel with the harness's own parser: the same host
+// state as the io/fs.FS it serves, and the mount gone after unmount.
+func TestTreeMountServesTheSimulatedSysfs(t *testing.T) {
+	if err := workload.Available(); err != nil {
+		tooltest.Require(t, err)
+	}
+	w, err := sim.New(sim.Config{Seed: 1, Model: record.Model{Nodes: 3, Hosts: 3, HostsAreNodes: true, Volumes: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := w.Hosts()[0]
+	dir := t.TempDir()
+	m, err := mountTree(dir, func() fs.FS { return hostFS{FS: h.Sysfs(), addrs: map[string]string{"10.0.0.1": "198.19.255.11"}} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.unmount()
+	want, err := nvmeof.ReadSysfs(hostFS{FS: h.Sysfs(), addrs: map[string]string{"10.0.0.1": "198.19.255.11"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	const reads = 20
+	for i := 0; i < reads; i++ {
+		got, err := nvmeof.ReadSysfs(os.DirFS(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Fatalf("host state through FUSE (-want +got):\n%s", d)
+		}
+	}
+	t.Logf("%d reads of %d subsystem(s) through FUSE: %.1f ms each", reads, len(want.Subsystems), time.Since(t0).Seconds()*1000/reads)
+	if err := m.unmount(); err != nil {
+		t.Fatal(err)
+	}
+	if mounted(dir) {
+		t.Errorf("%s still mounted", dir)
 	}
 }

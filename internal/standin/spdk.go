@@ -26,9 +26,7 @@ func (s *StandIn) reconcileSPDKPods(pods []*corev1.Pod) {
 		}
 	}
 	for _, n := range s.nodes {
-		if have[n.name] || (s.real != nil && s.restarts[n.name]) {
-			// Beside real kubelets the replacement is created once the
-			// target is back: a real kubelet runs it at once.
+		if have[n.name] {
 			continue
 		}
 		want := s.spdkPod(n)
