@@ -65,14 +65,15 @@ run: build ## the main job: 23 migrations on the embedded simulator (with fiomig
 reproduce: build ## reproduce incident fio-mig-1787159565 with both operators side by side
 	./$(BIN) reproduce fio-mig-1787159565 --out $(OUT) $(RUN_FLAGS)
 
-tools: ## install the Debian packages the tests need (fio, nvme-cli, fuse3, chromium, iproute2) when missing
+tools: ## install the Debian packages the tests need (fio, nvme-cli, fuse3, chromium, iproute2, postgresql for the history store's tests) when missing
 	@missing=""; \
 	command -v fio >/dev/null 2>&1 || missing="$$missing fio"; \
 	command -v nvme >/dev/null 2>&1 || missing="$$missing nvme-cli"; \
 	command -v fusermount3 >/dev/null 2>&1 || missing="$$missing fuse3"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \
-	if [ -z "$$missing" ]; then echo "tools: fio, nvme-cli, fuse3, chromium and iproute2 are installed"; exit 0; fi; \
+	ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	if [ -z "$$missing" ]; then echo "tools: fio, nvme-cli, fuse3, chromium, iproute2 and postgresql are installed"; exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 		echo "tools: installing$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \

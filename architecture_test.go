@@ -4,7 +4,8 @@
 // analysis (the incident analysis) <- record, checks, incidents; reports
 // <- record, checks, analysis; workload <- fio; backend <- leaves, sim,
 // workload; collectors, faults <- backend; scenario <- all of those;
-// suites and cmd/fiomig on top. It also keeps Ginkgo/Gomega inside suites/,
+// harness (the run library) <- scenario and all below it; suites and
+// cmd/fiomig on top. It also keeps Ginkgo/Gomega inside suites/,
 // and the wall clock and global randomness out of sim/, nvmeof/ and fio/;
 // the lean binary cmd/fiomig-host imports only nvmeof (leanCommands).
 package fiomig_test
@@ -37,11 +38,14 @@ var allowed = map[string][]string{
 	"analysis":   {"record", "checks", "incidents", "nvmeof", "fio"},
 	"sim":        {"nvmeof", "fio", "record"},
 	"reports":    {"record", "checks", "nvmeof", "fio", "analysis", "incidents"},
+	"ci":         {"record", "checks", "reports", "nvmeof", "fio", "analysis", "incidents"},
+	"history":    {"record", "checks", "reports", "ci", "nvmeof", "fio", "analysis", "incidents"},
 	"workload":   {"fio"},
 	"backend":    {"backend", "record", "nvmeof", "fio", "sim", "workload"},
 	"collectors": {"backend", "record", "nvmeof", "fio"},
 	"faults":     {"backend", "record", "nvmeof", "fio"},
 	"scenario":   {"backend", "collectors", "faults", "checks", "reports", "record", "nvmeof", "fio", "sim", "workload", "incidents", "analysis"},
+	"harness":    {"backend", "collectors", "faults", "checks", "reports", "record", "nvmeof", "fio", "sim", "workload", "incidents", "analysis", "scenario"},
 	"suites":     {"*"},
 	"cmd":        {"*"},
 }
@@ -54,6 +58,7 @@ var allowedInternal = map[string][]string{
 	"internal/nvmecli":  {},
 	"internal/kubetest": {"internal"},
 	"internal/kubenode": {},
+	"internal/pgtest":   {"internal"},
 	"internal/standin":  {"internal", "backend", "record", "nvmeof", "fio", "sim", "workload"},
 }
 

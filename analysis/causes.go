@@ -16,23 +16,24 @@ const (
 	// CauseSubsystemLoss: the endpoint's node did not hold the volume's
 	// subsystem (the target answered "Could not find subsystem") after an
 	// earlier migration of the same volume was cancelled before continue —
-	// sbcli's _cleanup_created deletes the subsystem on the source's
-	// tertiary (SB migration_controller.py:247-311, docs/sources.md §4.4) until
-	// the lvol monitor repairs it. A connecting leak failing at its own
-	// target address in that window is its symptom (§3: only then can a
-	// connecting leak fail a validation); the fixed operator fails the same
-	// migration because its connect does not take effect.
+	// sbcli's _cleanup_created deletes the subsystem on the source's tertiary
+	// (SB migration_controller.py:247-311, docs/sources.md §4.4) until the
+	// lvol monitor repairs it. A connecting leak failing at its own target
+	// address in that window is its symptom (docs/sources.md §5.4: only then
+	// can a connecting leak fail a validation); the fixed operator fails the
+	// same migration because its connect does not take effect.
 	CauseSubsystemLoss = "sbcli subsystem-loss window"
 	// CauseZeroLegLeak: a live controller an earlier failed migration's
 	// validation left, with no leg or fewer legs than the subsystem has
 	// namespaces (docs/sources.md §4.10 mechanisms 1 and 3).
 	CauseZeroLegLeak = "live zero/partial-leg leak"
 	// CauseParkedLeak: a live leak whose every leg is inaccessible — the
-	// target tertiary's listener a pre-continue cancel leaves (§4).
+	// target tertiary's listener a pre-continue cancel leaves (docs/sources.md
+	// §4.4).
 	CauseParkedLeak = "parked leak at tgt.ter"
 	// CauseConnectingLeak: a connecting leak while the node held the
-	// subsystem (§3 says this cannot fail a validation in the sourced
-	// topology; named when it does).
+	// subsystem (docs/sources.md §5.4 says this cannot fail a validation in
+	// the sourced topology; named when it does).
 	CauseConnectingLeak = "connecting leak, subsystem present"
 	// CauseServingLeak: a live leak with an accessible leg.
 	CauseServingLeak = "live serving leak"
@@ -330,7 +331,7 @@ func podKillsNote(ks []PodKill) string {
 	for _, c := range order {
 		if strings.HasPrefix(c, "outage") {
 			return out + "; an outage is injected faults and sbcli's subsystem loss stacking up, not the incident's " +
-				"6 s and 8 s cutover pauses (no sourced cause in the model, incident.md §6.2)"
+				"6 s and 8 s cutover pauses (no sourced cause in the model, docs/sources.md §9.4)"
 		}
 	}
 	return out

@@ -37,7 +37,7 @@ func IncidentNotes(f IncidentFigures) []string {
 	}
 	if f.PodsKilled == 0 {
 		note("no fio pod died: no pause exceeded the pods' tolerance (the incident's 6 s and 8 s pauses that " +
-			"killed 8 of 10 pods have no sourced cause in the model, incident.md §6.2)")
+			"killed 8 of 10 pods have no sourced cause in the model, docs/sources.md §9.4)")
 	} else {
 		note("%s", podKillsNote(f.PodKills))
 	}

@@ -7,7 +7,10 @@
 // The checks, by their names in summary.json "checks":
 //
 //   - pause-bound: for every migration and consumer host, the longest pause
-//     window is at most plan.Params.PauseCritS (CUTOVER_PAUSE_CRIT_S).
+//     window is at most plan.Params.PauseCritS (CUTOVER_PAUSE_CRIT_S). A
+//     silent stall (a live, optimized path whose target no longer answers;
+//     stalls.go) is paused time; one known only from a keep-alive timeout
+//     has a shortest and a longest length, inconclusive between them.
 //   - freezes: pause windows per migration (the most any one host saw) are at
 //     most plan.Params.FreezesAllowed (CUTOVER_FREEZES_ALLOWED).
 //   - leaked-controllers: after the settle period no host has a controller

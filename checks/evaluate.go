@@ -61,11 +61,14 @@ func Interrupted(sum record.Summary) record.Summary {
 }
 
 // Judges reports whether the Judge reads timeline lines of kind: samples,
-// phases, endpoints, faults and heartbeats. The other kinds (io, kernel, target) are
-// for people and for the fio comparison, which reads them from disk.
+// phases, endpoints, faults, heartbeats, stalls and kernel lines (of
+// those, only keep-alive timeouts: stalls.go). The other kinds (io,
+// target) are for people and for the fio comparison, which reads them
+// from disk.
 func Judges(kind string) bool {
 	switch kind {
-	case record.KindSample, record.KindPhase, record.KindEndpoints, record.KindFault, record.KindHeartbeat:
+	case record.KindSample, record.KindPhase, record.KindEndpoints, record.KindFault, record.KindHeartbeat,
+		record.KindStall, record.KindKernel:
 		return true
 	}
 	return false

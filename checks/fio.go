@@ -70,7 +70,11 @@ func FioGone(detail string) []record.CheckResult {
 // NQN whose span holds it — the rule pause windows follow (first phase line
 // to terminal phase plus plan.Params.AttributionMarginS; a migration whose
 // phase lines span the start wins over one whose margin does, then the one
-// that started last; a migration with NoCutover takes none). It returns one
+// that started last; a migration with NoCutover takes none), and set
+// beside the longest ANA pause window of the host in that span — the
+// migration's or a fault's (HostPauses.FaultWindows: fio's I/O waits in
+// both alike; agreement is about what the samples saw, not whose pause it
+// is). It returns one
 // comparison per migration and volume,
 // in migration then volume order — a pair whose migration reached no
 // terminal phase or whose volume has no fio evidence (FioMissingEvidence)
@@ -124,6 +128,9 @@ func CompareFio(plan record.Plan, migs []record.MigrationSummary, vols []record.
 			}
 			c := record.FioComparison{Migration: m.ID, Volume: v.Volume, NQN: v.NQN, Host: v.Host,
 				PauseS: m.Hosts[v.Host].LongestPauseS}
+			for _, w := range m.Hosts[v.Host].FaultWindows {
+				c.PauseS = math.Max(c.PauseS, record.RoundT(w[1]-w[0]))
+			}
 			if g, ok := longest[key{mi, vi}]; ok {
 				g.Volume = v.Volume
 				c.FioGapS, c.FioGap = g.LengthS, &g
@@ -147,7 +154,8 @@ func CompareFio(plan record.Plan, migs []record.MigrationSummary, vols []record.
 // FioNoiseFloor returns fio's noise floor in this run: the longest closed
 // gap (between two completions, not at the run's edge) of any volume with
 // fio evidence that overlaps none of the pause windows its host saw in the
-// migrations of the volume's NQN, with its volume set; nil when there is
+// migrations of the volume's NQN (theirs and the faults' in their spans,
+// HostPauses.FaultWindows), with its volume set; nil when there is
 // none of at least the listing minimum (summary.json fio.min_gap_s).
 //
 // No ANA pause explains such a stall: on the simulator it is the harness
@@ -174,6 +182,7 @@ func FioNoiseFloor(migs []record.MigrationSummary, vols []record.FioVolume) *rec
 		for _, m := range migs {
 			if m.NQN == v.NQN {
 				windows = append(windows, m.Hosts[v.Host].Windows...)
+				windows = append(windows, m.Hosts[v.Host].FaultWindows...)
 			}
 		}
 	gaps:

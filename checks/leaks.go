@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"maps"
+	"math"
 	"net"
 	"net/netip"
 	"slices"
@@ -243,12 +244,26 @@ func (r *runIndex) leakedControllers() ([]record.Leak, record.CheckResult) {
 	}
 	switch {
 	case len(leaks) > 0:
-		parts := make([]string, len(leaks))
-		for i, l := range leaks {
-			parts[i] = fmt.Sprintf("%s %s %s %s (%s)", l.Host, l.Controller, l.Address, l.State, l.Kind)
+		// A leak a sourced repair may still fix (repairPending) is not
+		// judged; the others fail the check.
+		var parts, pending []string
+		for _, l := range leaks {
+			part := fmt.Sprintf("%s %s %s %s (%s)", l.Host, l.Controller, l.Address, l.State, l.Kind)
+			if why := r.repairPending(l.NQN, math.Inf(1)); repairableLeak(l.Kind) && why != "" {
+				pending = append(pending, part+": "+why)
+				continue
+			}
+			parts = append(parts, part)
 		}
-		return leaks, record.CheckResult{Name: CheckLeakedControllers, Verdict: record.Fail,
-			Detail: fmt.Sprintf("%d leaked controller(s) after the settle period: %s", len(leaks), strings.Join(parts, "; "))}
+		if len(parts) == 0 {
+			return leaks, record.CheckResult{Name: CheckLeakedControllers, Verdict: record.Inconclusive,
+				Detail: fmt.Sprintf("%d controller(s) not judged: %s", len(pending), strings.Join(pending, "; "))}
+		}
+		detail := fmt.Sprintf("%d leaked controller(s) after the settle period: %s", len(parts), strings.Join(parts, "; "))
+		if len(pending) > 0 {
+			detail += fmt.Sprintf("; %d more not judged: %s", len(pending), strings.Join(pending, "; "))
+		}
+		return leaks, record.CheckResult{Name: CheckLeakedControllers, Verdict: record.Fail, Detail: detail}
 	case len(unknown) > 0:
 		return leaks, record.CheckResult{Name: CheckLeakedControllers, Verdict: record.Inconclusive, Detail: strings.Join(unknown, "; ")}
 	}
@@ -309,15 +324,29 @@ func (r *runIndex) pathCompleteness() ([]record.MissingEndpoint, record.CheckRes
 	}
 	switch {
 	case len(missing) > 0:
-		parts := make([]string, len(missing))
-		for i, m := range missing {
-			parts[i] = fmt.Sprintf("%s %s %s", m.Host, m.NQN, m.Endpoint)
+		// An endpoint a sourced repair may still bring back
+		// (repairPending) is not judged; the others fail the check.
+		var parts, pending []string
+		for _, m := range missing {
+			part := fmt.Sprintf("%s %s %s", m.Host, m.NQN, m.Endpoint)
 			if c := r.missingCause(m); c != "" {
-				parts[i] += " (" + c + ")"
+				part += " (" + c + ")"
 			}
+			if why := r.repairPending(m.NQN, r.goneSince(m)); why != "" {
+				pending = append(pending, part+": "+why)
+				continue
+			}
+			parts = append(parts, part)
 		}
-		return missing, record.CheckResult{Name: CheckPathCompleteness, Verdict: record.Fail,
-			Detail: fmt.Sprintf("%d published endpoint(s) without a controller: %s", len(missing), strings.Join(parts, "; "))}
+		if len(parts) == 0 {
+			return missing, record.CheckResult{Name: CheckPathCompleteness, Verdict: record.Inconclusive,
+				Detail: fmt.Sprintf("%d published endpoint(s) without a controller not judged: %s", len(pending), strings.Join(pending, "; "))}
+		}
+		detail := fmt.Sprintf("%d published endpoint(s) without a controller: %s", len(parts), strings.Join(parts, "; "))
+		if len(pending) > 0 {
+			detail += fmt.Sprintf("; %d more not judged: %s", len(pending), strings.Join(pending, "; "))
+		}
+		return missing, record.CheckResult{Name: CheckPathCompleteness, Verdict: record.Fail, Detail: detail}
 	case len(unknown) > 0:
 		return missing, record.CheckResult{Name: CheckPathCompleteness, Verdict: record.Inconclusive, Detail: strings.Join(dedup(unknown), "; ")}
 	case pairs == 0:

@@ -10,11 +10,15 @@ import (
 )
 
 // optimizedAt returns the NSIDs that have an optimized leg on a live
-// controller of nqn whose ip:port is in eps.
-func optimizedAt(s record.Line, nqn string, eps map[string]bool) map[int]bool {
+// controller of nqn whose ip:port is in eps, leaving out controllers at an
+// IP in silent (silentIPs; nil = none).
+func optimizedAt(s record.Line, nqn string, eps map[string]bool, silent map[string]bool) map[int]bool {
 	out := map[int]bool{}
 	for _, c := range s.Controllers {
 		if c.NQN != nqn || c.State != "live" || !eps[nvmeof.EndpointKey(c.Address)] {
+			continue
+		}
+		if silent != nil && silent[splitEndpoint(c.Address).Traddr] {
 			continue
 		}
 		for _, l := range c.Legs {
@@ -33,11 +37,73 @@ func optimizedAt(s record.Line, nqn string, eps map[string]bool) map[int]bool {
 // Pending phase line). Two optimized paths to one namespace on two nodes
 // mean two writers. A migration whose phase lines carry no endpoints makes
 // the check inconclusive unless something fails; so does a record with no
-// migration or no host sample within one. Judge.splitBrain finds
-// the samples; splitBrainResult is the verdict from the findings: found
-// (per migration and host), migrations without endpoints, host samples
-// checked.
-func (r *runIndex) splitBrainResult(found, unknown []string, checked, migrations int) record.CheckResult {
+// migration or no host sample within one. A path to a node an injected
+// fault has silenced for the host (silentIPs) is no writer: nothing it is
+// sent arrives, and the host shows the ANA state it last heard until
+// keep-alive notices (docs/host-model.md), so such samples are named
+// (silenced), not found. Judge.splitBrain finds the samples;
+// splitBrainResult is the verdict from the findings: found (per migration
+// and host), migrations without endpoints, host samples checked.
+func (r *runIndex) splitBrainResult(found, silenced, unknown []string, checked, migrations int) record.CheckResult {
+	res := r.splitBrainVerdict(found, unknown, checked, migrations)
+	if len(silenced) > 0 {
+		res.Detail += "; not two writers, one path's node silenced by an injected fault: " + strings.Join(silenced, "; ")
+	}
+	return res
+}
+
+// silentIPs are the IPs of the storage nodes host cannot hear at t: a
+// node-crash of the node, or a network-partition of host and the node,
+// injected at or before t and not recovered before it (fault lines; the
+// plan topology's IPs). nil when there is none.
+func (r *runIndex) silentIPs(host string, t float64) map[string]bool {
+	var out map[string]bool
+	for i, f := range r.faults {
+		if f.T > t {
+			break
+		}
+		if f.Action != "inject" || strings.HasPrefix(f.Reason, "not injected") {
+			continue
+		}
+		node := ""
+		switch f.Fault {
+		case "node-crash":
+			node = f.Target
+		case "network-partition":
+			h, n, ok := strings.Cut(f.Target, "/")
+			if !ok || h != host {
+				continue
+			}
+			node = n
+		default:
+			continue
+		}
+		recovered := false
+		for _, g := range r.faults[i+1:] {
+			if g.T > t {
+				break
+			}
+			if g.Action == "recover" && g.Fault == f.Fault && g.Target == f.Target {
+				recovered = g.T < t
+				break
+			}
+		}
+		if recovered {
+			continue
+		}
+		for _, n := range r.plan.Topology.Nodes {
+			if n.Name == node {
+				if out == nil {
+					out = map[string]bool{}
+				}
+				out[n.IP] = true
+			}
+		}
+	}
+	return out
+}
+
+func (r *runIndex) splitBrainVerdict(found, unknown []string, checked, migrations int) record.CheckResult {
 	inconclusive := func(detail string) record.CheckResult {
 		return record.CheckResult{Name: CheckSplitBrain, Verdict: record.Inconclusive, Detail: detail}
 	}

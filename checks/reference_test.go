@@ -27,6 +27,8 @@ type refIndex struct {
 	samples map[string][]record.Line
 	// heartbeats holds the times of each host's heartbeat lines.
 	heartbeats map[string][]float64
+	// stallLines are the stall lines and keep-alive timeout kernel lines.
+	stallLines []record.Line
 }
 
 func newRefIndex(plan record.Plan, timeline []record.Line) *refIndex {
@@ -116,6 +118,12 @@ func newRefIndex(plan record.Plan, timeline []record.Line) *refIndex {
 			r.faults = append(r.faults, l)
 		case record.KindHeartbeat:
 			r.heartbeats[l.Host] = append(r.heartbeats[l.Host], l.T)
+		case record.KindStall:
+			r.stallLines = append(r.stallLines, l)
+		case record.KindKernel:
+			if keepAliveTimeout(l.Message) {
+				r.stallLines = append(r.stallLines, l)
+			}
 		}
 	}
 	sort.SliceStable(r.migrations, func(i, j int) bool {
@@ -175,7 +183,8 @@ func refEvaluate(plan record.Plan, timeline []record.Line) record.Summary {
 	r := newRefIndex(plan, timeline)
 	holes := r.sampleHoles()
 	r.holes = holes
-	pr := r.pauses()
+	stalls := r.stallRecords()
+	pr := r.pauses(stalls)
 	r.markUnseen(pr.migrations)
 	leaks, leakRes := r.leakedControllers()
 	missing, complRes := r.pathCompleteness()
@@ -203,7 +212,7 @@ func refEvaluate(plan record.Plan, timeline []record.Line) record.Summary {
 	return record.Summary{
 		Seed: plan.Seed, Verdict: Overall(results), Checks: results, Migrations: migs,
 		Unattributed: pr.unattributed, FaultWindows: pr.faultWindows, LeakedControllers: leaks, MissingEndpoints: missing,
-		Coverage: &cov, SampleHoles: holes, Faults: outcomes, FaultMatrix: matrix,
+		Coverage: &cov, SampleHoles: holes, Faults: outcomes, FaultMatrix: matrix, Stalls: stalls,
 	}
 }
 
@@ -259,8 +268,9 @@ func pauseWindows(samples []record.Line, nqn string, nsids []int) []window {
 }
 
 // pauses computes every consumer host's pause windows per subsystem and
-// attributes each to the migration whose span contains its start.
-func (r *refIndex) pauses() pauseResult {
+// attributes each to the migration whose span contains its start — or,
+// when a landed fault's stall began it (refBegun), to that fault.
+func (r *refIndex) pauses(stalls []record.Stall) pauseResult {
 	res := newPauseResult()
 	migs := make([]record.MigrationSummary, len(r.migrations))
 	for i, m := range r.migrations {
@@ -289,16 +299,39 @@ func (r *refIndex) pauses() pauseResult {
 	for _, nqn := range r.nqns() {
 		nsids := r.volumes[nqn].NSIDs
 		for _, h := range r.consumers(nqn) {
-			for _, w := range pauseWindows(r.samples[h], nqn, nsids) {
+			for _, w := range refStallWindows(r.samples[h], r.spansOf(h, nqn), nqn, nsids) {
 				i := r.attribute(nqn, w.start)
+				st, by := refBegun(w, stalls)
+				if by == begunFault {
+					hw := record.HostWindow{Host: h, NQN: nqn, Window: [2]float64{w.start, w.end}, Cause: stallWindowCause(st), Stall: &st}
+					if i >= 0 {
+						hw.Migration = migs[i].ID
+						hp := migs[i].Hosts[h]
+						hp.FaultWindows = append(hp.FaultWindows, hw.Window)
+						migs[i].Hosts[h] = hp
+					}
+					res.faultWindows = append(res.faultWindows, hw)
+					continue
+				}
 				if i < 0 {
 					res.outside(r.runIndex, h, nqn, w)
 					continue
 				}
 				hp := migs[i].Hosts[h]
 				hp.Windows = append(hp.Windows, [2]float64{w.start, w.end})
+				if by == begunMaybe {
+					hp.MaybeFaultWindows = append(hp.MaybeFaultWindows, [2]float64{w.start, w.end})
+				}
+				for _, sp := range w.stalls {
+					for _, st := range stalls {
+						if st.Host == sp.host && st.Controller == sp.controller && st.StartS == sp.start {
+							hp.Stalls = append(hp.Stalls, st)
+						}
+					}
+				}
+				sortStalls(hp.Stalls)
 				if d := record.RoundT(w.end - w.start); d > hp.LongestPauseS {
-					hp.LongestPauseS = d
+					hp.LongestPauseS, hp.LongestPauseMinS = d, w.minLen()
 				}
 				hp.OpenWindow = hp.OpenWindow || w.open
 				hp.Freezes = len(hp.Windows)
@@ -358,7 +391,7 @@ func (r *refIndex) cutoverInstant(i int, h string) *float64 {
 		if s.T < from || s.T >= to {
 			continue
 		}
-		if len(optimizedAt(s, m.nqn, m.target)) > 0 && len(optimizedAt(s, m.nqn, m.source)) == 0 {
+		if len(optimizedAt(s, m.nqn, m.target, nil)) > 0 && len(optimizedAt(s, m.nqn, m.source, nil)) == 0 {
 			t := s.T
 			return &t
 		}
@@ -367,7 +400,7 @@ func (r *refIndex) cutoverInstant(i int, h string) *float64 {
 }
 
 func (r *refIndex) splitBrain() record.CheckResult {
-	var found, unknown []string
+	var found, silenced, unknown []string
 	checked := 0
 	for i, m := range r.migrations {
 		if m.source == nil {
@@ -377,19 +410,34 @@ func (r *refIndex) splitBrain() record.CheckResult {
 		from, to := r.sampleSpan(i)
 		for _, h := range r.hosts {
 			first, n := -1.0, 0
-			var nsids []int
+			mfirst, mn := -1.0, 0
+			var nsids, mnsids []int
 			for _, s := range r.samples[h] {
 				if s.T < from || s.T >= to {
 					continue
 				}
 				checked++
-				src := optimizedAt(s, m.nqn, m.source)
-				tgt := optimizedAt(s, m.nqn, m.target)
-				var both []int
+				silent := r.silentIPs(h, s.T)
+				src := optimizedAt(s, m.nqn, m.source, nil)
+				tgt := optimizedAt(s, m.nqn, m.target, nil)
+				wsrc := optimizedAt(s, m.nqn, m.source, silent)
+				wtgt := optimizedAt(s, m.nqn, m.target, silent)
+				var both, muted []int
 				for ns := range src {
-					if tgt[ns] {
+					switch {
+					case wsrc[ns] && wtgt[ns]:
 						both = append(both, ns)
+					case tgt[ns]:
+						muted = append(muted, ns)
 					}
+				}
+				if len(muted) > 0 {
+					if mn == 0 {
+						mfirst = s.T
+						sort.Ints(muted)
+						mnsids = muted
+					}
+					mn++
 				}
 				if len(both) == 0 {
 					continue
@@ -405,9 +453,13 @@ func (r *refIndex) splitBrain() record.CheckResult {
 				found = append(found, fmt.Sprintf("%s on %s: %d sample(s) from %s, NSID %s optimized at source and target",
 					m.id, h, n, fmtS(first), joinInts(nsids)))
 			}
+			if mn > 0 {
+				silenced = append(silenced, fmt.Sprintf("%s on %s: %d sample(s) from %s, NSID %s",
+					m.id, h, mn, fmtS(mfirst), joinInts(mnsids)))
+			}
 		}
 	}
-	return r.splitBrainResult(found, unknown, checked, len(r.migrations))
+	return r.splitBrainResult(found, silenced, unknown, checked, len(r.migrations))
 }
 
 // nextStart returns the first phase line of the next migration of the same
@@ -514,4 +566,258 @@ func (r *refIndex) sampleHoles() []record.SampleHole {
 		}
 	}
 	return out
+}
+
+// refSpans are the record's silent stalls: a stall line pair (or an end
+// line alone, from its start_s), and a keep-alive timeout of a controller
+// the host's last sample before it showed live with an optimized leg,
+// unless a stall line of that controller is open at it or ends with it.
+func (r *refIndex) refSpans() []stallSpan {
+	var out []stallSpan
+	open := map[string]stallSpan{}
+	ended := map[string]float64{}
+	for _, l := range r.stallLines {
+		k := stallKey(l.Host, l.Controller)
+		switch {
+		case l.Kind == record.KindStall && l.Action == record.StallStart:
+			open[k] = stallSpan{host: l.Host, controller: l.Controller, nqn: l.NQN, start: l.T, latest: l.T, end: math.Inf(1),
+				ip: splitEndpoint(l.Address).Traddr, address: l.Address, reason: l.Reason}
+		case l.Kind == record.KindStall && l.Action == record.StallEnd:
+			s, ok := open[k]
+			if !ok {
+				s = stallOfLine(l)
+			}
+			delete(open, k)
+			s.end = l.T
+			ended[k] = l.T
+			out = append(out, s)
+		}
+	}
+	for _, s := range open {
+		out = append(out, s)
+	}
+	for _, l := range r.stallLines {
+		if l.Kind != record.KindKernel {
+			continue
+		}
+		k := stallKey(l.Host, l.Controller)
+		known := false
+		for _, s := range out {
+			if stallKey(s.host, s.controller) == k && s.start <= l.T && (s.end > l.T || s.end == l.T) {
+				known = true
+			}
+		}
+		if known {
+			continue
+		}
+		var last *record.Line
+		for i, s := range r.samples[l.Host] {
+			if s.T < l.T {
+				last = &r.samples[l.Host][i]
+			}
+		}
+		if s, ok := estimateStall(l, last); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// spansOf are host's stalls of nqn.
+func (r *refIndex) spansOf(host, nqn string) []stallSpan {
+	var out []stallSpan
+	for _, s := range r.refSpans() {
+		if s.host == host && s.nqn == nqn {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// stallRecords lists the stalls as summary.json does (one still open ends
+// at the record's last sample), each with the fault that made it.
+func (r *refIndex) stallRecords() []record.Stall {
+	var out []record.Stall
+	for _, s := range r.refSpans() {
+		if math.IsInf(s.end, 1) {
+			s.end = math.Max(s.start, r.settleEnd)
+		}
+		st := s.record()
+		st.Cause = r.stallCause(st)
+		out = append(out, st)
+	}
+	sortStalls(out)
+	return out
+}
+
+// refStallWindows are the pause windows of nqn on one host with its
+// stalls: a sample is paused when Paused says so or a stall covers it
+// (start <= t < end); the windows are the runs of paused samples as
+// pauseWindows makes them; a stall joins the window of the first sample at
+// or after its start when that sample is paused (the window then starts at
+// the stall's start if earlier), and otherwise is a window of its own from
+// its start to that sample; windows that overlap merge. A window's ips are
+// those of its first paused sample (pathIPs) and of its stalls; its latest
+// start the earliest of its stalls' latest starts and of its samples that
+// are paused by themselves.
+func refStallWindows(samples []record.Line, spans []stallSpan, nqn string, nsids []int) []window {
+	if len(spans) == 0 {
+		return pauseWindows(samples, nqn, nsids)
+	}
+	paused := make([]bool, len(samples))
+	own := make([]bool, len(samples)) // paused by the sample itself
+	for k, s := range samples {
+		paused[k] = Paused(s, nqn, nsids)
+		own[k] = paused[k]
+		for _, sp := range spans {
+			if sp.start <= s.T && s.T < sp.end {
+				paused[k] = true
+			}
+		}
+	}
+	type run struct {
+		first, next int // first paused sample, first unpaused after (len = none)
+		w           window
+	}
+	var runs []*run
+	runOf := make([]*run, len(samples))
+	for k := range samples {
+		if !paused[k] {
+			continue
+		}
+		if k > 0 && paused[k-1] {
+			runOf[k] = runOf[k-1]
+			continue
+		}
+		var before *record.Line
+		if k > 0 {
+			before = &samples[k-1]
+		}
+		ru := &run{first: k, w: window{start: samples[k].T, ips: pathIPs(nqn, before, &samples[k]), latestStart: math.Inf(1)}}
+		runs = append(runs, ru)
+		runOf[k] = ru
+	}
+	for k := range samples {
+		if ru := runOf[k]; ru != nil && own[k] {
+			ru.w.latestStart = math.Min(ru.w.latestStart, samples[k].T)
+			if !ru.w.hasOwn {
+				ru.w.own, ru.w.hasOwn = samples[k].T, true
+			}
+		}
+	}
+	var ws []window
+	for _, ru := range runs {
+		n := ru.first
+		for n < len(samples) && paused[n] {
+			n++
+		}
+		if n < len(samples) {
+			ru.w.end = samples[n].T
+		} else {
+			ru.w.end, ru.w.open = samples[len(samples)-1].T, true
+		}
+	}
+	for _, sp := range spans {
+		k := sort.Search(len(samples), func(i int) bool { return samples[i].T >= sp.start })
+		if k == len(samples) {
+			continue
+		}
+		if ru := runOf[k]; ru != nil {
+			ru.w.start = math.Min(ru.w.start, sp.start)
+			ru.w.latestStart = math.Min(ru.w.latestStart, sp.latest)
+			ru.w.ips = unionIPs(ru.w.ips, []string{sp.ip})
+			ru.w.stalls = append(ru.w.stalls, sp)
+			continue
+		}
+		ws = append(ws, window{start: sp.start, end: samples[k].T, ips: []string{sp.ip}, latestStart: sp.latest, stalls: []stallSpan{sp}})
+	}
+	for _, ru := range runs {
+		ws = append(ws, ru.w)
+	}
+	sort.SliceStable(ws, func(a, b int) bool { return ws[a].start < ws[b].start })
+	var out []window
+	for _, w := range ws {
+		if n := len(out); n > 0 && w.start <= out[n-1].end {
+			p := &out[n-1]
+			p.end = math.Max(p.end, w.end)
+			p.open = p.open || w.open
+			p.latestStart = math.Min(p.latestStart, w.latestStart)
+			p.ips = unionIPs(p.ips, w.ips)
+			p.stalls = append(p.stalls, w.stalls...)
+			if w.hasOwn && (!p.hasOwn || w.own < p.own) {
+				p.own, p.hasOwn = w.own, true
+			}
+			continue
+		}
+		out = append(out, w)
+	}
+	for i := range out {
+		if out[i].latestStart <= out[i].start {
+			out[i].latestStart = 0
+		}
+	}
+	return out
+}
+
+// refBegun is faultBegun worked out by the reference: of the stalls in w
+// that a landed fault made (Cause set in stalls), the one with the
+// earliest start (then controller) whose latest start is no later than
+// the earliest any other beginning of w can be (its first own-paused
+// sample, a stall without a cause) began it; failing that, the earliest
+// that may be first (its start no later than the latest another beginning
+// can be) makes w a maybe; otherwise the cutover or something else began
+// it.
+func refBegun(w window, stalls []record.Stall) (record.Stall, begun) {
+	type source struct {
+		earliest, latest float64
+		st               *record.Stall
+	}
+	var srcs []source
+	if w.hasOwn {
+		srcs = append(srcs, source{w.own, w.own, nil})
+	}
+	for _, sp := range w.stalls {
+		var st *record.Stall
+		for i := range stalls {
+			if stalls[i].Host == sp.host && stalls[i].Controller == sp.controller && stalls[i].StartS == sp.start && stalls[i].Cause != "" {
+				st = &stalls[i]
+			}
+		}
+		srcs = append(srcs, source{sp.start, sp.latest, st})
+	}
+	pick := func(ok func(source) bool) *record.Stall {
+		var best *record.Stall
+		for _, c := range srcs {
+			if c.st == nil || !ok(c) {
+				continue
+			}
+			if best == nil || c.st.StartS < best.StartS || (c.st.StartS == best.StartS && c.st.Controller < best.Controller) {
+				best = c.st
+			}
+		}
+		return best
+	}
+	first := pick(func(c source) bool {
+		for _, o := range srcs {
+			if o.st == nil && o.earliest < c.latest {
+				return false
+			}
+		}
+		return true
+	})
+	if first != nil {
+		return *first, begunFault
+	}
+	may := pick(func(c source) bool {
+		for _, o := range srcs {
+			if o.st == nil && o.latest < c.earliest {
+				return false
+			}
+		}
+		return true
+	})
+	if may != nil {
+		return *may, begunMaybe
+	}
+	return record.Stall{}, begunOther
 }

@@ -691,8 +691,9 @@ func SeedChecks(plan record.Plan, lines []record.Line) []record.CheckResult {
 
 // JudgesLine returns the filter of the lines the Judge reads for plan:
 // every kind Judges accepts, plus what the seed harness's checks read —
-// target lines; kernel lines of controllers created or removed, and the
-// one reconnect attempt of a controller that crosses MaxReconnects; io
+// target lines; kernel lines of controllers created or removed, keep-alive
+// timeouts (which the Judge reads too), and the one reconnect attempt of a
+// controller that crosses MaxReconnects; io
 // lines except plain running intervals with I/O completed (a pod's first
 // line, and the first plain line after a non-plain one, are kept). The
 // checks give the same result on the filtered lines as on the whole
@@ -708,7 +709,7 @@ func JudgesLine(plan record.Plan) func(record.Line) bool {
 			if m := reReconnect.FindStringSubmatch(l.Message); m != nil {
 				return m[1] == cross
 			}
-			return reNewCtrl.MatchString(l.Message) || reRemoving.MatchString(l.Message)
+			return reNewCtrl.MatchString(l.Message) || reRemoving.MatchString(l.Message) || keepAliveTimeout(l.Message)
 		case record.KindIO:
 			k := podKey(l)
 			was, seen := prevPlain[k]

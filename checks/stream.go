@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/fiomig/fiomig/nvmeof"
 	"github.com/fiomig/fiomig/record"
@@ -49,9 +50,15 @@ type Judge struct {
 	seedLines []record.Line
 	loss      lossAcc
 	pending   []record.Line // endpoints lines after the last sample
-	hasObs    bool
-	obsStart  float64
-	closed    []closedWindow
+	// silent stalls (stalls.go): open ones by host and controller, the
+	// controllers whose stall ended at the current instant, and every
+	// stall seen (summary.json).
+	openStalls  map[string]stallSpan
+	endedStalls []string
+	stalls      []record.Stall
+	hasObs      bool
+	obsStart    float64
+	closed      []closedWindow
 }
 
 // shost is what the Judge keeps of one host.
@@ -69,12 +76,26 @@ type shost struct {
 	present    map[string]bool // NQN\x00endpoint of the current state's controllers
 	prevT      float64         // the previous sample's time
 	seen       map[string]seenSpan
+	// stallDirty: a stall of the host ended or joined; its next sample
+	// judges its pauses even if its state did not change.
+	stallDirty bool
 }
 
 type pstate struct {
 	paused bool
 	start  float64
 	ips    []string // pathIPs at the window's start
+	// stalls counts the open silent stalls of the host's paths to the
+	// subsystem (the host is paused while one is); latest is the window's
+	// latest possible start (stalls.go).
+	stalls  int
+	latest  float64
+	needIPs bool
+	// in are the window's stalls, own its first sample paused by itself
+	// (hasOwn: seen one): window.stalls, window.own.
+	in     []stallSpan
+	own    float64
+	hasOwn bool
 }
 
 type closedWindow struct {
@@ -90,10 +111,15 @@ type smig struct {
 	consumers   map[string]bool
 	checked     int
 	split       map[string]*splitAcc
+	muted       map[string]*splitAcc // split samples through a silenced path (silentIPs)
 	sampledCore map[string]bool
 	cutover     map[string]*float64
 	cache       map[string]cached // per host: derived values at a state version
 	windows     map[string][]window
+	// per host: the windows in its span a fault's stall began
+	// (faultBegun), and those it may have begun
+	faultWins map[string][]window
+	maybe     map[string][][2]float64
 }
 
 type splitAcc struct {
@@ -106,6 +132,10 @@ type cached struct {
 	ver       int
 	both      []int
 	cutoverOK bool
+	// silent is silentIPs' key the cache was made for; muted are the
+	// NSIDs optimized at source and target only through a silenced path.
+	silent string
+	muted  []int
 }
 
 // served is one Completed migration's served-after-cutover judgement.
@@ -178,8 +208,16 @@ func (j *Judge) flush() {
 	batch := j.batch
 	j.batch = j.batch[:0]
 	hasSample := false
+	j.endedStalls = j.endedStalls[:0]
+	var keepAlive []record.Line
 	for _, l := range batch {
 		switch l.Kind {
+		case record.KindStall:
+			j.stallLine(l)
+		case record.KindKernel:
+			if keepAliveTimeout(l.Message) {
+				keepAlive = append(keepAlive, l)
+			}
 		case record.KindSample:
 			hasSample = true
 		case record.KindPhase:
@@ -193,6 +231,9 @@ func (j *Judge) flush() {
 				j.observe(j.host(l.Host), l.T)
 			}
 		}
+	}
+	for _, l := range keepAlive {
+		j.keepAliveLine(l)
 	}
 	if !hasSample {
 		return
@@ -258,7 +299,7 @@ func (j *Judge) learn(nqn string) {
 	j.learned[nqn] = true
 	for _, h := range j.hosts {
 		if h.lastSample != nil {
-			h.pause[nqn] = &pstate{paused: true, start: h.firstT}
+			h.pause[nqn] = &pstate{paused: true, start: h.firstT, latest: h.firstT, own: h.firstT, hasOwn: true}
 		}
 	}
 }
@@ -268,9 +309,9 @@ func (j *Judge) phase(l record.Line) {
 	if !ok {
 		_, topo := j.r.volumes[l.NQN]
 		m = &smig{migration: migration{id: l.Migration, nqn: l.NQN, start: l.T, terminal: math.Inf(1)},
-			next: math.Inf(1), topo: topo, consumers: map[string]bool{}, split: map[string]*splitAcc{},
+			next: math.Inf(1), topo: topo, consumers: map[string]bool{}, split: map[string]*splitAcc{}, muted: map[string]*splitAcc{},
 			sampledCore: map[string]bool{}, cutover: map[string]*float64{}, cache: map[string]cached{},
-			windows: map[string][]window{}}
+			windows: map[string][]window{}, faultWins: map[string][]window{}, maybe: map[string][][2]float64{}}
 		if topo {
 			for _, c := range j.r.volumes[l.NQN].Consumers {
 				m.consumers[c] = true
@@ -388,15 +429,26 @@ func (j *Judge) sample(s record.Line) {
 			}
 		}
 		h.present = now
+	}
+	if changed || h.stallDirty {
+		h.stallDirty = false
 		for nqn, ps := range h.pause {
-			p := Paused(s, nqn, r.volumes[nqn].NSIDs)
+			own := Paused(s, nqn, r.volumes[nqn].NSIDs)
+			p := ps.stalls > 0 || own
 			switch {
 			case p && !ps.paused:
-				ps.paused, ps.start, ps.ips = true, s.T, pathIPs(nqn, h.lastSample, &s)
+				ps.paused, ps.start, ps.latest, ps.ips = true, s.T, s.T, pathIPs(nqn, h.lastSample, &s)
+				ps.in, ps.hasOwn = nil, false
+			case p && ps.needIPs:
+				ps.ips = unionIPs(ps.ips, pathIPs(nqn, h.lastSample, &s))
 			case !p && ps.paused:
 				ps.paused = false
-				j.closeWindow(nqn, s.Host, window{start: ps.start, end: s.T, ips: ps.ips})
+				j.closeWindow(nqn, s.Host, ps.window(s.T, false))
 			}
+			if p {
+				ps.ownAt(s.T, own)
+			}
+			ps.needIPs = false
 		}
 	}
 	j.observe(h, s.T)
@@ -418,26 +470,40 @@ func (j *Judge) sample(s record.Line) {
 		if m.source == nil {
 			continue
 		}
+		silent := j.r.silentIPs(s.Host, s.T)
+		silentKey := strings.Join(slices.Sorted(maps.Keys(silent)), ",")
 		c, ok := m.cache[s.Host]
-		if !ok || c.ver != h.stateVer {
-			c = cached{ver: h.stateVer}
-			src := optimizedAt(s, m.nqn, m.source)
-			tgt := optimizedAt(s, m.nqn, m.target)
+		if !ok || c.ver != h.stateVer || c.silent != silentKey {
+			c = cached{ver: h.stateVer, silent: silentKey}
+			src := optimizedAt(s, m.nqn, m.source, nil)
+			tgt := optimizedAt(s, m.nqn, m.target, nil)
+			wsrc := optimizedAt(s, m.nqn, m.source, silent)
+			wtgt := optimizedAt(s, m.nqn, m.target, silent)
 			for ns := range src {
-				if tgt[ns] {
+				switch {
+				case wsrc[ns] && wtgt[ns]:
 					c.both = append(c.both, ns)
+				case tgt[ns]:
+					c.muted = append(c.muted, ns)
 				}
 			}
 			sort.Ints(c.both)
+			sort.Ints(c.muted)
 			c.cutoverOK = len(tgt) > 0 && len(src) == 0
 			m.cache[s.Host] = c
 		}
 		m.checked++
-		if len(c.both) > 0 {
-			a := m.split[s.Host]
+		for _, acc := range []struct {
+			nsids []int
+			to    map[string]*splitAcc
+		}{{c.both, m.split}, {c.muted, m.muted}} {
+			if len(acc.nsids) == 0 {
+				continue
+			}
+			a := acc.to[s.Host]
 			if a == nil {
-				a = &splitAcc{first: s.T, nsids: c.both}
-				m.split[s.Host] = a
+				a = &splitAcc{first: s.T, nsids: acc.nsids}
+				acc.to[s.Host] = a
 			}
 			a.n++
 		}
@@ -492,6 +558,12 @@ func (j *Judge) sample(s record.Line) {
 		}
 		judge(sv, sh)
 	}
+}
+
+// window is ps's open window closed at end.
+func (ps *pstate) window(end float64, open bool) window {
+	return window{start: ps.start, end: end, open: open, ips: ps.ips, latestStart: ps.latest,
+		stalls: ps.in, own: ps.own, hasOwn: ps.hasOwn}
 }
 
 // closeWindow keeps a pause window of nqn on host once it closed; it is
@@ -576,8 +648,8 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 	for _, name := range slices.Sorted(maps.Keys(j.hosts)) {
 		h := j.hosts[name]
 		for _, nqn := range slices.Sorted(maps.Keys(h.pause)) {
-			if ps := h.pause[nqn]; ps.paused {
-				j.closeWindow(nqn, name, window{start: ps.start, end: h.lastSample.T, open: true, ips: ps.ips})
+			if ps := h.pause[nqn]; ps.paused && h.lastSample != nil {
+				j.closeWindow(nqn, name, ps.window(h.lastSample.T, true))
 			}
 		}
 	}
@@ -586,7 +658,9 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 	}
 	holes := j.sampleHoles()
 	r.holes = holes
-	pr := j.pauses()
+	stalls := j.stallList(r.settleEnd)
+	r.causeStalls(stalls)
+	pr := j.pauses(stalls)
 	r.markUnseen(pr.migrations)
 	leaks, leakRes := r.leakedControllers()
 	missing, complRes := r.pathCompleteness()
@@ -611,20 +685,26 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 	return record.Summary{
 		Seed: r.plan.Seed, Verdict: Overall(results), Checks: results, Migrations: migs,
 		Unattributed: pr.unattributed, FaultWindows: pr.faultWindows, LeakedControllers: leaks, MissingEndpoints: missing,
-		Coverage: &cov, SampleHoles: holes, Faults: outcomes, FaultMatrix: matrix,
+		Coverage: &cov, SampleHoles: holes, Faults: outcomes, FaultMatrix: matrix, Stalls: stalls,
 	}, nil
 }
 
 // pauses attributes the streamed pause windows (each host's maximal runs
 // of paused samples of a subsystem, from the first paused sample to the
 // first sample after it; one still open at the host's last sample closes
-// there, flagged open) and builds the migrations' summaries.
-func (j *Judge) pauses() pauseResult {
+// there, flagged open) and builds the migrations' summaries. A window a
+// landed fault's stall began (faultBegun; stalls: every stall of the run,
+// with its cause) is a fault window wherever it lies.
+func (j *Judge) pauses(stalls []record.Stall) pauseResult {
 	r := j.r
 	res := newPauseResult()
 	inRun := map[string]bool{}
 	for _, n := range r.nqns() {
 		inRun[n] = true
+	}
+	byRef := map[stallRef]record.Stall{}
+	for _, st := range stalls {
+		byRef[stallRef{st.Host, st.Controller, st.StartS}] = st
 	}
 	// Windows by NQN, host, time.
 	sort.SliceStable(j.closed, func(a, b int) bool {
@@ -642,11 +722,24 @@ func (j *Judge) pauses() pauseResult {
 			continue
 		}
 		m := j.attribute(c.nqn, c.w.start)
+		st, by := faultBegun(c.w, byRef)
+		if by == begunFault {
+			id := ""
+			if m != nil {
+				id = m.id
+				m.faultWins[c.host] = append(m.faultWins[c.host], c.w)
+			}
+			res.stallWindow(c.host, c.nqn, c.w, st, id)
+			continue
+		}
 		if m == nil {
 			res.outside(r, c.host, c.nqn, c.w)
 			continue
 		}
 		m.windows[c.host] = append(m.windows[c.host], c.w)
+		if by == begunMaybe {
+			m.maybe[c.host] = append(m.maybe[c.host], [2]float64{c.w.start, c.w.end})
+		}
 	}
 	migs := make([]record.MigrationSummary, len(j.migs))
 	for i, m := range j.migs {
@@ -664,14 +757,22 @@ func (j *Judge) pauses() pauseResult {
 			for _, w := range m.windows[h] {
 				hp.Windows = append(hp.Windows, [2]float64{w.start, w.end})
 				if d := record.RoundT(w.end - w.start); d > hp.LongestPauseS {
-					hp.LongestPauseS = d
+					hp.LongestPauseS, hp.LongestPauseMinS = d, w.minLen()
 				}
 				hp.OpenWindow = hp.OpenWindow || w.open
 				hp.Freezes = len(hp.Windows)
 				if hp.Freezes > migs[i].Freezes {
 					migs[i].Freezes = hp.Freezes
 				}
+				for _, s := range w.stalls {
+					hp.Stalls = append(hp.Stalls, byRef[stallRef{s.host, s.controller, s.start}])
+				}
 			}
+			sortStalls(hp.Stalls)
+			for _, w := range m.faultWins[h] {
+				hp.FaultWindows = append(hp.FaultWindows, [2]float64{w.start, w.end})
+			}
+			hp.MaybeFaultWindows = m.maybe[h]
 			if m.target != nil {
 				hp.CutoverS = m.cutover[h]
 			}
@@ -688,7 +789,7 @@ func (j *Judge) pauses() pauseResult {
 }
 
 func (j *Judge) splitBrain() record.CheckResult {
-	var found, unknown []string
+	var found, silenced, unknown []string
 	checked := 0
 	for _, m := range j.migs {
 		if m.source == nil {
@@ -701,9 +802,13 @@ func (j *Judge) splitBrain() record.CheckResult {
 				found = append(found, fmt.Sprintf("%s on %s: %d sample(s) from %s, NSID %s optimized at source and target",
 					m.id, h, a.n, fmtS(a.first), joinInts(a.nsids)))
 			}
+			if a := m.muted[h]; a != nil {
+				silenced = append(silenced, fmt.Sprintf("%s on %s: %d sample(s) from %s, NSID %s",
+					m.id, h, a.n, fmtS(a.first), joinInts(a.nsids)))
+			}
 		}
 	}
-	return j.r.splitBrainResult(found, unknown, checked, len(j.migs))
+	return j.r.splitBrainResult(found, silenced, unknown, checked, len(j.migs))
 }
 
 func (j *Judge) servedAfterCutover() record.CheckResult {

@@ -72,6 +72,12 @@ func judgeCases() map[string]struct {
 			add(fmt.Sprintf("migrationWorld(%g,%g)", iv, pause), w.plan, w.lines)
 		}
 	}
+	for _, k := range []stallKind{stallExact, stallEstimate, stallHealed, stallOutside} {
+		for _, o := range []stallOpts{{}, {unlanded: true}, {cutoverAt: 18}, {cutoverAt: 19.5}} {
+			p, tl := stallRun(k, o)
+			add(fmt.Sprintf("stallRun(%d, %+v)", k, o), p, tl)
+		}
+	}
 	p, tl := benchRun(6)
 	add("benchRun(6)", p, tl)
 	base := []string{}

@@ -60,10 +60,10 @@ func TestPauseWindows(t *testing.T) {
 		want    []window
 	}{
 		{"none", []record.Line{up(0), up(1)}, nil},
-		{"one, closed at the first sample after it", []record.Line{up(0), down(1), down(2), up(3.5), up(4)}, []window{{1, 3.5, false, ips}}},
-		{"two", []record.Line{down(0), up(1), down(2), up(3)}, []window{{0, 1, false, ips}, {2, 3, false, ips}}},
-		{"open at the last sample", []record.Line{up(0), down(1), down(2)}, []window{{1, 2, true, ips}}},
-		{"single paused last sample", []record.Line{up(0), down(1)}, []window{{1, 1, true, ips}}},
+		{"one, closed at the first sample after it", []record.Line{up(0), down(1), down(2), up(3.5), up(4)}, []window{{start: 1, end: 3.5, ips: ips}}},
+		{"two", []record.Line{down(0), up(1), down(2), up(3)}, []window{{start: 0, end: 1, ips: ips}, {start: 2, end: 3, ips: ips}}},
+		{"open at the last sample", []record.Line{up(0), down(1), down(2)}, []window{{start: 1, end: 2, open: true, ips: ips}}},
+		{"single paused last sample", []record.Line{up(0), down(1)}, []window{{start: 1, end: 1, open: true, ips: ips}}},
 	}
 	for _, tc := range cases {
 		got := pauseWindows(tc.samples, vol1, []int{1})

@@ -20,9 +20,13 @@
 //     connect-rejected ("does not allow host"), operator-restart,
 //     reset-controller and ana-flap (kinds.go, issue 10).
 //
-// Default draws the main job's schedule: one fault of every kind, tied to
-// migrations by ordinal (#N, #N+) and spread over every stage
-// (record.Stages). ParseFile / WriteFile read and write fault files
+// Default draws the main job's schedule: one fault per two migrations, up
+// to one of every kind, tied to migrations by ordinal (#N, #N+) and spread
+// over the stages (record.Stages) where each kind's evidence can be seen,
+// no more of them where they may end a migration than migration-outcomes
+// allows (EndsBudget). A "#N+" fault that would find nothing to break, or
+// stack on an earlier fault's effect, moves on to a later migration
+// (Precondition). ParseFile / WriteFile read and write fault files
 // (file.go). Two faults of one kind and target whose windows overlap share
 // one effect, which the last recover ends (Injector).
 //

@@ -81,6 +81,20 @@ type Lagging interface {
 	Landed(env Env) (evidence map[string]string, atS float64, ok bool)
 }
 
+// Precondition is a fault that can tell, before it is injected, that its
+// injection now could show no effect — it cuts live controllers and there
+// is none to cut, they are still reconnecting after an earlier fault (a
+// crash or a partition that just ended) — or would
+// stack on an earlier fault's effect that has not ended (lastPath). The
+// Injector passes such a "#N+" fault over to the next migration
+// (Injector.passOver) instead of injecting it there.
+type Precondition interface {
+	Fault
+	// CanLand returns nil when injecting now can show the fault's
+	// evidence, else why it cannot.
+	CanLand(env Env) error
+}
+
 // FromSpec builds the fault a schedule entry names and checks its
 // parameters. Errors name the entry's fault and target.
 func FromSpec(s record.FaultSpec) (Fault, error) {
@@ -229,6 +243,9 @@ func (f *TargetRestart) Inject(env Env) (map[string]string, error) {
 	}
 	return out, nil
 }
+
+// CanLand implements Precondition (lastPath).
+func (f *TargetRestart) CanLand(env Env) error { return lastPath(env, "", f.Node) }
 
 // Recover implements Fault: start the target (idempotent).
 func (f *TargetRestart) Recover(env Env) (map[string]string, error) {

@@ -26,7 +26,10 @@ import (
 // on an EventStepper, to the end of the AdvanceTo otherwise. A fault with a time trigger fires at at_s. Every injected
 // fault's recovery is registered at injection (before Inject runs, so even
 // a failed injection is recovered) and runs for_s seconds later, or at
-// RecoverAll / Close.
+// RecoverAll / Close. A "#N+" fault that cannot land when its migration
+// reaches the stage (Precondition: nothing there for it to break) is
+// passed over to the next migration that does; plan.json names the
+// migrations passed over (Executed, params passed_over).
 type Injector struct {
 	backend.Cluster
 	items   []*item
@@ -66,6 +69,11 @@ type item struct {
 	joined bool
 	// stage is the stage its migration was in at injection (fault line).
 	stage, stageMigration string
+	// minOrdinal is the least ordinal of a migration that may still fire
+	// a "#N+" trigger, once migrations were passed over (passedOver: each
+	// "<id> (<why the fault could not land there>)"; see Precondition).
+	minOrdinal int
+	passedOver []string
 }
 
 // group is the faults of one kind and target whose windows overlap: the
@@ -211,7 +219,7 @@ func (in *Injector) observe(lines []record.Line, out *[]record.Line) {
 			if it.state != waiting {
 				continue
 			}
-			if it.spec.Migration != "" && !in.names(it.spec.Migration, l.Migration) {
+			if it.spec.Migration != "" && !in.fires(it, l.Migration) {
 				continue
 			}
 			if l.Phase == it.spec.Phase || l.Phase == stagePhase(it.spec.Phase) {
@@ -265,7 +273,7 @@ func (in *Injector) pollStages() {
 			sort.Slice(ids, func(i, j int) bool { return in.ordinal[ids[i]] < in.ordinal[ids[j]] })
 		}
 		for _, id := range ids {
-			if it.spec.Migration != "" && !in.names(it.spec.Migration, id) {
+			if it.spec.Migration != "" && !in.fires(it, id) {
 				continue
 			}
 			if sr.MigrationStage(id) == it.spec.Phase {
@@ -291,8 +299,16 @@ func (in *Injector) names(want, id string) bool {
 	return n == strconv.Itoa(in.ordinal[id])
 }
 
+// fires reports whether migration id may fire item it's trigger: the
+// schedule entry names it, and it was not passed over (minOrdinal).
+func (in *Injector) fires(it *item, id string) bool {
+	return in.names(it.spec.Migration, id) && in.ordinal[id] >= it.minOrdinal
+}
+
 // fire injects and recovers everything due at or before now: recoveries
-// first, then injections, each in schedule order.
+// first, then injections, each in schedule order. A "#N+" fault whose
+// Precondition says it cannot land now is not injected: it waits for the
+// next migration to reach its stage (passOver).
 func (in *Injector) fire(out *[]record.Line) {
 	now := in.Now()
 	for _, it := range in.items {
@@ -301,10 +317,29 @@ func (in *Injector) fire(out *[]record.Line) {
 		}
 	}
 	for _, it := range in.items {
-		if it.state == armed && it.dueS <= now {
+		if it.state == armed && it.dueS <= now && !in.passOver(it) {
 			in.inject(out, it)
 		}
 	}
+}
+
+// passOver puts an armed "#N+" fault back to waiting, for a later
+// migration, when its Precondition says it cannot land now, and reports
+// whether it did. Faults aimed at one migration, or at a time, are
+// injected whatever (and say what they found).
+func (in *Injector) passOver(it *item) bool {
+	p, ok := it.fault.(Precondition)
+	if !ok || it.migration == "" || !strings.HasSuffix(it.spec.Migration, "+") {
+		return false
+	}
+	err := p.CanLand(in.env)
+	if err == nil {
+		return false
+	}
+	it.passedOver = append(it.passedOver, fmt.Sprintf("%s (%v)", it.migration, err))
+	it.minOrdinal = in.ordinal[it.migration] + 1
+	it.state, it.migration = waiting, ""
+	return true
 }
 
 func (in *Injector) inject(out *[]record.Line, it *item) {
@@ -518,6 +553,9 @@ func (in *Injector) RecoverAll() []record.Line {
 					why += " " + it.spec.Migration
 				}
 				why += " entered " + it.spec.Phase
+				if len(it.passedOver) > 0 {
+					why += " where it could land; passed over " + strings.Join(it.passedOver, ", ")
+				}
 			}
 			in.line(&out, in.Now(), it, ActionInject, nil, fmt.Errorf("%w: the run ended before it (%s)", errNotInjected, why))
 		}
@@ -559,6 +597,9 @@ func (in *Injector) Executed() []record.FaultSpec {
 		}
 		if it.recovered {
 			p["recovered_at_s"] = record.FormatT(it.recoverS)
+		}
+		if len(it.passedOver) > 0 {
+			p["passed_over"] = strings.Join(it.passedOver, "; ")
 		}
 		if g := it.group; g != nil && g.members > 1 {
 			end := "still in effect"

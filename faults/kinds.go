@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -137,6 +138,13 @@ func (f *NodeCrash) Inject(env Env) (map[string]string, error) {
 // Landed implements Lagging.
 func (f *NodeCrash) Landed(env Env) (map[string]string, float64, bool) { return f.seen.landed(env) }
 
+// CanLand implements Precondition: some host has a live controller at the
+// node, whose loss would show the crash, and no earlier fault's effect
+// makes it the last usable path of a namespace (lastPath).
+func (f *NodeCrash) CanLand(env Env) error {
+	return errors.Join(anyLive(env, "", f.Node), lastPath(env, "", f.Node))
+}
+
 // Recover implements Fault: boot the node (idempotent).
 func (f *NodeCrash) Recover(env Env) (map[string]string, error) {
 	c, ok := env.Cluster.(NodeCrasher)
@@ -177,6 +185,13 @@ func (f *NetworkPartition) Inject(env Env) (map[string]string, error) {
 // Landed implements Lagging.
 func (f *NetworkPartition) Landed(env Env) (map[string]string, float64, bool) {
 	return f.seen.landed(env)
+}
+
+// CanLand implements Precondition: the host has a live controller at the
+// node, whose loss would show the partition, and no earlier fault's effect
+// makes it the last usable path of a namespace (lastPath).
+func (f *NetworkPartition) CanLand(env Env) error {
+	return errors.Join(anyLive(env, f.Host, f.Node), lastPath(env, f.Host, f.Node))
 }
 
 // Recover implements Fault: heal (idempotent).
@@ -339,6 +354,43 @@ func (f *ResetController) Inject(env Env) (map[string]string, error) {
 // Recover implements Fault: nothing to undo.
 func (f *ResetController) Recover(Env) (map[string]string, error) { return nil, nil }
 
+// CanLand implements Precondition: the host has a live controller (at the
+// node, when one is named) to reset, and no earlier fault's effect makes
+// it the last usable path of a namespace (lastPath).
+func (f *ResetController) CanLand(env Env) error {
+	return errors.Join(anyLive(env, f.Host, f.Node), lastPath(env, f.Host, f.Node))
+}
+
+// anyLive is nil when host ("" = any host) has a live controller at node
+// ("" = any node), read from the hosts' sysfs; else it says there is none.
+func anyLive(env Env, host, node string) error {
+	ip := ""
+	if node != "" {
+		if ip = nodeIP(env.Cluster, node); ip == "" {
+			return nil // an ip:port or unknown target: let the injection say
+		}
+	}
+	var live []string
+	var err error
+	if ip == "" {
+		live, err = liveOnHost(env, host, "")
+	} else {
+		var hosts backend.HostReader
+		live, err = liveAtHost(env, &hosts, ip, host)
+	}
+	if err != nil || len(live) > 0 {
+		return err
+	}
+	who, at := "any host", ""
+	if host != "" {
+		who = host
+	}
+	if node != "" {
+		at = " at " + node
+	}
+	return fmt.Errorf("no live controller of %s%s", who, at)
+}
+
 // liveOnHost lists host's live controllers ("<host>/<nvmeN>"), only those
 // at ip when ip is not "".
 func liveOnHost(env Env, host, ip string) ([]string, error) {
@@ -402,6 +454,9 @@ func (f *ANAFlap) Inject(env Env) (map[string]string, error) {
 	return ev, nil
 }
 
+// CanLand implements Precondition (lastPath).
+func (f *ANAFlap) CanLand(env Env) error { return lastPath(env, "", f.Node) }
+
 // Recover implements Fault: restore (idempotent).
 func (f *ANAFlap) Recover(env Env) (map[string]string, error) {
 	a, ok := env.Cluster.(ANAFlapper)
@@ -409,4 +464,51 @@ func (f *ANAFlap) Recover(env Env) (map[string]string, error) {
 		return nil, nil
 	}
 	return a.RestoreANA(f.Node)
+}
+
+// lastPath is nil unless the node's paths (of host only, when host is not
+// "") are now the last usable ones (a live controller with an optimized
+// or non-optimized leg, nvmeof.Controller.Accessible) of some namespace on
+// a host. A healthy system rides out every path of one node going away;
+// when only the node's are left, an earlier fault's effect has not ended
+// (a crashed or partitioned node's paths still reconnecting, a source
+// tertiary sbcli's cancel deleted) and a fault there would stack on it,
+// which the default schedule's spacing means to avoid. A namespace with no usable path now (a migration's freeze) is
+// not counted.
+func lastPath(env Env, host, node string) error {
+	ip := nodeIP(env.Cluster, node)
+	want, err := netip.ParseAddr(ip)
+	if err != nil {
+		return nil // an ip:port or unknown target: let the injection say
+	}
+	for _, h := range env.Cluster.Hosts() {
+		if host != "" && h.Name() != host {
+			continue
+		}
+		hs, err := nvmeof.ReadHost(h.Sysfs(), h.HostNQN())
+		if err != nil {
+			return fmt.Errorf("read host %s: %w", h.Name(), err)
+		}
+		for _, s := range hs.Subsystems {
+			for _, ns := range s.Namespaces {
+				at, elsewhere := 0, 0
+				for _, c := range s.Controllers {
+					a, _ := netip.ParseAddr(strings.Trim(c.Address.Traddr, "[]"))
+					for _, l := range c.Legs {
+						switch {
+						case l.NSID != ns.NSID || !c.Accessible(l):
+						case a == want:
+							at++
+						default:
+							elsewhere++
+						}
+					}
+				}
+				if at > 0 && elsewhere == 0 {
+					return fmt.Errorf("%s holds the last usable path of %s NSID %d on %s", node, s.NQN, ns.NSID, h.Name())
+				}
+			}
+		}
+	}
+	return nil
 }

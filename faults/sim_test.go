@@ -501,3 +501,44 @@ func TestNewHooksRecoverIdempotently(t *testing.T) {
 		t.Errorf("stop rejecting nothing: %d %v", n, err)
 	}
 }
+
+// TestPassedOverWhereItCannotLand (issue 24 item 4): a "#N+" fault that
+// would find nothing to break when its migration reaches the stage — here
+// a controller reset at a node whose controllers are still reconnecting
+// after a crash — is passed over to the next migration that gets
+// there with something to break, and lands; plan.json names the migrations
+// passed over and why. Before, it was injected into nothing and the run
+// was inconclusive ("left no evidence"). Aimed at one migration ("#2"), the
+// fault is injected whatever and says it left no evidence.
+func TestPassedOverWhereItCannotLand(t *testing.T) {
+	crash := record.FaultSpec{Fault: faults.KindNodeCrash, Target: "storage-1", Migration: "#1+", Phase: record.StageAfterCutover,
+		ForS: 12, Params: map[string]string{"after_s": "0.5"}}
+	reset := func(mig string) record.FaultSpec {
+		return record.FaultSpec{Fault: faults.KindResetController, Target: "worker-1", Migration: mig, Phase: record.StageInValidation,
+			Params: map[string]string{"node": "storage-1", "after_s": "5"}}
+	}
+	p := params(8, 30, 1)
+	cfg := simbackend.Config{Seed: 2, Model: record.Model{ReleaseSources: true}}
+	run := runWithFaults(t, cfg, p, []record.FaultSpec{crash, reset("#2+")})
+	fl := faultLinesOf(run.lines, faults.KindResetController)
+	if len(fl) == 0 || fl[0].Action != faults.ActionInject || fl[0].Evidence["controllers_no_longer_live"] == "" || fl[0].Migration == "mig-0002" {
+		t.Fatalf("reset-controller lines %+v: want it injected, with evidence, after mig-0002", fl)
+	}
+	ex := run.plan.Faults[1]
+	if !strings.Contains(ex.Params["passed_over"], "mig-0002 (no live controller of worker-1 at storage-1)") || ex.Migration != fl[0].Migration {
+		t.Errorf("plan.json %+v: want passed_over naming mig-0002 and why, and the migration it landed on (%s)", ex, fl[0].Migration)
+	}
+	if c := check(run.summary, "faults-landed"); c.Verdict != record.Pass {
+		t.Errorf("faults-landed %s: %s", c.Verdict, c.Detail)
+	}
+	t.Logf("reset-controller landed on %s at %.3f s; passed over %s", fl[0].Migration, fl[0].T, ex.Params["passed_over"])
+
+	exact := runWithFaults(t, cfg, p, []record.FaultSpec{crash, reset("#2")})
+	fl = faultLinesOf(exact.lines, faults.KindResetController)
+	if len(fl) == 0 || fl[0].Migration != "mig-0002" || len(fl[0].Evidence) > 0 {
+		t.Errorf("aimed at #2: %+v; want it injected on mig-0002 with no evidence", fl)
+	}
+	if c := check(exact.summary, "faults-landed"); c.Verdict != record.Inconclusive {
+		t.Errorf("aimed at #2: faults-landed %s: %s; want inconclusive", c.Verdict, c.Detail)
+	}
+}

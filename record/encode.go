@@ -17,7 +17,7 @@ import (
 // TestAppendLineMatchesJSON holds it to encoding/json byte for byte.
 func appendLine(b []byte, l *Line) (_ []byte, ok bool) {
 	if len(l.Controllers) > 0 || len(l.Subsystems) > 0 || len(l.Evidence) > 0 || len(l.Details) > 0 ||
-		l.Address != "" || len(l.NSIDs) > 0 || l.StartS != nil || l.Estimate ||
+		l.Address != "" || len(l.NSIDs) > 0 || l.StartS != nil ||
 		!finite(l.T) || !finite(l.HeartbeatIntervalS) {
 		return b, false
 	}

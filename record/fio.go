@@ -159,7 +159,8 @@ type FioComparison struct {
 	Volume    string `json:"volume"`
 	NQN       string `json:"nqn"`
 	Host      string `json:"host"`
-	// PauseS is the longest ANA pause window of the migration on Host.
+	// PauseS is the longest ANA pause window of the migration on Host, or
+	// of a fault in its span (HostPauses.FaultWindows) when longer.
 	PauseS float64 `json:"pause_s"`
 	// FioGapS is the longest fio gap attributed to the migration (0 when
 	// none was at least MinGapS); FioGap is that gap.

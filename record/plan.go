@@ -92,15 +92,18 @@ func (p Params) IsFio() bool { return p.Workload == WorkloadFio }
 // but the kubeconfig, a path of the machine that ran it) and the run id
 // its objects were labelled with.
 type KubeParams struct {
-	Namespace        string  `json:"namespace"`
-	StorageNamespace string  `json:"storage_namespace"`
-	StorageClass     string  `json:"storage_class"`
-	VolumeSize       string  `json:"volume_size"`
-	FioImage         string  `json:"fio_image"`
-	HelperImage      string  `json:"helper_image"`
-	SetupTimeoutS    float64 `json:"setup_timeout_s"`
-	FioResults       bool    `json:"fio_results"`
-	RunID            string  `json:"run_id,omitempty"`
+	Namespace        string `json:"namespace"`
+	StorageNamespace string `json:"storage_namespace"`
+	// ControlPlaneNamespace and SPDKNamespace: "" = StorageNamespace.
+	ControlPlaneNamespace string  `json:"control_plane_namespace,omitempty"`
+	SPDKNamespace         string  `json:"spdk_namespace,omitempty"`
+	StorageClass          string  `json:"storage_class"`
+	VolumeSize            string  `json:"volume_size"`
+	FioImage              string  `json:"fio_image"`
+	HelperImage           string  `json:"helper_image"`
+	SetupTimeoutS         float64 `json:"setup_timeout_s"`
+	FioResults            bool    `json:"fio_results"`
+	RunID                 string  `json:"run_id,omitempty"`
 }
 
 // Topology is the world the run used.

@@ -193,14 +193,10 @@ type Line struct {
 	// path on a start line, what ended the stall on an end line). Address
 	// is the path's canonical ip:port; NSIDs (start) the namespaces whose
 	// leg on the path was optimized; StartS (end) when the stall began,
-	// seconds since run start; Estimate marks an end line whose StartS is
-	// estimated from the host's evidence (its keep-alive timeout, backdated
-	// by the kernel's detection window) rather than known. Added fields
-	// (issue 28).
-	Address  string   `json:"address,omitempty"`
-	NSIDs    []int    `json:"nsids,omitempty"`
-	StartS   *float64 `json:"start_s,omitempty"`
-	Estimate bool     `json:"estimate,omitempty"`
+	// seconds since run start. Added fields (issue 28).
+	Address string   `json:"address,omitempty"`
+	NSIDs   []int    `json:"nsids,omitempty"`
+	StartS  *float64 `json:"start_s,omitempty"`
 
 	// Repeat is set (never written) on a sample line that Expander made
 	// from a version-2 heartbeat: the host's state repeated from its last

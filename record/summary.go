@@ -16,10 +16,16 @@ type Summary struct {
 	Checks       []CheckResult      `json:"checks"`
 	Migrations   []MigrationSummary `json:"migrations"`
 	Unattributed []HostWindow       `json:"unattributed_windows"`
-	// FaultWindows are the pause windows outside every migration that cut
-	// over which an injected fault explains (HostWindow.Cause): not
-	// findings. Added field.
-	FaultWindows      []HostWindow      `json:"fault_windows"`
+	// FaultWindows are the pause windows an injected fault explains
+	// (HostWindow.Cause): those outside every migration that cut over, and
+	// those begun by a silent stall a landed fault made (HostWindow.Stall),
+	// even inside a migration's span (HostWindow.Migration). Not findings,
+	// and not counted by pause-bound or freezes. Added field.
+	FaultWindows []HostWindow `json:"fault_windows"`
+	// Stalls are the silent stalls of the run (docs/host-model.md "Silent
+	// stalls"), by start, host and controller; the pause windows count
+	// them. Added field (issue 28).
+	Stalls            []Stall           `json:"stalls,omitempty"`
 	LeakedControllers []Leak            `json:"leaked_controllers"`
 	MissingEndpoints  []MissingEndpoint `json:"missing_endpoints"`
 	Stats             Stats             `json:"stats"`
@@ -206,11 +212,108 @@ type HostPauses struct {
 	// measures across the hole; pause-bound judges this instead. Added
 	// field.
 	LongestSeenPauseS *float64 `json:"longest_seen_pause_s,omitempty"`
+	// LongestPauseMinS is set when the longest window holds a silent stall
+	// known only from a keep-alive timeout (Stall.Estimate): its length if
+	// the stall began as late as the evidence allows. Added field (issue
+	// 28).
+	LongestPauseMinS *float64 `json:"longest_pause_min_s,omitempty"`
+	// Stalls are the silent stalls inside this host's windows, with the
+	// fault that made each (Stall.Cause) when one did: a fault's stall
+	// that lengthened a window the cutover began. Added field.
+	Stalls []Stall `json:"stalls,omitempty"`
+	// FaultWindows are the windows of this host within the migration's
+	// span that a landed fault's silent stall began: the fault's
+	// (Summary.FaultWindows names fault and stall), not counted in
+	// Windows, LongestPauseS or Freezes. Added field.
+	FaultWindows [][2]float64 `json:"fault_windows,omitempty"`
+	// MaybeFaultWindows are the windows of Windows that a landed fault's
+	// silent stall known only from a keep-alive timeout may have begun
+	// (then they would be the fault's, not the migration's): pause-bound
+	// and freezes are inconclusive when their verdict depends on them.
+	// Added field.
+	MaybeFaultWindows [][2]float64 `json:"maybe_fault_windows,omitempty"`
 	// CutoverS is the host-observed cutover instant: the first sample with a
 	// target path optimized and no source path optimized.
 	CutoverS *float64 `json:"cutover_s,omitempty"`
 	// CutoverLagS is CutoverS minus the control plane's Completed time.
 	CutoverLagS *float64 `json:"cutover_lag_s,omitempty"`
+	// Anatomy splits each of Windows, in the same order, into the steps
+	// the record shows (written by package reports from the timeline;
+	// absent without one). Added field.
+	Anatomy []PauseAnatomy `json:"anatomy,omitempty"`
+}
+
+// Pause anatomy steps (PauseStep.Step), in the order a cutover passes them.
+const (
+	// StepSourceLost: the first paused sample — no source path of the
+	// subsystem serves it (its ANA state or its controller's state).
+	StepSourceLost = "source-path-lost"
+	// StepTargetLive: the first sample with a target path's controller
+	// live (often before the window: connected while Validating).
+	StepTargetLive = "target-controller-live"
+	// StepTargetAccessible: the first sample with a target path
+	// optimized or non-optimized on a live controller.
+	StepTargetAccessible = "target-ana-accessible"
+	// StepFirstCompletion: fio's first completion after the window's I/O
+	// gap (fio runs only).
+	StepFirstCompletion = "first-io-completion"
+	// StepSilentStall and StepStallEnded replace StepSourceLost for a
+	// window that begins with a silent stall (Stall): a path live and
+	// optimized that carried nothing, from the stall's start to its end
+	// (the controller leaving live, or the keep-alive timeout).
+	StepSilentStall = "silent-stall"
+	StepStallEnded  = "stall-ended"
+)
+
+// PauseAnatomy is one pause window split into steps: when each was first
+// seen and the sample before it, so each step happened in (AfterS, AtS].
+type PauseAnatomy struct {
+	Window [2]float64  `json:"window"`
+	Steps  []PauseStep `json:"steps"`
+	// EndedBy says what ended the window: "target" (a target path became
+	// accessible), "source" (a source path came back), "other", or "open"
+	// (still paused at the host's last sample).
+	EndedBy string `json:"ended_by"`
+}
+
+// PauseStep is one step of a PauseAnatomy. Times are seconds since run
+// start.
+type PauseStep struct {
+	Step string `json:"step"`
+	// AtS is the first sample (fio: completion) showing the step; absent
+	// when the record does not show it (Detail says why). AfterS is the
+	// sample before it: the step happened in (AfterS, AtS].
+	AtS    *float64 `json:"at_s,omitempty"`
+	AfterS *float64 `json:"after_s,omitempty"`
+	// SinceStartS is AtS minus the window's start (negative: before it).
+	SinceStartS *float64 `json:"since_start_s,omitempty"`
+	// InSampleHole is true when (AfterS, AtS] overlaps a hole in the
+	// host's samples (SampleHole): the step's time is known only to the
+	// hole's extent.
+	InSampleHole bool   `json:"in_sample_hole,omitempty"`
+	Detail       string `json:"detail"`
+}
+
+// Stall is one silent stall: host's controller (kernel name) of NQN was
+// live with an optimized leg from StartS to EndS while nothing reached its
+// target. Estimate marks a stall known only from the host's keep-alive
+// timeout at EndS: it began between StartS (the earliest the kernel's
+// detection window allows) and LatestStartS. Seconds since run start.
+type Stall struct {
+	Host         string   `json:"host"`
+	Controller   string   `json:"controller"`
+	NQN          string   `json:"nqn"`
+	StartS       float64  `json:"start_s"`
+	EndS         float64  `json:"end_s"`
+	Estimate     bool     `json:"estimate,omitempty"`
+	LatestStartS *float64 `json:"latest_start_s,omitempty"`
+	// Address is the path's ip:port, Reason what silenced it (the stall
+	// start line's reason; empty for an estimate). Added fields.
+	Address string `json:"address,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	// Cause names the landed fault that silenced the path ("KIND on TARGET
+	// from T s"), empty when no landed fault did. Added field.
+	Cause string `json:"cause,omitempty"`
 }
 
 // HostWindow is a pause window on a host outside every migration.
@@ -221,6 +324,11 @@ type HostWindow struct {
 	// Cause names the fault that explains the window (in FaultWindows):
 	// "KIND on TARGET from T s". Added field.
 	Cause string `json:"cause,omitempty"`
+	// Stall is the silent stall of a landed fault that the window's start
+	// lies in: the window is that fault's (Cause), not a migration's. Migration names the migration that cut over whose span
+	// holds the window's start, if any. Added fields.
+	Stall     *Stall `json:"stall,omitempty"`
+	Migration string `json:"migration,omitempty"`
 }
 
 // Leak is one leaked controller after the settle period.

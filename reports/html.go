@@ -44,6 +44,8 @@ type htmlView struct {
 	CutoverNote                            string
 	Cutovers                               []htmlCutover
 	Unattributed                           []htmlWindow
+	FaultWindows                           []htmlWindow
+	FaultWindowsNote                       string
 	LeakVerdict, LeakClass                 string
 	Leaks                                  []record.Leak
 	LeakNone                               string
@@ -60,6 +62,9 @@ type htmlView struct {
 	// Sentence names the failing and inconclusive checks; Worst is the
 	// worst cutover ("" without any (migration, host) pair).
 	Sentence, Worst string
+	// Anatomy is the worst cutover's longest pause window split into steps
+	// (nil without one).
+	Anatomy *AnatomyView
 	// Figures are the plots (SVG embedded as data: URIs), Swimlanes the
 	// per-migration ones among them.
 	Figures, Swimlanes []htmlFigure
@@ -94,7 +99,7 @@ type htmlHostPause struct {
 
 type htmlCutover struct{ ID, Host, Completed, Cutover, Lag string }
 
-type htmlWindow struct{ Host, NQN, Window, Length string }
+type htmlWindow struct{ Host, NQN, Window, Length, Migration, Cause string }
 
 // HTML renders report.html: a self-contained page (inline CSS, no script,
 // nothing fetched) with the content of report.md — header with verdict,
@@ -144,6 +149,9 @@ func htmlPage(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 		Sentence:   verdictSentence(sum), Worst: strings.ReplaceAll(worstCutover(plan, sum, nqns), "**", ""),
 		Omitted: omitted, Rejudged: sum.Rejudged,
 	}
+	if a, ok := worstAnatomy(sum); ok {
+		v.Anatomy = &a
+	}
 	if sum.Rejudged != nil {
 		v.RunCrit = secs(sum.Rejudged.RunPauseCritS)
 	}
@@ -187,6 +195,11 @@ func htmlPage(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 		v.Unattributed = append(v.Unattributed, htmlWindow{Host: w.Host, NQN: nqns.name(w.NQN),
 			Window: windows([][2]float64{w.Window}), Length: secs(w.Window[1] - w.Window[0])})
 	}
+	for _, w := range sum.FaultWindows {
+		v.FaultWindows = append(v.FaultWindows, htmlWindow{Host: w.Host, NQN: nqns.name(w.NQN), Window: windows([][2]float64{w.Window}),
+			Length: secs(w.Window[1] - w.Window[0]), Migration: dash(w.Migration), Cause: w.Cause})
+	}
+	v.FaultWindowsNote = fmt.Sprintf("%d %s:", len(sum.FaultWindows), faultWindowsNote)
 	v.Fio = FioSection(plan, sum)
 	v.Faults = FaultsSection(sum)
 	var b bytes.Buffer

@@ -16,7 +16,7 @@ import (
 	"github.com/fiomig/fiomig/record"
 )
 
-// incidentRow is the incident's own figures (research/incident.md §0-§1,
+// incidentRow is the incident's own figures (docs/sources.md §9.1-§9.3,
 // the OP 5aa711cc PR message), shown above the seeds.
 var incidentRow = []string{"incident", "(run)", "16 of 23", "—", "—", "—", "—",
 	"18 connecting or live zero-ns", "32 / ~18", "~146", "8 of 10", "—", "—"}
@@ -31,7 +31,7 @@ var incidentRow = []string{"incident", "(run)", "16 of 23", "—", "—", "—",
 func SeedsMarkdown(inc incidents.Incident, command string, seeds []analysis.SeedRuns, bands []analysis.BandResult, cmps []analysis.SeedsComparison) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s over %d seeds\n\n`%s`\n\n", inc.Name, len(seeds), command)
-	b.WriteString("Validation failures by cause (research/incident.md §6.2): **loss** = sbcli subsystem-loss window " +
+	b.WriteString("Validation failures by cause (docs/sources.md §9.4): **loss** = sbcli subsystem-loss window " +
 		"(includes a connecting leak failing at its own target address while its node lacks the subsystem); " +
 		"**fix-removed leak** = live zero/partial-leg, parked at tgt.ter, or another leak a failed validation left; " +
 		"**fault** = an injected fault was active on the endpoint's node/port; **other** = every other cause (see each " +
@@ -107,7 +107,7 @@ func SeedsMarkdown(inc incidents.Incident, command string, seeds []analysis.Seed
 }
 
 // SwitchesMarkdown is reproduce.md's table of the incident's 2.5 h figures
-// (research/incident.md §6.2): the figure, what a faithful model with the
+// (docs/sources.md §9.4): the figure, what a faithful model with the
 // upstream kernel expects, the switches a reproduction needs to reach it,
 // and what the runs of figs gave (min–max over them).
 func SwitchesMarkdown(figs []analysis.IncidentFigures) []byte {
@@ -127,7 +127,7 @@ func SwitchesMarkdown(figs []analysis.IncidentFigures) []byte {
 	rows := [][]string{
 		{"18 lvol controllers connecting or live with zero namespaces", "0 connecting (the upstream kernel removes a leak after " +
 			"ctrl_loss_tmo 3600 / reconnect_delay 2 = 1800 attempts, ~1 h); 0 live zero-namespace (no sourced persistent " +
-			"path in this topology, §2)", "`--reconnect-reset=partial` plus a zero/partial-leg switch: `--listener-race`, " +
+			"path in this topology, docs/sources.md §4.10)", "`--reconnect-reset=partial` plus a zero/partial-leg switch: `--listener-race`, " +
 			"`--swap-readd-fail`, or `--nsid-divergence`",
 			rng(func(f analysis.IncidentFigures) float64 { return float64(f.LeakedConnecting + f.LeakedLiveNoNamespace) })},
 		{"~146 rejected CONNECTs/min", "0 (nothing left connecting)", "`--reconnect-reset=partial`: 30/min per connecting " +
@@ -137,7 +137,7 @@ func SwitchesMarkdown(figs []analysis.IncidentFigures) []byte {
 			"target) pairs, ≤ 36) − tertiary paths lost to the sbcli cancel", "none for the parked leaks; the connecting " +
 			"ones as above", rng(func(f analysis.IncidentFigures) float64 { return float64(f.Controllers) })},
 		{"16 of 23 validations failed", "no sourced count: it depends on the first failure's cause (an assumed fault) " +
-			"and the lvol monitor's repair lag (~1-3 failures per cancel window, §6.2 estimate)", "none sourced; \"≥ half\" " +
+			"and the lvol monitor's repair lag (~1-3 failures per cancel window, docs/sources.md §9.4 estimate)", "none sourced; \"≥ half\" " +
 			"needs a persistent zero-leg switch", rng(func(f analysis.IncidentFigures) float64 { return float64(f.ValidationFailed) })},
 		{"8 of 10 fio pods killed (6 s and 8 s pauses)", "no sourced cause in the model: not asserted", "—",
 			rng(func(f analysis.IncidentFigures) float64 { return float64(f.PodsKilled) })},
@@ -274,7 +274,7 @@ func IncidentMarkdown(f analysis.IncidentFigures, s analysis.Shape, all []analys
 		}
 		b.WriteString("\n\"origin\" is the migration whose validation created that controller (bold: an earlier migration, i.e. a leak); " +
 			"\"csi\" is a volume path of the CSI driver. \"signal\" is how the validation failed, \"cause\" why " +
-			"(research/incident.md §6.2).\n")
+			"(docs/sources.md §9.4).\n")
 		b.WriteString("\nBy cause:\n\n")
 		for _, c := range analysis.SortedCauses(f.FailureCauses) {
 			fmt.Fprintf(&b, "- %d %s\n", f.FailureCauses[c], c)
@@ -319,7 +319,7 @@ func SeedsComparisonMarkdown(c analysis.SeedsComparison, e incidents.Expectation
 		"when its interval lies wholly above 0 and passes when its upper bound is ≤ δ; the leak kinds the fix removes are where "+
 		"the difference may be, and a loss-window failure counts with them when the cancel that opened its window was of a migration that "+
 		"failed on one of them (directly or through a chain of loss windows: the fix removes that failure, so that migration is not "+
-		"cancelled before continue and its cancel never deletes the volume's subsystem on the source's tertiary, research/incident.md §4 — inference); one fault kind, and those "+
+		"cancelled before continue and its cancel never deletes the volume's subsystem on the source's tertiary, docs/sources.md §4.4 — inference); one fault kind, and those "+
 		"downstream loss windows, are described, not judged. Any unexplained failure in any run fails the comparison; "+
 		"an interval too wide for either is inconclusive.\n", analysis.IntervalMethodPaired, c.Margin, src)
 	return []byte(b.String())
@@ -333,7 +333,7 @@ func PairMarkdown(d analysis.PairDescription, incident string) []byte {
 	var b strings.Builder
 	p := d.Pair
 	fmt.Fprintf(&b, "\n## Fixed against prefix (seed %d): described, not judged\n\n"+
-		"The claim (%s, research/incident.md §6.2) is judged over seeds: run `fiomig reproduce %s --operator both --seeds 1-10`. "+
+		"The claim (%s, docs/sources.md §9.4) is judged over seeds: run `fiomig reproduce %s --operator both --seeds 1-10`. "+
 		"The two runs of one seed are chaotic (targets come from the world's one random stream, sources from earlier outcomes; "+
 		"faults land and the lvol monitor repairs at other moments), so no single migration's difference is credited to the fix.\n\n",
 		p.Seed, analysis.CompareFixedLEPrefix, orDefault(incident, incidents.Default))
@@ -423,4 +423,103 @@ func WriteReproduce(dir string, run analysis.Run, all []analysis.Run) error {
 		return fmt.Errorf("write reproduce report: %w", err)
 	}
 	return nil
+}
+
+// ReproduceText prints one seed's reproduction for a person: the
+// operators' figures side by side, each run's validation failures,
+// expectations and notes, where its reproduce.md is (dirs, one per run),
+// and the description of the two operators' runs when both ran (described,
+// not judged: the comparison is judged over seeds).
+func ReproduceText(w io.Writer, incident string, runs []analysis.Run, dirs []string) {
+	var figs []analysis.IncidentFigures
+	var shapes []analysis.Shape
+	for _, r := range runs {
+		figs = append(figs, r.Figures)
+		shapes = append(shapes, r.Shape)
+	}
+	fmt.Fprintf(w, "\n== %s, seed %d, side by side\n", incident, runs[0].Figures.Seed)
+	WriteIncidentTable(w, figs, shapes)
+	for i, r := range runs {
+		runInconclusive := r.Figures.FaultsCheck.Verdict == record.Inconclusive
+		f := r.Figures
+		fmt.Fprintf(w, "\n== %s: validation failures (%d)\n", f.Operator, len(f.Failures))
+		for _, v := range f.Failures {
+			by := v.Origin
+			switch {
+			case v.LeakCaused:
+				by = "leaked by " + v.Origin
+			case v.Origin == v.Migration:
+				by = "created by this migration"
+			case v.Origin == "":
+				by = "no controller blamed"
+			}
+			by = v.Cause + "; " + by
+			ctrl := "-"
+			if v.Controller != "" {
+				ctrl = fmt.Sprintf("%s %s (%s, %s)", v.Host, v.Controller, v.Endpoint, v.State)
+			} else if v.Host != "" {
+				ctrl = v.Host
+			}
+			fmt.Fprintf(w, "  %s at %7.1f s  %-48s %-60s %s\n", v.Migration, v.AtS, ctrl, clipTo(by, 60), clipTo(v.Detail, 70))
+		}
+		fmt.Fprintf(w, "  expectations (incident file):\n")
+		for _, b := range r.Bands {
+			if !b.Judged {
+				continue
+			}
+			mark := "ok "
+			if !b.OK {
+				mark = "NO "
+			}
+			name := b.Expectation.Figure
+			if name == "" {
+				name = "check " + b.Expectation.Check
+			}
+			fmt.Fprintf(w, "    %s %-26s got %-20s want %-14s [%s]\n", mark, name, b.Got, b.Expectation.Range(), b.Expectation.Source)
+		}
+		if r.Shape.OK {
+			fmt.Fprintf(w, "  every expectation holds: yes\n")
+		} else {
+			fmt.Fprintf(w, "  every expectation holds: NO\n")
+			for _, m := range r.Shape.Missing {
+				fmt.Fprintf(w, "    - %s\n", m)
+			}
+		}
+		for _, n := range r.Shape.Notes {
+			fmt.Fprintf(w, "  note: %s\n", n)
+		}
+		if runInconclusive {
+			fmt.Fprintf(w, "  faults: inconclusive: %s\n", r.Figures.FaultsCheck.Detail)
+		}
+		fmt.Fprintf(w, "  report: %s/%s\n", dirs[i], ReproduceFile)
+	}
+	if d := analysis.DescribePair(runs); d != nil {
+		p := d.Pair
+		fmt.Fprintf(w, "\n== fixed against prefix, seed %d: described, not judged (the claim %s is judged over seeds: add --seeds 1-10)\n",
+			p.Seed, analysis.CompareFixedLEPrefix)
+		fmt.Fprintf(w, "  validation failures      prefix %2d  fixed %2d  D %+d\n", p.Prefix.Total, p.Fixed.Total, p.Fixed.Total-p.Prefix.Total)
+		for _, k := range []struct {
+			name string
+			p, f int
+		}{{"loss window", p.Prefix.Loss, p.Fixed.Loss}, {"injected fault", p.Prefix.Fault, p.Fixed.Fault},
+			{"leak kinds the fix removes", p.Prefix.Removable, p.Fixed.Removable}, {"every other cause", p.Prefix.Other, p.Fixed.Other}} {
+			fmt.Fprintf(w, "    %-26s prefix %2d  fixed %2d  D %+d\n", k.name, k.p, k.f, k.f-k.p)
+		}
+		if p.Prefix.LossDownstream > 0 || p.Fixed.LossDownstream > 0 {
+			fmt.Fprintf(w, "      of which loss window downstream of a removable leak failure: prefix %d  fixed %d\n", p.Prefix.LossDownstream, p.Fixed.LossDownstream)
+		}
+		if d.PlansDivergeAt != "" {
+			fmt.Fprintf(w, "  the runs' migration plans diverge at %s\n", d.PlansDivergeAt)
+		}
+		for _, x := range d.Differences {
+			fmt.Fprintf(w, "  %s failed in %-6s prefix: %-40s fixed: %s\n", x.Migration, x.FailedIn, clipTo(orDefault(x.PrefixCause, "none"), 40), orDefault(x.FixedCause, "none"))
+		}
+	}
+}
+
+func clipTo(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
 }

@@ -198,7 +198,7 @@ func (ix *timelineIndex) cutover(sum record.Summary, m record.MigrationSummary) 
 	c := Cutover{Migration: m, Hosts: slices.Sorted(maps.Keys(m.Hosts)), Phases: ix.phases[m.ID]}
 	from, to := m.StartS, m.EndS
 	for _, hp := range m.Hosts {
-		for _, w := range hp.Windows {
+		for _, w := range append(slices.Clone(hp.Windows), hp.FaultWindows...) {
 			to = math.Max(to, w[1])
 		}
 	}

@@ -119,6 +119,9 @@ func markdown(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 			fmt.Fprintf(&b, " Swimlane: [%s](%s).", swimlaneOf(figs, m.ID), swimlaneOf(figs, m.ID))
 		}
 		b.WriteString("\n\n")
+		if a := anatomyMarkdown(sum); a != "" {
+			b.WriteString(a + "\n")
+		}
 	}
 	for _, c := range coverageItems(sum) {
 		if c.Bad {
@@ -322,13 +325,14 @@ func markdown(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 		}
 	}
 	if n := len(sum.FaultWindows); n > 0 {
-		fmt.Fprintf(&b, "\n%d pause window(s) outside every migration that cut over were caused by an injected fault (not findings):\n\n| Host | NQN | Window | Length | Fault |\n|---|---|---|---|---|\n", n)
+		fmt.Fprintf(&b, "\n%d %s:\n\n| Host | NQN | Window | Length | In the span of | Fault |\n|---|---|---|---|---|---|\n", n, faultWindowsNote)
 		for i, w := range sum.FaultWindows {
 			if i == mdMaxRows {
 				fmt.Fprintf(&b, "\n%d more left out here; summary.json fault_windows lists every one.\n", n-mdMaxRows)
 				break
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(w.Host), cell(nqns.name(w.NQN)), windows([][2]float64{w.Window}), secs(w.Window[1]-w.Window[0]), cell(w.Cause))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", cell(w.Host), cell(nqns.name(w.NQN)), windows([][2]float64{w.Window}),
+				secs(w.Window[1]-w.Window[0]), cell(dash(w.Migration)), cell(w.Cause))
 		}
 	}
 	closeD()
@@ -521,8 +525,8 @@ func OverBound(plan record.Plan, sum record.Summary) []string {
 				if hp.LongestSeenPauseS != nil {
 					seen = fmt.Sprintf(" seen paused (measured %s across a hole in the host's samples)", secs(hp.LongestPauseS))
 				}
-				over = append(over, fmt.Sprintf("%s (%s) on %s: longest pause %s%s > %s; windows %s",
-					m.ID, nqns.name(m.NQN), h, secs(p), seen, secs(crit), windows(hp.Windows)))
+				over = append(over, fmt.Sprintf("%s (%s) on %s: longest pause %s%s > %s; windows %s%s",
+					m.ID, nqns.name(m.NQN), h, secs(p), seen, secs(crit), windows(hp.Windows), stallsIn(hp)))
 			}
 		}
 	}
@@ -540,6 +544,29 @@ func OverBound(plan record.Plan, sum record.Summary) []string {
 	}
 	return over
 }
+
+// stallsIn names the silent stalls in a host's windows of a migration, and
+// the fault that made each ("" for none): "; silent stall(s) in them: …".
+func stallsIn(hp record.HostPauses) string {
+	if len(hp.Stalls) == 0 {
+		return ""
+	}
+	var ss []string
+	for _, st := range hp.Stalls {
+		d := fmt.Sprintf("%s at %s %s", st.Controller, st.Address, windows([][2]float64{{st.StartS, st.EndS}}))
+		if st.Estimate {
+			d += " (estimated from a keep-alive timeout)"
+		}
+		if st.Cause != "" {
+			d += " by " + st.Cause
+		}
+		ss = append(ss, d)
+	}
+	return "; silent stall(s) in them: " + strings.Join(ss, ", ")
+}
+
+// faultWindowsNote heads the table of the pause windows a fault explains.
+const faultWindowsNote = "pause window(s) an injected fault explains (not findings; pause-bound and freezes do not count them): begun by a landed fault's silent stall — wherever it lies, even inside a migration's span — or outside every migration that cut over under a fault aimed at that host's paths"
 
 // withinBound is the sentence shown when OverBound is empty.
 func withinBound(plan record.Plan) string {

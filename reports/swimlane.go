@@ -41,6 +41,7 @@ var laneColors = map[string]color.RGBA{
 var (
 	colorUnknownState = color.RGBA{R: 0xff, G: 0x00, B: 0xff, A: 0xff}
 	colorPause        = color.NRGBA{R: 0xd0, G: 0x10, B: 0x10, A: 0x60}
+	colorFaultPause   = color.NRGBA{R: 0x6e, G: 0x40, B: 0xc9, A: 0x50}
 	colorFault        = color.NRGBA{R: 0x6e, G: 0x40, B: 0xc9, A: 0xc0}
 	colorFioOK        = color.RGBA{R: 0xdd, G: 0xf4, B: 0xff, A: 0xff}
 	colorFioGap       = color.RGBA{R: 0x00, G: 0x00, B: 0x00, A: 0xff}
@@ -120,7 +121,8 @@ type LegendItem struct {
 // labelled), then per consumer host one row per path (ip:port, with its
 // role), each segment coloured by its state (laneColors), and, when fio ran
 // on the subsystem, a row with fio's I/O gaps in black; each host's pause
-// windows are shaded red across that host's rows. The x axis is seconds
+// windows are shaded red across that host's rows, the windows a fault's
+// silent stall began in its span (HostPauses.FaultWindows) purple. The x axis is seconds
 // since run start. It returns the plot, its legend and the height the
 // caller should render it at.
 func Swimlane(plan record.Plan, c Cutover) (*plot.Plot, []LegendItem, vg.Length) {
@@ -243,6 +245,23 @@ func Swimlane(plan record.Plan, c Cutover) (*plot.Plot, []LegendItem, vg.Length)
 			s.rects = append(s.rects, rect{x0: w[0], x1: w[1], y0: y(bottom) - 0.5, y1: y(top) + 0.5, c: colorPause})
 			used["pause"] = true
 		}
+		for _, w := range m.Hosts[h].FaultWindows {
+			s.rects = append(s.rects, rect{x0: w[0], x1: w[1], y0: y(bottom) - 0.5, y1: y(top) + 0.5, c: colorFaultPause})
+			used["fault pause"] = true
+		}
+		// The pause anatomy's steps: a thin black mark across the host's
+		// rows, numbered as anatomyStepNumbers.
+		for _, a := range m.Hosts[h].Anatomy {
+			for _, st := range a.Steps {
+				if st.AtS == nil || *st.AtS < c.FromS || *st.AtS > c.ToS {
+					continue
+				}
+				wd := (c.ToS - c.FromS) / 800
+				s.rects = append(s.rects, rect{x0: *st.AtS - wd, x1: *st.AtS + wd, y0: y(bottom) - 0.5, y1: y(top) + 0.5, c: colorPhase})
+				s.labels = append(s.labels, label{x: *st.AtS, y: y(top) + 0.3, text: anatomyStepNumbers[st.Step]})
+				used["step"] = true
+			}
+		}
 	}
 	if faultRow >= 0 {
 		// Pack overlapping faults into sub-rows of the faults row.
@@ -300,6 +319,9 @@ func Swimlane(plan record.Plan, c Cutover) (*plot.Plot, []LegendItem, vg.Length)
 	if used["pause"] {
 		legend = append(legend, LegendItem{Text: "pause window", Fill: colorPause})
 	}
+	if used["fault pause"] {
+		legend = append(legend, LegendItem{Text: "pause window a fault's silent stall began (the fault's, not judged)", Fill: colorFaultPause})
+	}
 	if used["fault"] {
 		legend = append(legend, LegendItem{Text: "fault (inject to recover)", Fill: colorFault})
 	}
@@ -312,13 +334,22 @@ func Swimlane(plan record.Plan, c Cutover) (*plot.Plot, []LegendItem, vg.Length)
 	if used["fio gap"] {
 		legend = append(legend, LegendItem{Text: "fio I/O gap", Fill: colorFioGap})
 	}
+	if used["step"] {
+		legend = append(legend, LegendItem{Text: "pause steps: 1 source path lost (or a silent stall, 1' its end), 2 target controller live, 3 target ANA accessible, 4 first I/O completion", Fill: colorPhase})
+	}
 	height := vg.Length(n)*vg.Points(17) + vg.Points(90)
 	return p, legend, height
 }
 
+// anatomyStepNumbers label a pause anatomy's steps on the swimlane.
+var anatomyStepNumbers = map[string]string{
+	record.StepSourceLost: " 1", record.StepTargetLive: " 2", record.StepTargetAccessible: " 3", record.StepFirstCompletion: " 4",
+	record.StepSilentStall: " 1", record.StepStallEnded: " 1'",
+}
+
 func isMarker(s string) bool {
 	switch s {
-	case "pause", "fault", "phase", "fio", "fio gap":
+	case "pause", "fault pause", "fault", "phase", "fio", "fio gap", "step":
 		return true
 	}
 	return false

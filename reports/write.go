@@ -90,7 +90,8 @@ func Write(dir string, plan record.Plan, sum record.Summary) error {
 }
 
 // WriteRun writes into dir, which must exist: summary.json (in.Summary with
-// Stats filled in and, with a timeline, Churn; indented JSON), the plots —
+// Stats filled in and, with a timeline, Churn and each pause window's
+// anatomy, WithAnatomy; indented JSON), the plots —
 // plots/pause.png|svg, plots/ecdf.png|svg, one plots/swimlane-<migration>.png|svg
 // per migration of the worst (Input.Swimlanes of them) and, with fio
 // figures, plots/fio-<migration>.png|svg — report.md, report.html (every
@@ -98,9 +99,12 @@ func Write(dir string, plan record.Plan, sum record.Summary) error {
 // every file. Errors name the file.
 func WriteRun(dir string, in Input) error {
 	plan, sum := in.Plan, WithStats(in.Summary)
+	var ix *timelineIndex
 	if in.Timeline != nil {
 		ch := ChurnOf(in.Timeline)
 		sum.Churn = &ch
+		ix = indexTimeline(in.Timeline)
+		sum = ix.withAnatomy(sum)
 	}
 	if err := record.WriteJSON(filepath.Join(dir, record.SummaryFile), sum); err != nil {
 		return err
@@ -117,7 +121,7 @@ func WriteRun(dir string, in Input) error {
 	}
 	var omitted []string
 	if in.Timeline != nil {
-		cuts := Cutovers(sum, in.Timeline)
+		cuts := ix.cutovers(sum)
 		order := worstFirst(plan, sum)
 		limit := in.Swimlanes
 		switch {

@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/fiomig/fiomig/faults"
@@ -47,6 +48,9 @@ func FaultSchedule(seed int64, p record.Params, topo record.Topology, kinds []st
 		if err != nil {
 			return nil, err
 		}
+		if err := checkFaultMigrations(file, sched, p.Migrations); err != nil {
+			return nil, err
+		}
 		return sched, checkFaultTargets(file, sched, topo)
 	}
 	if kinds != nil && len(kinds) == 0 {
@@ -61,7 +65,30 @@ func FaultSchedule(seed int64, p record.Params, topo record.Topology, kinds []st
 	}
 	// The default schedule's stream is the run seed's, offset so that it
 	// does not repeat the world's draws.
-	return faults.Default(seed, faults.DefaultOptions{Migrations: p.Migrations, Nodes: nodes, Hosts: hosts, Kinds: kinds})
+	return faults.Default(seed, faults.DefaultOptions{Migrations: p.Migrations, Nodes: nodes, Hosts: hosts, Kinds: kinds,
+		MinCompleted: p.Seed.WithDefaults().MinCompleted})
+}
+
+// checkFaultMigrations rejects a fault file entry aimed at a migration the
+// run does not have: "#N" or "#N+" in its migration field (or, for the
+// kinds whose target is their migration, its target) with N above
+// migrations would never fire, and the run would end inconclusive after
+// it ran. Errors name the file, the entry (1-based) and the field.
+func checkFaultMigrations(file string, sched []record.FaultSpec, migrations int) error {
+	for i, s := range sched {
+		for _, f := range []struct{ name, v string }{{"migration", s.Migration}, {"target", s.Target}} {
+			n, ok := strings.CutPrefix(f.v, "#")
+			if !ok {
+				continue
+			}
+			k, err := strconv.Atoi(strings.TrimSuffix(n, "+"))
+			if err == nil && k > migrations {
+				return fmt.Errorf("%s: fault %d: field %q: %q names migration %d, but the run has %d (--migrations)",
+					file, i+1, f.name, f.v, k, migrations)
+			}
+		}
+	}
+	return nil
 }
 
 // checkFaultTargets rejects a fault file entry whose target names a node or

@@ -15,11 +15,12 @@ import (
 )
 
 // TestIndependentPauseWindowsFromTheFormat (issue 15): a reader written
-// only from record/FORMAT.md and DESIGN.md — generic JSON, no record or
+// only from record/FORMAT.md and docs/run-record.md — generic JSON, no record or
 // checks code — rebuilds every host's state at every tick from a version-2
 // timeline.jsonl, recomputes each consumer host's pause windows per volume
-// and finds exactly the windows summary.json reports (attributed to a
-// migration or not).
+// (with the silent stalls of its stall lines, docs/concepts.md) and finds
+// exactly the windows summary.json reports (attributed to a migration, to
+// a fault, or neither).
 func TestIndependentPauseWindowsFromTheFormat(t *testing.T) {
 	res := scaleRun(t, 2, 3, 10, 12, record.FormatChangeOnly)
 	var plan struct {
@@ -69,7 +70,17 @@ func TestIndependentPauseWindowsFromTheFormat(t *testing.T) {
 		Host    string   `json:"host"`
 		Hosts   []string `json:"hosts"`
 		state
+		// stall lines (docs/host-model.md "Silent stalls")
+		Controller string   `json:"controller"`
+		NQN        string   `json:"nqn"`
+		Action     string   `json:"action"`
+		StartS     *float64 `json:"start_s"`
 	}
+	// A silent stall [start, end) of a host's path to a subsystem is
+	// paused time though no sample shows it (docs/concepts.md "Pause
+	// window").
+	type stall struct{ start, end float64 }
+	stalls := map[string][]stall{} // host\x00nqn
 	paused := func(s state, nqn string, nsids []int) bool {
 		want, served, any := map[int]bool{}, map[int]bool{}, false
 		for _, n := range nsids {
@@ -129,6 +140,8 @@ func TestIndependentPauseWindowsFromTheFormat(t *testing.T) {
 		}
 		first = false
 		switch {
+		case l.Kind == "stall" && l.Action == "end" && l.StartS != nil:
+			stalls[l.Host+"\x00"+l.NQN] = append(stalls[l.Host+"\x00"+l.NQN], stall{*l.StartS, l.T})
 		case l.Kind == "sample":
 			last[l.Host] = l.state
 			ticks[l.Host] = append(ticks[l.Host], obs{l.T, l.state})
@@ -149,18 +162,47 @@ func TestIndependentPauseWindowsFromTheFormat(t *testing.T) {
 	var mine []string
 	for _, v := range plan.Topology.Volumes {
 		for _, h := range v.Consumers {
+			// A tick is paused when its state is or a stall covers it; a
+			// window runs from its first paused tick — or the start of a
+			// stall that reaches into it, if earlier — to the first tick
+			// after it that is not paused. A stall with no tick inside is
+			// a window of its own to the first tick after it.
+			ss := stalls[h+"\x00"+v.NQN]
+			var ws [][2]float64
 			in, start := false, 0.0
 			for _, o := range ticks[h] {
 				p := paused(o.s, v.NQN, v.NSIDs)
+				for _, x := range ss {
+					p = p || (x.start <= o.t && o.t < x.end)
+				}
 				if p && !in {
 					in, start = true, o.t
 				} else if !p && in {
 					in = false
-					mine = append(mine, fmt.Sprintf("%s %s [%v, %v]", h, v.NQN, start, o.t))
+					ws = append(ws, [2]float64{start, o.t})
 				}
 			}
 			if in {
-				mine = append(mine, fmt.Sprintf("%s %s [%v, %v]", h, v.NQN, start, ticks[h][len(ticks[h])-1].t))
+				ws = append(ws, [2]float64{start, ticks[h][len(ticks[h])-1].t})
+			}
+			for _, x := range ss {
+				k := sort.Search(len(ticks[h]), func(i int) bool { return ticks[h][i].t >= x.start })
+				if k == len(ticks[h]) {
+					continue
+				}
+				ws = append(ws, [2]float64{x.start, ticks[h][k].t})
+			}
+			sort.Slice(ws, func(a, b int) bool { return ws[a][0] < ws[b][0] })
+			var merged [][2]float64
+			for _, w := range ws {
+				if n := len(merged); n > 0 && w[0] <= merged[n-1][1] {
+					merged[n-1][1] = max(merged[n-1][1], w[1])
+					continue
+				}
+				merged = append(merged, w)
+			}
+			for _, w := range merged {
+				mine = append(mine, fmt.Sprintf("%s %s [%v, %v]", h, v.NQN, w[0], w[1]))
 			}
 		}
 	}
@@ -177,6 +219,11 @@ func TestIndependentPauseWindowsFromTheFormat(t *testing.T) {
 			NQN    string     `json:"nqn"`
 			Window [2]float64 `json:"window"`
 		} `json:"unattributed_windows"`
+		FaultWindows []struct {
+			Host   string     `json:"host"`
+			NQN    string     `json:"nqn"`
+			Window [2]float64 `json:"window"`
+		} `json:"fault_windows"`
 	}
 	b, err = os.ReadFile(filepath.Join(res.Dir, "summary.json"))
 	if err != nil {
@@ -194,6 +241,9 @@ func TestIndependentPauseWindowsFromTheFormat(t *testing.T) {
 		}
 	}
 	for _, w := range sum.Unattributed {
+		theirs = append(theirs, fmt.Sprintf("%s %s [%v, %v]", w.Host, w.NQN, w.Window[0], w.Window[1]))
+	}
+	for _, w := range sum.FaultWindows {
 		theirs = append(theirs, fmt.Sprintf("%s %s [%v, %v]", w.Host, w.NQN, w.Window[0], w.Window[1]))
 	}
 	sort.Strings(mine)

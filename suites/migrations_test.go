@@ -85,6 +85,7 @@ var _ = Describe("Migrations on the embedded simulator", Label("sim"), func() {
 		It("fails the pause bound and names the pauses over it", func() {
 			p := scenario.DefaultParams()
 			p.Migrations, p.Model.CutoverPauseS = 3, 7
+			p.Faults = record.FaultsNone // every pause is the cutover's
 			res, err := framework.SimRun(GinkgoT().TempDir(), 1, p)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.Summary).To(haveCheck("pause-bound", record.Fail))

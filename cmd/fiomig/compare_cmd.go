@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"strings"
 
+	"github.com/fiomig/fiomig/history"
 	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/reports"
 )
@@ -19,32 +21,6 @@ func init() {
 	})
 }
 
-const compareHelp = `Usage: fiomig compare [flags] <base> <new>
-
-Compares two stored results — run directories (plan.json + summary.json)
-or sweep directories (every run directory up to two levels below) — and
-prints markdown for a pull request comment (under 60,000 characters):
-
-  - each check's verdicts on both sides (for sweeps: how many runs pass,
-    fail, are inconclusive);
-  - the quantiles p50, p90, p95, p99 and max of the longest pause per
-    (migration, host) over every cutover of each side, the difference and
-    its 95 % percentile-bootstrap interval (seeded: the same inputs print
-    the same interval);
-  - leaked controllers, missing endpoints and controller churn per run.
-
-Nothing is re-judged: run "fiomig report <run-dir>" first to judge a run
-with other bounds.
-
-Exit codes: 0 no regression (the output says "no change" when nothing
-differs), 1 a regression: a check fails in a larger fraction of runs than
-in base, the p95 difference's interval lies wholly above --pause-threshold,
-leaked controllers per run grew by more than --leak-threshold, or
-controllers created per run grew by more than --churn-threshold (when >= 0);
-2 bad usage or input.
-
-Flags:`
-
 func runCompare(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -54,12 +30,17 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	churn := fs.Float64("churn-threshold", def.ChurnThreshold, "regression when controllers created per run grow by more than this (mean over runs); negative: reported only")
 	resamples := fs.Int("resamples", def.Resamples, "bootstrap resamples (>= 100)")
 	seed := fs.Uint64("bootstrap-seed", def.Seed, "seed of the bootstrap's resampling")
-	pos, code, ok := parseSubcommand("compare", compareHelp, fs, args, stdout, stderr)
+	hist := fs.String("history", "", "compare <new> with the last --last runs of this history `store` (fiomig history --db) instead of a base directory")
+	last := fs.Int("last", 10, "with --history: the base is this many `runs` of the history before <new>")
+	pos, code, ok := parseSubcommand("compare", helpText("compare"), fs, args, stdout, stderr)
 	if !ok {
 		return code
 	}
+	if *hist != "" {
+		pos = append([]string{"--history=" + *hist + " --last=" + fmt.Sprint(*last)}, pos...)
+	}
 	if len(pos) != 2 {
-		fmt.Fprintf(stderr, "fiomig compare: want a base and a new directory, got %d argument(s) (see fiomig compare --help)\n", len(pos))
+		fmt.Fprintf(stderr, "fiomig compare: want a base (or --history) and a new directory, got %d argument(s) (see fiomig compare --help)\n", len(pos))
 		return exitUsage
 	}
 	switch {
@@ -74,6 +55,9 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	base, err := reports.LoadRunSet(pos[0])
+	if *hist != "" {
+		base, err = history.CompareBase(context.Background(), *hist, *last, history.Filter{}, pos[1])
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "fiomig compare: base: %v\n", err)
 		return exitUsage

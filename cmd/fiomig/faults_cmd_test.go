@@ -13,8 +13,9 @@ import (
 )
 
 // TestRunFaultFileErrorsNameFileAndField: a fault file with an unknown
-// field or kind, or a target the topology does not have, is bad input (exit 2) naming the file, the entry and the
-// field; --faults and --fault-file together are refused.
+// field or kind, a target the topology does not have, or a migration the
+// run does not have, is bad input (exit 2) naming the file, the entry and
+// the field; --faults and --fault-file together are refused.
 func TestRunFaultFileErrorsNameFileAndField(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct{ text, want string }{
@@ -23,6 +24,10 @@ func TestRunFaultFileErrorsNameFileAndField(t *testing.T) {
 		{"faults:\n- {kind: target-restart, target: storage-9, when: 5, duration: 2}\n", `fault 1: field "target": no node "storage-9" in the run's topology (nodes: storage-1, storage-2, storage-3)`},
 		{"faults:\n- {kind: ana-flap, target: storage-1, when: 5, duration: 2}\n- {kind: network-partition, target: worker-9/storage-1, when: 5, duration: 2}\n", `fault 2: field "target": no host "worker-9"`},
 		{"faults:\n- {kind: reset-controller, target: worker-7, when: 5, params: {node: storage-1}}\n", `fault 1: field "target": no host "worker-7"`},
+		// A migration the run does not have (issue 27 item 3): the fault
+		// would never fire.
+		{"faults:\n- {kind: ana-flap, target: storage-1, when: in-freeze, migration: '#99', duration: 2}\n", `fault 1: field "migration": "#99" names migration 99, but the run has 1 (--migrations)`},
+		{"faults:\n- {kind: node-crash, target: storage-1, when: in-freeze, migration: '#1', duration: 2}\n- {kind: aborted-validation, target: '#2'}\n", `fault 2: field "target": "#2" names migration 2, but the run has 1 (--migrations)`},
 	} {
 		path := filepath.Join(dir, "f.yaml")
 		if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/fiomig/fiomig/harness"
 )
 
 // stringList is a repeatable string flag.
@@ -17,7 +19,7 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 func newHostFlagSet(name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet("fiomig "+name, flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage)
+		fmt.Fprintln(fs.Output(), usage)
 		fmt.Fprintln(fs.Output(), "\nFlags:")
 		fs.PrintDefaults()
 	}
@@ -52,7 +54,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code
 
 func fail(stderr io.Writer, name string, err error) int {
 	fmt.Fprintf(stderr, "fiomig %s: %v\n", name, err)
-	if isUsage(err) {
+	if harness.IsUsage(err) {
 		return exitUsage
 	}
 	return exitCheckFailed
@@ -64,4 +66,45 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// oneLine joins a (possibly joined) error's lines with "; ".
+func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
+
+// parseInterspersed parses flags before and after positional arguments and
+// returns the positional ones.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// parseSubcommand parses args for the command name with parseInterspersed.
+// On --help it prints help and fs's flags to stdout and returns exitPass;
+// on a bad flag it says so in one line on stderr and returns exitUsage;
+// ok is false in both cases. fs's output is discarded between the two.
+func parseSubcommand(name, help string, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (pos []string, code int, ok bool) {
+	fs.SetOutput(io.Discard)
+	pos, err := parseInterspersed(fs, args)
+	if err == nil {
+		return pos, 0, true
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stdout, help)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+		return nil, exitPass, false
+	}
+	fmt.Fprintf(stderr, "fiomig %s: %v (see fiomig %s --help)\n", name, err, name)
+	return nil, exitUsage, false
 }

@@ -27,36 +27,11 @@ var (
 	KubeJanitorFlags func(fs *flag.FlagSet)
 )
 
-const janitorUsage = `Usage: fiomig janitor [--out DIR ...] [--dry-run] [-o table|json] [--kubeconfig FILE]
-
-Removes what a fiomig run that was killed without a chance to stop (kill -9,
-a crash) left behind, as recorded in the owned.jsonl ledger every
---workload=fio run keeps (in <run dir>/fio/, or in <out>/.fio-staging-*/
-when it died before its run directory existed):
-
-  kill     fio processes and their job processes (found by the FIOMIG_OWNER
-           marker in their environment, or by pid and start time)
-  unmount  the run's FUSE mount (its connection aborted first)
-  remove   the run's temporary directories (mount point, backing files)
-
-A ledger whose fiomig still runs is left alone: that run is alive. Any
-fuse.fiomig mount whose server is gone (ENOTCONN) is unmounted too, ledger
-or not. Nothing else is touched. --out (repeatable; default "out") is
-searched up to 3 levels deep: an --out directory, a run directory, or a
-workload directory. --kubeconfig also removes the run's Kubernetes objects
-(when this build has the kube backend).
-
-Prints one line per action; -o json prints {"ledgers","actions"}.
-Exit status: 0 done (also when nothing was left), 1 an action failed (the
-others still ran), 2 bad usage, an unreadable --out, or --kubeconfig in a
-build without the kube backend.
-`
-
 func janitorCmd(args []string, stdout, stderr io.Writer) int {
 	var outs stringList
 	var dryRun bool
 	var output, kubeconfig string
-	fs := newHostFlagSet("janitor", janitorUsage)
+	fs := newHostFlagSet("janitor", helpText("janitor"))
 	fs.Var(&outs, "out", "`directory` to search for run ledgers (repeatable; default out)")
 	fs.BoolVar(&dryRun, "dry-run", false, "print what would be removed; touch nothing")
 	fs.StringVar(&output, "o", "table", "output `format`: table or json")

@@ -72,21 +72,7 @@ func agentCmd(args []string, stdout, stderr io.Writer) int {
 	node := fs.String("node", os.Getenv("NODE_NAME"), "Kubernetes node `name` (default $NODE_NAME, from the downward API)")
 	listen := fs.String("listen", fmt.Sprintf(":%d", agent.Port), "`address` to serve on")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: fiomig agent [flags]
-
-Serves this host's NVMe-oF state for fiomig's kube backend: GET /v1/sample
-answers with the host's sysfs (only this host's controllers, in the capture
-format of the fixtures) and the host's clock; GET /v1/host names the node,
-the hostnqns it keeps and how it learned them. Which controllers are this
-host's it learns from the host itself: simplyblock's CSI connects with
-nqn.2014-08.io.simplyblock:uuid:<Node UID> (the harness passes the UID), and
-other identities on simplyblock subsystems (validation Jobs) are kept too;
---hostnqn overrides that. No file on the host is read but --sys: the
-DaemonSet in deploy/agent/ mounts /sys read-only and grants no other
-privilege. The harness reaches it through the API server's pod proxy.
-
-Flags:
-`)
+		fmt.Fprintln(fs.Output(), helpText("agent"))
 		fs.PrintDefaults()
 	}
 	if code, stop := parseFlags(fs, args, stdout, stderr); stop {
@@ -113,19 +99,7 @@ func nftHelperCmd(args []string, stdout, stderr io.Writer) int {
 	keep := fs.String("keep", "", "comma-separated `tables` --sweep keeps (live runs)")
 	listen := fs.String("listen", fmt.Sprintf(":%d", agent.HelperPort), "`address` to serve on")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: fiomig nft-helper --table T --ip IP --port P[,P...] [--listen ADDR]
-       fiomig nft-helper --sweep PREFIX [--keep T1,T2]
-
-The kube backend's dropped-CONNECTs fault: adds "table inet T" with one rule
-"ip daddr IP tcp dport P ct state new counter drop" in a prerouting chain
-(new connections to the target ports get no answer, existing ones are
-untouched), serves the rule's counter at GET /v1/counter, and deletes the
-table when stopped (SIGTERM, i.e. when its pod is deleted). Needs
-CAP_NET_ADMIN in the host's network namespace (a privileged hostNetwork pod).
---sweep is what "fiomig janitor" runs on each storage node.
-
-Flags:
-`)
+		fmt.Fprintln(fs.Output(), helpText("nft-helper"))
 		fs.PrintDefaults()
 	}
 	if code, stop := parseFlags(fs, args, stdout, stderr); stop {
@@ -210,15 +184,7 @@ func logserveCmd(args []string, stdout, stderr io.Writer) int {
 	listen := fs.String("listen", fmt.Sprintf(":%d", agent.FilesPort), "`address` to serve on")
 	linger := fs.Duration("linger", 0, "keep serving this `long` after SIGTERM (the fio pod's files are fetched while it terminates)")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: fiomig logserve [--dir DIR] [--listen ADDR]
-
-Serves the regular files at the top of --dir read-only: GET /v1/files lists
-them, GET /v1/files/NAME returns one. The kube backend's fio pods run it as a
-sidecar so that fio's JSON result and per-I/O logs come back to the run
-directory through the API server's pod proxy.
-
-Flags:
-`)
+		fmt.Fprintln(fs.Output(), helpText("logserve"))
 		fs.PrintDefaults()
 	}
 	if code, stop := parseFlags(fs, args, stdout, stderr); stop {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -9,15 +8,17 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+
+	"github.com/fiomig/fiomig/harness"
 )
 
-// Exit codes of fiomig (DESIGN.md "The run record").
+// Exit codes of fiomig: harness's, the one verdict→exit-code mapping.
 const (
-	exitPass         = 0
-	exitCheckFailed  = 1
-	exitUsage        = 2
-	exitInconclusive = 3
-	exitInterrupted  = 130
+	exitPass         = harness.ExitPass
+	exitCheckFailed  = harness.ExitFail
+	exitUsage        = harness.ExitUsage
+	exitInconclusive = harness.ExitInconclusive
+	exitInterrupted  = harness.ExitInterrupted
 )
 
 // command is one subcommand. Each lives in its own file and registers itself
@@ -39,34 +40,16 @@ func register(c command) {
 	commands[c.name] = c
 }
 
-// usageError marks an error caused by bad flags or input (exit 2).
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
-
-// isUsage reports whether err is a usage error.
-func isUsage(err error) bool {
-	var u usageError
-	return errors.As(err, &u)
-}
+// usagef is an error caused by bad flags or input (exit 2).
+func usagef(format string, a ...any) error { return harness.Usagef(format, a...) }
 
 func printUsage(w io.Writer) {
-	fmt.Fprintln(w, `fiomig — a test-and-chaos harness for live migrations of NVMe-oF volumes.
-
-Usage: fiomig [--cpuprofile FILE] [--memprofile FILE] <command> [flags]
-
-Commands:`)
+	head, tail, _ := strings.Cut(helpText("fiomig"), "{{commands}}\n")
+	fmt.Fprint(w, head)
 	for _, n := range slices.Sorted(maps.Keys(commands)) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, `
-Run "fiomig <command> --help" or "fiomig help <command>" for a command's flags,
-"fiomig --version" for the build. --cpuprofile and --memprofile, given
-before the command, write its CPU and heap profiles (go tool pprof FILE).
-Exit codes: 0 pass, 1 a check failed, 2 bad usage or input, 3 inconclusive, 130 interrupted.`)
+	fmt.Fprintln(w, tail)
 }
 
 // version is the release name, set at link time

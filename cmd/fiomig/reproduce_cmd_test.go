@@ -12,10 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fiomig/fiomig/analysis"
+	"github.com/fiomig/fiomig/incidents"
 	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/reports"
-	"github.com/fiomig/fiomig/scenario"
 )
 
 func TestReproduceUsage(t *testing.T) {
@@ -26,21 +25,21 @@ func TestReproduceUsage(t *testing.T) {
 	}{
 		{[]string{"reproduce"}, exitUsage, "name the incident"},
 		{[]string{"reproduce", "fio-mig-1"}, exitUsage, "unknown incident"},
-		{[]string{"reproduce", scenario.IncidentID, "extra"}, exitUsage, "unexpected argument"},
-		{[]string{"reproduce", scenario.IncidentID, "--list"}, exitUsage, "--list lists the whole catalogue and runs nothing"},
-		{[]string{"reproduce", scenario.IncidentID, "--operator", "nightly"}, exitUsage, "--operator"},
-		{[]string{"reproduce", "--reconnect-reset", "sometimes", scenario.IncidentID}, exitUsage, "--reconnect-reset"},
-		{[]string{"reproduce", scenario.IncidentID, "--kernel-dnr", "maybe"}, exitUsage, "--kernel-dnr"},
-		{[]string{"reproduce", scenario.IncidentID, "--seed", "x"}, exitUsage, "invalid value"},
+		{[]string{"reproduce", incidents.Default, "extra"}, exitUsage, "unexpected argument"},
+		{[]string{"reproduce", incidents.Default, "--list"}, exitUsage, "--list lists the whole catalogue and runs nothing"},
+		{[]string{"reproduce", incidents.Default, "--operator", "nightly"}, exitUsage, "--operator"},
+		{[]string{"reproduce", "--reconnect-reset", "sometimes", incidents.Default}, exitUsage, "--reconnect-reset"},
+		{[]string{"reproduce", incidents.Default, "--kernel-dnr", "maybe"}, exitUsage, "--kernel-dnr"},
+		{[]string{"reproduce", incidents.Default, "--seed", "x"}, exitUsage, "invalid value"},
 		{[]string{"reproduce", "--help"}, exitPass, "Usage: fiomig reproduce NAME"},
-		{[]string{"reproduce", "--list"}, exitPass, scenario.IncidentID + " "},
+		{[]string{"reproduce", "--list"}, exitPass, incidents.Default + " "},
 		{[]string{"reproduce", "--list", "--catalog", "testdata/incidents"}, exitPass, "small-healthy "},
 		{[]string{"reproduce", "testdata/bad-incident.yaml"}, exitUsage, `testdata/bad-incident.yaml: line 8: topology.volumez: not a model setting`},
-		{[]string{"reproduce", scenario.IncidentID, "--faults", "some"}, exitUsage, "--faults must be none"},
-		{[]string{"reproduce", scenario.IncidentID, "--seed", "3", "--seeds", "1-2"}, exitUsage, "--seed is one run's"},
-		{[]string{"reproduce", scenario.IncidentID, "--seeds", "2-1"}, exitUsage, "ends before it starts"},
+		{[]string{"reproduce", incidents.Default, "--faults", "some"}, exitUsage, "--faults must be none"},
+		{[]string{"reproduce", incidents.Default, "--seed", "3", "--seeds", "1-2"}, exitUsage, "--seed is one run's"},
+		{[]string{"reproduce", incidents.Default, "--seeds", "2-1"}, exitUsage, "ends before it starts"},
 		// A negative --seeds value reaches the one parser (not read as a flag).
-		{[]string{"reproduce", scenario.IncidentID, "--seeds", "-1--3"}, exitUsage, `range "-1--3" ends before it starts`},
+		{[]string{"reproduce", incidents.Default, "--seeds", "-1--3"}, exitUsage, `range "-1--3" ends before it starts`},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := dispatch(tc.args, &stdout, &stderr)
@@ -65,8 +64,8 @@ func TestReproduceOutIsAFile(t *testing.T) {
 	}
 	want := "--out " + file + " is a file, want a directory"
 	for _, args := range [][]string{
-		{"reproduce", scenario.IncidentID, "--out", file},
-		{"reproduce", scenario.IncidentID, "--operator", "both", "--seeds", "1-2", "--out", file},
+		{"reproduce", incidents.Default, "--out", file},
+		{"reproduce", incidents.Default, "--operator", "both", "--seeds", "1-2", "--out", file},
 		{"run", "--out", file},
 	} {
 		code, stdout, stderr := runCLI(args...)
@@ -88,7 +87,7 @@ func TestReproduceOutIsAFile(t *testing.T) {
 func TestReproduceFixed(t *testing.T) {
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := dispatch([]string{"reproduce", "--seed", "2", scenario.IncidentID, "--operator", "fixed", "--out", out}, &stdout, &stderr)
+	code := dispatch([]string{"reproduce", "--seed", "2", incidents.Default, "--operator", "fixed", "--out", out}, &stdout, &stderr)
 	s := stdout.String()
 	for _, want := range []string{
 		"migrations failed on path validation", "controllers at the end / expected", "healthy + leaked; endpoints missing",
@@ -145,7 +144,7 @@ func TestReproduceFixed(t *testing.T) {
 // faults' evidence, 3 when only a fault without evidence stands in the way.
 func TestReproduceBothOneSeedExitsByTheBands(t *testing.T) {
 	out := t.TempDir()
-	code, s, stderr := runCLI("reproduce", scenario.IncidentID, "--operator", "both", "--out", out)
+	code, s, stderr := runCLI("reproduce", incidents.Default, "--operator", "both", "--out", out)
 	if n := strings.Count(s, "every expectation holds: "); n != 2 {
 		t.Fatalf("exit %d, %d shapes printed, want 2\n%s\n%s", code, n, s, stderr)
 	}
@@ -299,76 +298,6 @@ func TestReproduceRetriedCutoverIncident(t *testing.T) {
 	for _, c := range sum.Checks {
 		if c.Name == "data-integrity" && !strings.Contains(c.Detail, "mig-0020 5 block(s), mig-0029 4 block(s), mig-0038 2 block(s), mig-0042 2 block(s)") {
 			t.Errorf("data-integrity detail %q lacks the sourced blocks per migration", c.Detail)
-		}
-	}
-}
-
-// TestReproduceExitCodes: a real failure outranks an inconclusive run of
-// the other operator; inconclusive alone gives 3; all shapes shown, 0. One
-// seed's two runs are described, never judged: whatever they differ in,
-// the exit code is the bands'.
-func TestReproduceExitCodes(t *testing.T) {
-	failing := func(r scenario.ReproduceResult, cause string) scenario.ReproduceResult {
-		r.Figures.Failures = []analysis.ValidationFailure{{Migration: "mig-0002", Cause: cause}}
-		r.Figures.ValidationFailed = 1
-		return r
-	}
-	run := func(op string, ok bool, faults string) scenario.ReproduceResult {
-		r := scenario.ReproduceResult{Run: analysis.Run{Shape: analysis.Shape{OK: ok}}}
-		r.Figures.Operator = op
-		r.Figures.FaultsCheck = record.CheckResult{Name: "faults-landed", Verdict: faults, Detail: "x"}
-		if !ok {
-			r.Shape.Missing = []string{"something"}
-		}
-		return r
-	}
-	for _, tc := range []struct {
-		name string
-		rs   []scenario.ReproduceResult
-		want int
-	}{
-		{"both shapes", []scenario.ReproduceResult{run("prefix", true, record.Pass), run("fixed", true, record.Pass)}, exitPass},
-		{"prefix NO, fixed inconclusive", []scenario.ReproduceResult{run("prefix", false, record.Pass), run("fixed", false, record.Inconclusive)}, exitCheckFailed},
-		{"prefix inconclusive NO, fixed yes", []scenario.ReproduceResult{run("prefix", false, record.Inconclusive), run("fixed", true, record.Pass)}, exitInconclusive},
-		{"shape yes on a fault without evidence", []scenario.ReproduceResult{run("prefix", true, record.Pass), run("fixed", true, record.Inconclusive)}, exitInconclusive},
-		// One seed's differences are described only.
-		{"fixed fails a migration on a fault prefix's run did not meet", []scenario.ReproduceResult{run("prefix", true, record.Pass),
-			failing(run("fixed", true, record.Pass), "injected fault (target-restart)")}, exitPass},
-		{"fixed fails a migration unexplained, bands hold", []scenario.ReproduceResult{run("prefix", true, record.Pass),
-			failing(run("fixed", true, record.Pass), "unexplained (refused)")}, exitPass},
-		{"fixed fails a migration unexplained, a band fails", []scenario.ReproduceResult{run("prefix", true, record.Pass),
-			failing(run("fixed", false, record.Pass), "unexplained (refused)")}, exitCheckFailed},
-	} {
-		var b bytes.Buffer
-		if got := printReproduction(&b, tc.rs); got != tc.want {
-			t.Errorf("%s: exit %d, want %d\n%s", tc.name, got, tc.want, b.String())
-		}
-		if !strings.Contains(b.String(), "described, not judged") {
-			t.Errorf("%s: both operators ran but the output does not say the pair is described, not judged:\n%s", tc.name, b.String())
-		}
-	}
-}
-
-// TestCompareCode: the comparison over seeds maps to the exit code —
-// not judged or holding 0, inconclusive 3, failed 1, the worst wins.
-func TestCompareCode(t *testing.T) {
-	b := func(judged, ok bool, got string) analysis.BandResult {
-		return analysis.BandResult{Judged: judged, OK: ok, Got: got}
-	}
-	for _, tc := range []struct {
-		name  string
-		bands []analysis.BandResult
-		want  int
-	}{
-		{"none", nil, exitPass},
-		{"not judged", []analysis.BandResult{b(false, false, "not judged")}, exitPass},
-		{"pass", []analysis.BandResult{b(true, true, record.Pass)}, exitPass},
-		{"inconclusive", []analysis.BandResult{b(true, false, record.Inconclusive)}, exitInconclusive},
-		{"fail", []analysis.BandResult{b(true, false, record.Fail)}, exitCheckFailed},
-		{"fail outranks inconclusive", []analysis.BandResult{b(true, false, record.Inconclusive), b(true, false, record.Fail)}, exitCheckFailed},
-	} {
-		if got := compareCode(tc.bands); got != tc.want {
-			t.Errorf("%s: exit %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fiomig/fiomig/harness"
 	"github.com/fiomig/fiomig/scenario"
 )
 
@@ -101,35 +102,33 @@ func TestRunHelpTeaches(t *testing.T) {
 }
 
 func TestPauseCritFromEnvironmentFlagWins(t *testing.T) {
-	var f runFlags
+	var f harness.Spec
 	fs := newRunFlagSet(&f, &bytes.Buffer{})
 	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
 	env := map[string]string{"CUTOVER_PAUSE_CRIT_S": "4.5", "CUTOVER_FREEZES_ALLOWED": "2"}
-	if err := envDefaults(fs, func(k string) string { return env[k] }); err != nil {
+	if err := harness.EnvDefaults(fs, func(k string) string { return env[k] }); err != nil {
 		t.Fatal(err)
 	}
-	if f.p.PauseCritS != 4.5 || f.p.FreezesAllowed != 2 {
-		t.Errorf("from environment: pause-crit %v freezes %v, want 4.5 and 2", f.p.PauseCritS, f.p.FreezesAllowed)
+	if f.Params.PauseCritS != 4.5 || f.Params.FreezesAllowed != 2 {
+		t.Errorf("from environment: pause-crit %v freezes %v, want 4.5 and 2", f.Params.PauseCritS, f.Params.FreezesAllowed)
 	}
 
-	f = runFlags{}
 	fs = newRunFlagSet(&f, &bytes.Buffer{})
 	if err := fs.Parse([]string{"--pause-crit", "3"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := envDefaults(fs, func(k string) string { return env[k] }); err != nil {
+	if err := harness.EnvDefaults(fs, func(k string) string { return env[k] }); err != nil {
 		t.Fatal(err)
 	}
-	if f.p.PauseCritS != 3 {
-		t.Errorf("flag --pause-crit 3 with CUTOVER_PAUSE_CRIT_S=4.5: got %v, want the flag's 3", f.p.PauseCritS)
+	if f.Params.PauseCritS != 3 {
+		t.Errorf("flag --pause-crit 3 with CUTOVER_PAUSE_CRIT_S=4.5: got %v, want the flag's 3", f.Params.PauseCritS)
 	}
 
-	f = runFlags{}
 	fs = newRunFlagSet(&f, &bytes.Buffer{})
 	_ = fs.Parse(nil)
-	if err := envDefaults(fs, func(k string) string { return map[string]string{"CUTOVER_PAUSE_CRIT_S": "five"}[k] }); err == nil || !strings.Contains(err.Error(), "CUTOVER_PAUSE_CRIT_S") {
+	if err := harness.EnvDefaults(fs, func(k string) string { return map[string]string{"CUTOVER_PAUSE_CRIT_S": "five"}[k] }); err == nil || !strings.Contains(err.Error(), "CUTOVER_PAUSE_CRIT_S") {
 		t.Errorf("bad CUTOVER_PAUSE_CRIT_S: error %v, want one naming the variable", err)
 	}
 }
@@ -197,32 +196,31 @@ func TestRunNSIDDivergenceReachesTheKernel(t *testing.T) {
 }
 
 // --workload=fio builds its world through the same scenario.SimConfig as
-// --workload=sim, so every model switch given to `fiomig run` reaches the
-// simulator (it used to drop all but the control plane and release
-// sources, while plan.json recorded them); namespaced volumes, which fio
-// would measure on their first namespace only, are a usage error naming
-// the flag.
+// --workload=sim, from the spec the flags bind, so every model switch
+// given to `fiomig run` reaches the simulator; namespaced volumes, which
+// fio would measure on their first namespace only, are a usage error
+// naming the flag.
 func TestRunFioHonoursModelSwitches(t *testing.T) {
-	var f runFlags
+	var f harness.Spec
 	fs := newRunFlagSet(&f, io.Discard)
 	if err := fs.Parse([]string{"--workload", "fio", "--lvol-monitor=false", "--csi-restore", "ip", "--listener-race",
 		"--swap-readd-fail", "0.25", "--nsid-divergence", "--control-plane", "fixed-cancel", "--release-sources"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.validate(); err != nil {
+	if err := f.Validate(); err != nil {
 		t.Fatalf("validate: %v", err)
 	}
-	got := scenario.SimConfig(7, f.params())
+	got := scenario.SimConfig(7, f.Params)
 	if got.LvolMonitor || got.CSIRestore != "ip" || !got.ListenerRace || got.SwapReaddFail != 0.25 || !got.NSIDDivergence ||
 		got.ControlPlane != "fixed-cancel" || !got.ReleaseSources || got.NamespacesPerVolume != 1 || got.Seed != 7 {
 		t.Errorf("simulator config from the run flags: %+v", got)
 	}
 	// The defaults reach it too: lvol monitor on, CSI restore ip-port.
-	var d runFlags
+	var d harness.Spec
 	if err := newRunFlagSet(&d, io.Discard).Parse([]string{"--workload", "fio"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := scenario.SimConfig(1, d.params()); !got.LvolMonitor || got.CSIRestore != "ip-port" {
+	if got := scenario.SimConfig(1, d.Params); !got.LvolMonitor || got.CSIRestore != "ip-port" {
 		t.Errorf("default run flags: lvol monitor %v, CSI restore %q; want true, ip-port", got.LvolMonitor, got.CSIRestore)
 	}
 
@@ -230,5 +228,29 @@ func TestRunFioHonoursModelSwitches(t *testing.T) {
 	args := []string{"run", "--workload", "fio", "--namespaces-per-volume", "4", "--out", t.TempDir()}
 	if code := dispatch(args, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "--namespaces-per-volume 4 with --workload=fio") {
 		t.Errorf("%v: exit %d, stderr %q; want exit %d naming --namespaces-per-volume", args, code, stderr.String(), exitUsage)
+	}
+}
+
+// TestRunFioSettleDefault (issue 24 item 5): --workload=fio settles
+// scenario.FioSettleS (90 s) by default, on the wall clock, instead of the
+// main job's 400 s (a 3-migration fio run took 8 min); the reproduce
+// command names it; a given --settle wins; the simulator keeps 400 s.
+func TestRunFioSettleDefault(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want float64
+	}{
+		{[]string{"--workload", "fio"}, scenario.FioSettleS},
+		{[]string{"--workload", "fio", "--settle", "400"}, 400},
+		{nil, 400},
+	} {
+		s, _, code, stop := bindRun("fiomig run", tc.args, io.Discard, io.Discard, nil)
+		if stop {
+			t.Fatalf("%v: exit %d", tc.args, code)
+		}
+		named := strings.Contains(s.Command(), fmt.Sprintf("--settle=%g", tc.want))
+		if s.Params.SettleS != tc.want || named != (tc.want != 400) {
+			t.Errorf("%v: settle %v, reproduce command %q; want %v, named unless the default", tc.args, s.Params.SettleS, s.Command(), tc.want)
+		}
 	}
 }

@@ -8,56 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/fiomig/fiomig/faults"
+	"github.com/fiomig/fiomig/harness"
 	"github.com/fiomig/fiomig/record"
 )
-
-func TestRunCommandArgs(t *testing.T) {
-	got, err := runCommandArgs("fiomig run --gap=5 --fault-file=/tmp/my faults.yaml --migrations=4")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{"--gap=5", "--fault-file=/tmp/my faults.yaml", "--migrations=4"}, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-	got = withoutFlags(got, overriddenFlags)
-	if diff := cmp.Diff([]string{"--gap=5"}, got); diff != "" {
-		t.Errorf("withoutFlags (-want +got):\n%s", diff)
-	}
-	for _, cmd := range []string{"fiomig reproduce fio-mig-1787159565 --seed=1", "fiomig runner", ""} {
-		if _, err := runCommandArgs(cmd); err == nil {
-			t.Errorf("%q: no error", cmd)
-		}
-	}
-}
-
-func TestWithinMigrations(t *testing.T) {
-	sched := []record.FaultSpec{
-		{Fault: faults.KindTargetRestart, Target: "storage-1", Phase: record.StageInFreeze, Migration: "#3", ForS: 5},
-		{Fault: faults.KindTargetRestart, Target: "storage-2", Phase: record.StageInFreeze, Migration: "mig-0002", ForS: 5},
-		{Fault: faults.KindAbortedValidation, Target: "mig-0004", Phase: record.PhaseValidating},
-		{Fault: faults.KindTargetRestart, Target: "storage-3", AtS: 400, ForS: 5},
-		{Fault: faults.KindTargetRestart, Target: "storage-3", Phase: record.PhaseValidating, ForS: 5},
-		{Fault: faults.KindNodeCrash, Target: "storage-1", Phase: record.StageInFreeze, Migration: "#3+", ForS: 10},
-	}
-	var got []string
-	for _, s := range withinMigrations(sched, 2) {
-		got = append(got, describeFault(s))
-	}
-	want := []string{
-		"target-restart on storage-2 at in-freeze of mig-0002",
-		"target-restart on storage-3 at t=400 s",
-		"target-restart on storage-3 at Validating",
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("faults within 2 migrations (-want +got):\n%s", diff)
-	}
-	if n := len(withinMigrations(sched, 4)); n != len(sched) {
-		t.Errorf("within 4 migrations: %d faults, want all %d", n, len(sched))
-	}
-}
 
 func TestShrinkUsageErrorsExitTwo(t *testing.T) {
 	// A passing run, and a directory that is not a run directory.
@@ -75,7 +29,7 @@ func TestShrinkUsageErrorsExitTwo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan.Command = strings.Replace(plan.Command, "--workload=sim", "--workload=fio", 1)
+	plan.Params.Workload = record.WorkloadFio
 	if err := record.WriteJSON(filepath.Join(fioRun, record.PlanFile), plan); err != nil {
 		t.Fatal(err)
 	}
@@ -164,15 +118,15 @@ func TestShrinkKeepsTheCheckFailingWithFewerFaults(t *testing.T) {
 		t.Fatalf("want one shrink directory, got %v", dirs)
 	}
 	dir := dirs[0]
-	var res shrinkResult
-	b, err := os.ReadFile(filepath.Join(dir, shrinkRecord))
+	var res harness.ShrinkResult
+	b, err := os.ReadFile(filepath.Join(dir, harness.ShrinkRecord))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatal(err)
 	}
-	minimal, err := faults.ParseFile(filepath.Join(dir, shrinkFaultFile))
+	minimal, err := faults.ParseFile(filepath.Join(dir, harness.ShrinkFaultFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,10 +156,10 @@ func TestShrinkKeepsTheCheckFailingWithFewerFaults(t *testing.T) {
 	if !checkFails(runDir) {
 		t.Fatalf("shrink.json check %q does not fail in the original run", res.Check)
 	}
-	if !checkFails(filepath.Join(dir, shrinkRunDir)) {
+	if !checkFails(filepath.Join(dir, harness.ShrinkRunDir)) {
 		t.Errorf("the kept minimal run does not fail %s", res.Check)
 	}
-	cmd, err := os.ReadFile(filepath.Join(dir, shrinkCommand))
+	cmd, err := os.ReadFile(filepath.Join(dir, harness.ShrinkCommand))
 	if err != nil {
 		t.Fatal(err)
 	}

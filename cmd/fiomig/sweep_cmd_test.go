@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -265,47 +264,6 @@ func TestSweepStopsWhenRunRefusesTheFlags(t *testing.T) {
 	sw := readSweep(t, sweepDirOf(t, out))
 	if len(sw.Seeds) >= 20 || !sw.Interrupted || sw.Counts.Error != len(sw.Seeds) {
 		t.Errorf("sweep.json: %d seeds ran (%+v), interrupted %v; want fewer than 20, all errors, interrupted", len(sw.Seeds), sw.Counts, sw.Interrupted)
-	}
-}
-
-func TestParseSeeds(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want []int64
-	}{
-		{"1-5", []int64{1, 2, 3, 4, 5}},
-		{"1,5,9-12", []int64{1, 5, 9, 10, 11, 12}},
-		{" 7 , 0 ", []int64{7, 0}},
-		{"3-3", []int64{3}},
-		// A seed is any int64, as --seed takes it: a leading '-' is a sign.
-		{"-3", []int64{-3}},
-		{"-5--3", []int64{-5, -4, -3}},
-		{"-1-1, 7", []int64{-1, 0, 1, 7}},
-		{"-9223372036854775808", []int64{math.MinInt64}},
-		{"9223372036854775806-9223372036854775807", []int64{math.MaxInt64 - 1, math.MaxInt64}},
-	} {
-		got, err := parseSeeds(tc.in)
-		if err != nil {
-			t.Errorf("%q: %v", tc.in, err)
-			continue
-		}
-		if diff := cmp.Diff(tc.want, got); diff != "" {
-			t.Errorf("%q (-want +got):\n%s", tc.in, diff)
-		}
-	}
-	for in, want := range map[string]string{
-		"4,2-4": `seed 4 is listed twice (in "2-4")`,
-		"1-":    `"1-" is not an integer seed (int64, as --seed) or a range A-B`,
-		"-":     `"-" is not an integer seed`,
-		"1--":   `"1--" is not an integer seed`,
-		"x-3":   `"x-3" is not an integer seed`,
-		"9-2":   `range "9-2" ends before it starts`,
-		"-1--3": `range "-1--3" ends before it starts`,
-		"-9223372036854775808-9223372036854775807": `is more than`,
-	} {
-		if _, err := parseSeeds(in); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: error %v, want one containing %s", in, err, want)
-		}
 	}
 }
 

@@ -3,8 +3,6 @@ package framework
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"time"
 
 	"github.com/onsi/ginkgo/v2"
 
@@ -12,15 +10,16 @@ import (
 	"github.com/fiomig/fiomig/backend/kube"
 	simbackend "github.com/fiomig/fiomig/backend/sim"
 	"github.com/fiomig/fiomig/faults"
+	"github.com/fiomig/fiomig/harness"
 	"github.com/fiomig/fiomig/record"
-	"github.com/fiomig/fiomig/reports"
-	"github.com/fiomig/fiomig/scenario"
 )
 
-// Backend is what the shared specs need of a backend: a cluster per run
-// and the id its n-th migration (1-based) will get.
+// Backend is what the shared specs need of a backend: the world it runs
+// (World: what plan.json records of p.Model), a cluster per run and the id
+// its n-th migration (1-based) will get.
 type Backend struct {
 	Name        string
+	World       func(record.Model) record.Model
 	New         func(ctx context.Context, seed int64, p record.Params) (backend.Cluster, error)
 	MigrationID func(n int) string
 }
@@ -32,10 +31,12 @@ type Backend struct {
 func Sim() Backend {
 	return Backend{
 		Name: "sim",
-		New: func(_ context.Context, seed int64, p record.Params) (backend.Cluster, error) {
-			m := p.Model
+		World: func(m record.Model) record.Model {
 			m.Nodes, m.Hosts, m.HostsAreNodes = 3, 3, true
-			return simbackend.New(simbackend.Config{Seed: seed, Model: m})
+			return m
+		},
+		New: func(_ context.Context, seed int64, p record.Params) (backend.Cluster, error) {
+			return simbackend.New(simbackend.Config{Seed: seed, Model: p.Model})
 		},
 		MigrationID: func(n int) string { return fmt.Sprintf("mig-%04d", n) },
 	}
@@ -45,6 +46,10 @@ func Sim() Backend {
 func (e *KubeEnv) KubeBackend(id string) Backend {
 	return Backend{
 		Name: "kube",
+		// The stand-in's world: 3 hosts that are its storage nodes.
+		World: func(m record.Model) record.Model {
+			return record.Model{Nodes: 3, Hosts: 3, HostsAreNodes: true, Volumes: m.Volumes}
+		},
 		New: func(ctx context.Context, seed int64, p record.Params) (backend.Cluster, error) {
 			return e.NewKubeCluster(ctx, id, seed, p.Model.Volumes)
 		},
@@ -52,10 +57,11 @@ func (e *KubeEnv) KubeBackend(id string) Backend {
 	}
 }
 
-// Run runs the migrations scenario on b with the fault schedule, writing
-// the run directory under outDir. The cluster is closed (on kube: every
-// object of the run removed) before it returns.
-func Run(ctx context.Context, b Backend, outDir string, seed int64, p record.Params, schedule []record.FaultSpec) (res scenario.Result, err error) {
+// Run runs fiomig run's spec with seed, p and the fault schedule on b
+// (harness.RunOn), writing the run directory under outDir. The cluster is
+// closed (on kube: every object of the run removed) before it returns.
+func Run(ctx context.Context, b Backend, outDir string, seed int64, p record.Params, schedule []record.FaultSpec) (res harness.Result, err error) {
+	p.Model = b.World(p.Model)
 	c, err := b.New(ctx, seed, p)
 	if err != nil {
 		return res, fmt.Errorf("%s backend: %w", b.Name, err)
@@ -70,42 +76,13 @@ func Run(ctx context.Context, b Backend, outDir string, seed int64, p record.Par
 			err = fmt.Errorf("%s backend: close: %w", b.Name, cerr)
 		}
 	}()
-	res, err = scenario.Run(ctx, in, scenario.Config{
-		Plan: record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: seed,
-			Command: fmt.Sprintf("fiomig suites (%s backend, seed %d)", b.Name, seed), Params: p, Faults: schedule},
-		OutDir: outDir, Progress: ginkgo.GinkgoWriter,
-	})
-	if err != nil {
-		return res, err
+	s := harness.DefaultSpec()
+	s.Seed, s.Params, s.Schedule, s.Out = seed, p, schedule, outDir
+	o := harness.Options{Progress: ginkgo.GinkgoWriter, Command: fmt.Sprintf("fiomig suites (%s backend, seed %d)", b.Name, seed)}
+	res, err = harness.RunOn(ctx, in, s, o)
+	if kc, ok := c.(*kube.Cluster); ok && err == nil && !res.Interrupted {
+		// fio's results come back as on a lab cluster (the pod proxy).
+		return harness.KubeFio(ctx, kc, res, o)
 	}
-	if kc, ok := c.(*kube.Cluster); ok {
-		return kubeFio(ctx, kc, res)
-	}
-	return res, nil
-}
-
-// kubeFio is what fiomig run --backend kube does after the migrations:
-// it stops the fio pods, brings their files back through the pod proxy
-// (kube.Cluster.CollectFio, the path a lab run takes) and judges them
-// (scenario.FioEvaluate), rewriting the reports.
-func kubeFio(ctx context.Context, c *kube.Cluster, res scenario.Result) (scenario.Result, error) {
-	if err := c.StopFio(ctx); err != nil {
-		return res, err
-	}
-	if _, err := c.CollectFio(ctx, res.Dir, 85*time.Second); err != nil {
-		fmt.Fprintf(ginkgo.GinkgoWriter, "fio results incomplete: %v\n", err)
-	}
-	lines, err := record.ReadTimeline(filepath.Join(res.Dir, record.TimelineFile))
-	if err != nil {
-		return res, err
-	}
-	sum, err := scenario.FioEvaluate(res.Dir, res.Plan, lines, res.Summary)
-	if err != nil {
-		return res, err
-	}
-	if err := reports.WriteRun(res.Dir, reports.Input{Plan: res.Plan, Summary: sum, Timeline: lines, FioSeconds: scenario.FioSeconds(res.Dir)}); err != nil {
-		return res, err
-	}
-	res.Summary = reports.WithStats(sum)
-	return res, nil
+	return res, err
 }

@@ -8,25 +8,20 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/fiomig/fiomig/harness"
 	"github.com/fiomig/fiomig/record"
-	"github.com/fiomig/fiomig/scenario"
 )
 
-// SimRun runs the migrations scenario on the embedded simulator with seed
-// and params, writing the run directory under outDir, progress to the
-// GinkgoWriter (shown when a spec fails). It fails on a backend or I/O
+// SimRun runs fiomig run's spec on the embedded simulator with seed and
+// params (harness.Run: the same code, defaults and record as the CLI),
+// writing the run directory under outDir, progress to the GinkgoWriter
+// (shown when a spec fails). It fails on a bad spec, a backend or I/O
 // error; check verdicts are in the returned Summary.
-func SimRun(outDir string, seed int64, p record.Params) (scenario.Result, error) {
-	cluster, err := scenario.SimCluster(seed, p)
-	if err != nil {
-		return scenario.Result{}, fmt.Errorf("simulator: %w", err)
-	}
-	defer cluster.Close()
-	return scenario.Run(context.Background(), cluster, scenario.Config{
-		Plan: record.Plan{Tool: "fiomig", Scenario: "migrations", Seed: seed,
-			Command: fmt.Sprintf("fiomig run --seed=%d (suite)", seed), Params: p},
-		OutDir: outDir, Progress: ginkgo.GinkgoWriter,
-	})
+func SimRun(outDir string, seed int64, p record.Params) (harness.Result, error) {
+	s := harness.DefaultSpec()
+	s.Seed, s.Params, s.Out = seed, p, outDir
+	return harness.Run(context.Background(), s, harness.Options{Progress: ginkgo.GinkgoWriter,
+		Command: fmt.Sprintf("%s (suite)", s.Command())})
 }
 
 // JUnitPath is where a suite writes its JUnit XML: $FIOMIG_JUNIT_DIR/name

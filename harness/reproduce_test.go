@@ -1,4 +1,4 @@
-package scenario
+package harness
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 // settle) so that tests stay quick; the fault schedule (on the first five
 // migrations) and every other parameter are the incident's.
 func shortIncident() *record.Params {
-	p, err := IncidentParams(mustIncident(IncidentID), "prefix")
+	p, err := IncidentParams(mustIncident(incidents.Default), "prefix")
 	if err != nil {
 		panic(err)
 	}
@@ -31,7 +31,7 @@ func shortIncident() *record.Params {
 // mustIncident loads a catalogued incident or panics (the catalogue is
 // embedded: a bad file fails every test that reads it).
 func mustIncident(name string) incidents.Incident {
-	inc, err := LoadIncident(name)
+	inc, err := analysis.LoadIncident(name)
 	if err != nil {
 		panic(err)
 	}
@@ -40,12 +40,13 @@ func mustIncident(name string) incidents.Incident {
 
 func reproduce(t *testing.T, seed int64, op string, p *record.Params) ReproduceResult {
 	t.Helper()
-	r, err := Reproduce(context.Background(), ReproduceOptions{Incident: mustIncident(IncidentID), Seed: seed, Operator: op, Params: p,
-		Command: "test", OutDir: t.TempDir(), StartUnix: 1787159565})
+	r := Reproduction{Incident: mustIncident(incidents.Default), Name: incidents.Default, Operators: []string{op}, Params: p,
+		Out: t.TempDir(), StartUnix: 1787159565}
+	rs, err := Reproduce(context.Background(), r, seed, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r
+	return rs[0]
 }
 
 // TestReproduceSameSeedSameRecord: the same seed gives a byte-identical run
@@ -92,11 +93,11 @@ func TestReproduceSameSeedSameRecord(t *testing.T) {
 // validation it hits.
 func TestReproduceScheduleIsTheIncidents(t *testing.T) {
 	nodes := []string{"storage-1", "storage-2", "storage-3"}
-	s1, err := IncidentSchedule(mustIncident(IncidentID), 7, nodes)
+	s1, err := IncidentSchedule(mustIncident(incidents.Default), 7, nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s2, _ := IncidentSchedule(mustIncident(IncidentID), 7, nodes)
+	s2, _ := IncidentSchedule(mustIncident(incidents.Default), 7, nodes)
 	if d := cmp.Diff(s1, s2); d != "" {
 		t.Errorf("seed 7 twice:\n%s", d)
 	}
@@ -116,29 +117,29 @@ func TestReproduceScheduleIsTheIncidents(t *testing.T) {
 // prefix then fixed, seed 1 (target: under 5 s wall for both).
 func BenchmarkReproduceBothOperators(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		for _, op := range []string{"prefix", "fixed"} {
-			if _, err := Reproduce(context.Background(), ReproduceOptions{Incident: mustIncident(IncidentID), Seed: 1, Operator: op,
-				OutDir: b.TempDir(), StartUnix: 1787159565}); err != nil {
-				b.Fatal(err)
-			}
+		r := Reproduction{Incident: mustIncident(incidents.Default), Name: incidents.Default, Operators: []string{"prefix", "fixed"},
+			Out: b.TempDir(), StartUnix: 1787159565}
+		if _, err := Reproduce(context.Background(), r, 1, nil); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
 
 // TestReproduceNoFaultNoCascade: with the incident's faults dropped
 // (--faults none), the sourced model starts no cascade: no validation
-// fails for either operator over the whole incident (incident.md §6.1
+// fails for either operator over the whole incident (docs/sources.md §9.5
 // expects nothing sourced to start one), plan.json says the faults were
 // dropped, and the two runs are described with no difference.
 func TestReproduceNoFaultNoCascade(t *testing.T) {
-	inc := mustIncident(IncidentID)
+	inc := mustIncident(incidents.Default)
 	var runs []analysis.Run
-	for _, op := range []string{"prefix", "fixed"} {
-		r, err := Reproduce(context.Background(), ReproduceOptions{Incident: inc, Seed: 1, Operator: op, NoFaults: true,
-			Command: "test", OutDir: t.TempDir(), StartUnix: 1787159565})
-		if err != nil {
-			t.Fatal(err)
-		}
+	rs, err := Reproduce(context.Background(), Reproduction{Incident: inc, Name: inc.Name, Operators: []string{"prefix", "fixed"},
+		NoFaults: true, Out: t.TempDir(), StartUnix: 1787159565}, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, op := range []string{"prefix", "fixed"} {
+		r := rs[i]
 		if len(r.Plan.Faults) != 0 || r.Plan.Params.FaultSchedule == "incident" {
 			t.Errorf("%s: plan faults %v, fault_schedule %q: want none, said so", op, r.Plan.Faults, r.Plan.Params.FaultSchedule)
 		}
@@ -151,4 +152,25 @@ func TestReproduceNoFaultNoCascade(t *testing.T) {
 	if d := analysis.DescribePair(runs); d == nil || len(d.Differences) != 0 || d.Pair.Fixed.Total != d.Pair.Prefix.Total {
 		t.Errorf("description with no fault: %+v, want no difference", d)
 	}
+}
+
+// differingFiles returns those of files whose bytes differ between run
+// directories a and b; a file missing from either fails the test.
+func differingFiles(t *testing.T, a, b string, files ...string) []string {
+	t.Helper()
+	var diff []string
+	for _, f := range files {
+		x, err := os.ReadFile(filepath.Join(a, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := os.ReadFile(filepath.Join(b, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(x, y) {
+			diff = append(diff, f)
+		}
+	}
+	return diff
 }

@@ -1,0 +1,254 @@
+package checks
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/fiomig/fiomig/record"
+)
+
+// stallKind selects what a stallRun's record says of its silent stall.
+type stallKind int
+
+const (
+	stallExact    stallKind = iota // stall lines (the simulator's) and the keep-alive line
+	stallEstimate                  // the keep-alive line only (a real host's evidence)
+	stallHealed                    // stall lines; the path heals at 23.3 s, before the keep-alive expires
+	stallOutside                   // stall lines, no migration: a partition at 60 s
+)
+
+const keepAliveMsg = "I/O tag 0 (0000) type 4 opcode 0x18 (Keep Alive) QID 0 timeout"
+
+// stallOpts vary a stallRun: unlanded drops the partition's landed line
+// (the record holds no evidence of it); cutoverAt > 0 makes the cutover
+// pause the host first, at that time: vol1 then has a second namespace,
+// NSID 2, served only by nvme1 (src2, optimized), whose legs go
+// inaccessible at cutoverAt — the host is paused for NSID 2 from the
+// first sample at or after it, before or within the partition's stall of
+// nvme0 (NSID 1).
+type stallOpts struct {
+	unlanded  bool
+	cutoverAt float64
+}
+
+// stallRun: host-a consumes vol1 over src1 (optimized, node 10.0.0.1) and
+// src2 (non-optimized); m1 migrates it to tgt1 (Pending 10 s, Running 20
+// s). At 19.95 s host-a is partitioned from node-1: nvme0 at src1 hears
+// nothing more, so it keeps showing optimized while the cutover makes src2
+// and tgt1 inaccessible (20.5 s) and tgt1 optimized (22.5 s; Completed 23
+// s). Its keep-alive times out at 26 s (then it is connecting): every
+// sample shows vol1 served, but the kernel's I/O sat on nvme0 from 19.95 to
+// 26 s. Sampled every 0.5 s to 100 s.
+func stallRun(kind stallKind, opts stallOpts) (record.Plan, []record.Line) {
+	w := newWorld(0.5, "host-a")
+	w.plan.Params.Migrations = 1
+	w.plan.Topology.Nodes = []record.Node{{Name: "node-1", IP: "10.0.0.1"}, {Name: "node-2", IP: "10.0.0.2"}, {Name: "node-3", IP: "10.0.0.3"}}
+	nsids := []int{1}
+	if opts.cutoverAt > 0 {
+		nsids = []int{1, 2}
+	}
+	w.volume("vol1", vol1, nsids, "host-a")
+	w.endpoints(vol1, src1, src2)
+	w.ctrl("host-a", "nvme0", vol1, src1, "live", legs("optimized", 1)...)
+	w.ctrl("host-a", "nvme1", vol1, src2, "live", legs("non-optimized", 1)...)
+	if opts.cutoverAt > 0 {
+		w.ctrl("host-a", "nvme1", vol1, src2, "live", record.Leg{NSID: 1, ANA: "non-optimized"}, record.Leg{NSID: 2, ANA: "optimized"})
+	}
+	stall := func(action string, start *float64, nsids ...int) {
+		w.lines = append(w.lines, record.Line{T: w.now, Kind: record.KindStall, Host: "host-a", Controller: "nvme0", NQN: vol1,
+			Address: src1, Action: action, StartS: start, NSIDs: nsids})
+	}
+	if kind == stallOutside {
+		w.plan.Params.Migrations = 0
+		w.plan.Faults = []record.FaultSpec{{Fault: "network-partition", Target: "host-a/node-1", AtS: 60, ForS: 20}}
+		w.until(60)
+		w.fault("network-partition", "inject", "host-a/node-1", nil)
+		w.fault("network-partition", "landed", "host-a/node-1", map[string]string{"controllers_no_longer_live": "1"})
+		stall(record.StallStart, nil, 1)
+		w.until(66)
+		w.lines = append(w.lines, record.Line{T: w.now, Kind: record.KindKernel, Host: "host-a", Controller: "nvme0", Message: keepAliveMsg})
+		start := 60.0
+		stall(record.StallEnd, &start)
+		w.ctrl("host-a", "nvme0", vol1, src1, "connecting", legs("optimized", 1)...)
+		w.until(80)
+		w.fault("network-partition", "recover", "host-a/node-1", nil)
+		w.until(100)
+		return w.plan, w.lines
+	}
+	w.plan.Faults = []record.FaultSpec{{Fault: "network-partition", Target: "host-a/node-1", Migration: "#1", Phase: record.StageBeforeCutover, ForS: 20}}
+	w.until(10)
+	w.phase("m1", vol1, record.PhasePending, []string{src1, src2}, []string{tgt1})
+	w.phase("m1", vol1, record.PhaseValidating, nil, nil)
+	w.ctrl("host-a", "nvme2", vol1, tgt1, "live", legs("inaccessible", nsids...)...)
+	if opts.cutoverAt > 0 {
+		w.until(opts.cutoverAt)
+		w.ana("host-a", "nvme1", "inaccessible")
+	}
+	w.until(19.95)
+	w.lines = append(w.lines, record.Line{T: w.now, Kind: record.KindFault, Fault: "network-partition", Action: "inject", Target: "host-a/node-1",
+		Migration: "m1", Phase: record.StageBeforeCutover})
+	if kind != stallEstimate {
+		stall(record.StallStart, nil, 1)
+	}
+	w.until(20)
+	w.phase("m1", vol1, record.PhaseRunning, nil, nil)
+	w.until(20.5)
+	w.ana("host-a", "nvme1", "inaccessible")
+	w.until(22.5)
+	w.ana("host-a", "nvme2", "optimized")
+	w.endpoints(vol1, tgt1)
+	w.until(23)
+	w.phase("m1", vol1, record.PhaseCompleted, nil, nil)
+	start := 19.95
+	if kind == stallHealed {
+		w.until(23.3)
+		stall(record.StallEnd, &start)
+		w.ana("host-a", "nvme0", "inaccessible")
+		w.drop("host-a", "nvme1")
+	} else {
+		w.until(26)
+		if !opts.unlanded {
+			w.fault("network-partition", "landed", "host-a/node-1", map[string]string{"controllers_no_longer_live": "1"})
+		}
+		w.lines = append(w.lines, record.Line{T: w.now, Kind: record.KindKernel, Host: "host-a", Controller: "nvme0", Message: keepAliveMsg})
+		if kind == stallExact {
+			stall(record.StallEnd, &start)
+		}
+		w.ctrl("host-a", "nvme0", vol1, src1, "connecting", legs("optimized", 1)...)
+		w.drop("host-a", "nvme1")
+	}
+	w.until(39.95)
+	w.fault("network-partition", "recover", "host-a/node-1", nil)
+	w.drop("host-a", "nvme0")
+	w.until(100)
+	return w.plan, w.lines
+}
+
+// TestSilentStallCounts (issue 28, and the rule that a window a fault's
+// stall began is the fault's): a silent stall is paused time. The
+// partition at 19.95 s begins the only pause host-a sees (nvme0 shows
+// optimized throughout), inside m1's span: with the partition landed that
+// window is the partition's — a fault window naming the stall, pause-bound
+// and freezes pass — whether the stall is known from the simulator's stall
+// lines ([19.95, 26] s) or estimated from a real host's keep-alive line
+// (from 26 − 1.5 × 5 s, and at least 5 s long: [18.5, 26] s, said to be an
+// estimate). With no landed line the record holds no evidence of the
+// partition, so nothing is charged to it and the window is m1's as before:
+// over the bound (exact), inconclusive between its 5 s and 7.5 s lengths
+// (estimated, bound 5), over either way (bound 4). A stall the heal ends at
+// 23.3 s has no landed fault either: m1's, within the bound. When the
+// cutover paused the host first (19.5 s) the window is m1's and the
+// partition's stall in it is named (a fault that lengthened a cutover
+// pause: over the bound); with an estimated stall that may have begun
+// before that sample (18.5-21 s) it may be either's: inconclusive; one
+// that surely began after the cutover's pause (18 s) is m1's, over the
+// bound. The Judge equals the reference on every one.
+func TestSilentStallCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		kind     stallKind
+		opts     stallOpts
+		crit     float64
+		verdict  string
+		window   [2]float64 // m1's window on host-a; zero: none
+		minS     *float64
+		fault    [2]float64 // the fault window; zero: none
+		estimate bool
+		detail   string
+	}{
+		{"exact", stallExact, stallOpts{}, 5, record.Pass, [2]float64{}, nil, [2]float64{19.95, 26}, false, "longest pause 0 s"},
+		{"estimated", stallEstimate, stallOpts{}, 5, record.Pass, [2]float64{}, nil, [2]float64{18.5, 26}, true, "longest pause 0 s"},
+		{"healed", stallHealed, stallOpts{}, 5, record.Pass, [2]float64{19.95, 23.5}, nil, [2]float64{}, false, "longest pause 3.55 s"},
+		{"exact, unlanded", stallExact, stallOpts{unlanded: true}, 5, record.Fail, [2]float64{19.95, 26}, nil, [2]float64{}, false, "1 of 1 migration/host pair(s) over"},
+		{"estimated, unlanded", stallEstimate, stallOpts{unlanded: true}, 5, record.Inconclusive, [2]float64{18.5, 26}, ptrF(5), [2]float64{}, true, "m1 on host-a between 5 s and 7.5 s"},
+		{"estimated, unlanded, bound 4", stallEstimate, stallOpts{unlanded: true}, 4, record.Fail, [2]float64{18.5, 26}, ptrF(5), [2]float64{}, true, "1 of 1 migration/host pair(s) over"},
+		{"exact, cutover first", stallExact, stallOpts{cutoverAt: 19.5}, 5, record.Fail, [2]float64{19.5, 26}, nil, [2]float64{}, false, "1 of 1 migration/host pair(s) over"},
+		{"estimated, cutover within the estimate", stallEstimate, stallOpts{cutoverAt: 19.5}, 5, record.Inconclusive, [2]float64{18.5, 26}, ptrF(6.5), [2]float64{}, true, "a window a fault's estimated stall may have begun"},
+		{"estimated, cutover before the estimate", stallEstimate, stallOpts{cutoverAt: 18}, 5, record.Fail, [2]float64{18, 26}, nil, [2]float64{}, true, "1 of 1 migration/host pair(s) over"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plan, tl := stallRun(tc.kind, tc.opts)
+			plan.Params.PauseCritS = tc.crit
+			for format, lines := range bothFormats(t, tl) {
+				s := Evaluate(plan, lines)
+				if d := cmp.Diff(refEvaluate(plan, lines), s); d != "" {
+					t.Errorf("%s: the Judge (+) differs from the reference (-):\n%s", format, d)
+				}
+				pb := findCheck(s, CheckPauseBound)
+				if pb.Verdict != tc.verdict || !strings.Contains(pb.Detail, tc.detail) {
+					t.Errorf("%s: pause-bound %s %q, want %s with %q", format, pb.Verdict, pb.Detail, tc.verdict, tc.detail)
+				}
+				if fr := findCheck(s, CheckFreezes); tc.verdict == record.Pass && fr.Verdict != record.Pass {
+					t.Errorf("%s: freezes %s %q, want pass", format, fr.Verdict, fr.Detail)
+				}
+				if u := findCheck(s, CheckUnattributedPauses); u.Verdict != record.Pass {
+					t.Errorf("%s: unattributed-pauses %s %q, want pass", format, u.Verdict, u.Detail)
+				}
+				hp := s.Migrations[0].Hosts["host-a"]
+				var want [][2]float64
+				if tc.window != [2]float64{} {
+					want = [][2]float64{tc.window}
+				}
+				if !cmp.Equal(hp.Windows, want, cmpopts.EquateEmpty()) || !cmp.Equal(hp.LongestPauseMinS, tc.minS) {
+					t.Errorf("%s: windows %v (shortest %v), want %v (shortest %v)", format, hp.Windows, hp.LongestPauseMinS, want, tc.minS)
+				}
+				if len(s.Stalls) != 1 || s.Stalls[0].Host != "host-a" || s.Stalls[0].Controller != "nvme0" || s.Stalls[0].Estimate != tc.estimate {
+					t.Fatalf("%s: stalls %+v, want host-a nvme0's, estimate %v", format, s.Stalls, tc.estimate)
+				}
+				landed := tc.kind != stallHealed && !tc.opts.unlanded
+				if got := s.Stalls[0].Cause; (got == "network-partition on host-a/node-1 from 19.95 s") != landed {
+					t.Errorf("%s: stall cause %q, want the partition's: %v", format, got, landed)
+				}
+				if tc.fault == [2]float64{} {
+					if len(s.FaultWindows) != 0 || len(hp.FaultWindows) != 0 {
+						t.Errorf("%s: fault windows %+v (m1's %v), want none", format, s.FaultWindows, hp.FaultWindows)
+					}
+					if len(hp.Stalls) != 1 || hp.Stalls[0] != s.Stalls[0] {
+						t.Errorf("%s: stalls in m1's window %+v, want %+v", format, hp.Stalls, s.Stalls[0])
+					}
+				} else {
+					st := s.Stalls[0]
+					cause := "network-partition on host-a/node-1 from 19.95 s: silent stall of nvme0 at 10.0.0.1:4420 from 19.95 s"
+					if tc.estimate {
+						cause = "network-partition on host-a/node-1 from 19.95 s: silent stall of nvme0 at 10.0.0.1:4420, estimated from its keep-alive timeout at 26 s to have begun between 18.5 s and 21 s"
+					}
+					fw := []record.HostWindow{{Host: "host-a", NQN: vol1, Window: tc.fault, Cause: cause, Stall: &st, Migration: "m1"}}
+					if d := cmp.Diff(fw, s.FaultWindows); d != "" {
+						t.Errorf("%s: fault windows (-want +got):\n%s", format, d)
+					}
+					if !cmp.Equal(hp.FaultWindows, [][2]float64{tc.fault}) || len(hp.Stalls) != 0 {
+						t.Errorf("%s: m1's fault windows %v and stalls %v, want %v and none", format, hp.FaultWindows, hp.Stalls, tc.fault)
+					}
+				}
+			}
+		})
+	}
+	plan, tl := stallRun(stallOutside, stallOpts{})
+	for format, lines := range bothFormats(t, tl) {
+		s := Evaluate(plan, lines)
+		if d := cmp.Diff(refEvaluate(plan, lines), s); d != "" {
+			t.Errorf("outside, %s: the Judge (+) differs from the reference (-):\n%s", format, d)
+		}
+		st := record.Stall{Host: "host-a", Controller: "nvme0", NQN: vol1, StartS: 60, EndS: 66, Address: src1,
+			Cause: "network-partition on host-a/node-1 from 60 s"}
+		want := []record.HostWindow{{Host: "host-a", NQN: vol1, Window: [2]float64{60, 66},
+			Cause: "network-partition on host-a/node-1 from 60 s: silent stall of nvme0 at 10.0.0.1:4420 from 60 s", Stall: &st}}
+		if d := cmp.Diff(want, s.FaultWindows); d != "" || len(s.Unattributed) != 0 {
+			t.Errorf("outside, %s: fault windows (-want +got):\n%s\nunattributed %v", format, d, s.Unattributed)
+		}
+	}
+}
+
+func ptrF(v float64) *float64 { return &v }
+
+func findCheck(s record.Summary, name string) record.CheckResult {
+	for _, c := range s.Checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	return record.CheckResult{}
+}
