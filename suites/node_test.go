@@ -68,7 +68,7 @@ var _ = Describe("Migrations with every kube fault kind, on real kubelets", Labe
 	)
 	BeforeAll(func() {
 		env = nodeKubeEnv()
-		watch = framework.WatchPods(env.Admin, "agent", "fio")
+		watch = framework.WatchPods(env.Admin, map[string]int{"agent": 3, "fio": 3})
 		DeferCleanup(watch.Stop)
 	})
 	res := faultSpecs(func() framework.Backend { return env.KubeBackend(id) }, nodeFaultParams)
@@ -76,7 +76,7 @@ var _ = Describe("Migrations with every kube fault kind, on real kubelets", Labe
 	It("runs the agents, fio pods, nft helper, validation Jobs, SPDK and control-plane pods as containers on the real nodes", func() {
 		wide := watch.Wide()
 		AddReportEntry("kubectl get pods -A -o wide (while fio ran)", wide)
-		Expect(wide).NotTo(BeEmpty(), "the agent and fio pods never ran together")
+		Expect(wide).NotTo(BeEmpty(), "the 3 agent and 3 fio pods never ran together")
 		ran := map[string]map[string]bool{} // kind -> nodes
 		for _, p := range watch.Seen() {
 			if p.Kind == "" || !p.Ran {

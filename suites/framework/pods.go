@@ -30,12 +30,12 @@ type SeenPod struct {
 }
 
 // PodWatch records, every second until Stop, every pod of the cluster,
-// and once pods of each kind in Want run, the cluster's pods as
+// and once Want[kind] pods of each kind run, the cluster's pods as
 // `kubectl get pods -A -o wide` shows them.
 type PodWatch struct {
 	cs     kubernetes.Interface
 	rc     rest.Interface
-	Want   []string
+	Want   map[string]int
 	mu     sync.Mutex
 	seen   map[string]*SeenPod
 	wide   string
@@ -63,9 +63,10 @@ func PodKind(p *corev1.Pod) string {
 	return ""
 }
 
-// WatchPods starts a PodWatch with admin access; want are the kinds whose
-// running pods make the -o wide capture (e.g. agent and fio).
-func WatchPods(admin *rest.Config, want ...string) *PodWatch {
+// WatchPods starts a PodWatch with admin access; want says how many
+// running pods of which kinds make the -o wide capture (e.g. 3 agents and
+// 3 fio pods).
+func WatchPods(admin *rest.Config, want map[string]int) *PodWatch {
 	cs := kubernetes.NewForConfigOrDie(admin)
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &PodWatch{cs: cs, rc: cs.CoreV1().RESTClient(), Want: want, seen: map[string]*SeenPod{}, cancel: cancel, done: make(chan struct{})}
@@ -112,8 +113,8 @@ func (w *PodWatch) poll(ctx context.Context) {
 		}
 	}
 	capture := w.wide == ""
-	for _, k := range w.Want {
-		capture = capture && running[k] > 0
+	for k, n := range w.Want {
+		capture = capture && running[k] >= n
 	}
 	w.mu.Unlock()
 	if capture {
