@@ -97,6 +97,7 @@ type Cluster struct {
 	closeOnce sync.Once
 	closeErr  error
 	closeDid  []string
+	remaining []string
 }
 
 // Available says why a cluster cannot start here (nil when it can): not
@@ -607,8 +608,16 @@ func (c *Cluster) Close() ([]string, error) {
 
 func (c *Cluster) close() ([]string, error) {
 	did, err := sweep(true)
+	// Looked at while the lock is held: once it is released, the next
+	// cluster on the machine (another test's) may start at once.
+	c.remaining = Leftovers(c.Before)
 	if c.lockFile != nil {
 		c.lockFile.Close()
 	}
 	return did, err
 }
+
+// Remaining is what Leftovers found of the cluster right after Close
+// removed it, before Close released the machine's cluster lock (after
+// that another cluster may run): empty when nothing was left.
+func (c *Cluster) Remaining() []string { return c.remaining }

@@ -232,7 +232,8 @@ func (e *KubeEnv) stop() error {
 		errs = append(errs, e.API.Stop())
 	}
 	if e.Node != nil {
-		if left := kubenode.Leftovers(e.Node.Before); len(left) > 0 {
+		// As Close found it before releasing the machine's cluster lock.
+		if left := e.Node.Remaining(); len(left) > 0 {
 			errs = append(errs, fmt.Errorf("left on the machine after the real cluster:\n%s", strings.Join(left, "\n")))
 		}
 	}
