@@ -96,8 +96,8 @@ func (m *treeMount) unmount() error {
 		_ = os.WriteFile(filepath.Join("/sys/fs/fuse/connections", m.conn, "abort"), []byte("1"), 0o200)
 	}
 	err := syscall.Unmount(m.dir, syscall.MNT_DETACH)
-	if errors.Is(err, syscall.EINVAL) {
-		err = nil
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOENT) {
+		err = nil // not mounted (any more), or its folder is gone with it
 	}
 	done := make(chan struct{})
 	go func() { m.server.Wait(); close(done) }()

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -186,7 +187,8 @@ func (s *StandIn) startReal(ctx context.Context) error {
 	return nil
 }
 
-// closeReal stops the CSI plugins, the listeners and the FUSE mounts.
+// closeReal stops the CSI plugins, the listeners and the FUSE mounts (a
+// mount the real cluster's teardown already removed counts as done).
 func (s *StandIn) closeReal() error {
 	r := s.real
 	if r == nil {
@@ -206,7 +208,13 @@ func (s *StandIn) closeReal() error {
 	}
 	r.sysfs = nil
 	for _, f := range r.vols {
-		errs = append(errs, f.Unmount())
+		err := f.Unmount()
+		if _, serr := os.Stat(f.Dir()); errors.Is(serr, fs.ErrNotExist) {
+			// The real cluster's teardown (everything under its base
+			// folder) unmounted and removed it already.
+			err = nil
+		}
+		errs = append(errs, err)
 	}
 	r.vols = nil
 	return errors.Join(errs...)
