@@ -62,8 +62,8 @@ build: ## build bin/fiomig and bin/fiomig-host (the host tools alone: hosts, ins
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/fiomig
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/fiomig-host ./cmd/fiomig-host
 
-run: build ## the main job: 23 migrations on the embedded simulator (with fiomig's source release), report under out/ (OUT)
-	./$(BIN) run --release-sources --out $(OUT) $(RUN_FLAGS)
+run: build ## the main job (fiomig run with no flag): 23 migrations on the embedded simulator, report under out/ (OUT)
+	./$(BIN) run --out $(OUT) $(RUN_FLAGS)
 
 reproduce: build ## reproduce incident fio-mig-1787159565 with both operators side by side
 	./$(BIN) reproduce fio-mig-1787159565 --out $(OUT) $(RUN_FLAGS)

@@ -56,6 +56,8 @@ var allowed = map[string][]string{
 var allowedInternal = map[string][]string{
 	"internal/tooltest": {},
 	"internal/nvmecli":  {},
+	"internal/synthlog": {},
+	"internal/logscan":  {"internal", "fio"},
 	"internal/kubetest": {"internal"},
 	"internal/kubenode": {},
 	"internal/pgtest":   {"internal"},

@@ -263,11 +263,9 @@ func (k *IncidentKeeper) Add(l record.Line) {
 		k.samples[l.Host] = l
 		k.emitted[l.Host] = false
 	case record.KindKernel:
-		for _, p := range [...]string{"new ctrl", "Removing controller", "Successfully reconnected", subsysRejectMsg} {
-			if strings.HasPrefix(l.Message, p) {
-				k.out = append(k.out, l)
-				break
-			}
+		switch l.Event().Kind {
+		case record.KernelNewCtrl, record.KernelRemoved, record.KernelReconnected, record.KernelSubsysNotFound:
+			k.out = append(k.out, l)
 		}
 	case record.KindIO:
 		if l.PodState == "killed" {
@@ -506,27 +504,16 @@ func (x *runIndex) phase(l record.Line, f *IncidentFigures) {
 // and "Could not find subsystem" answers.
 func (x *runIndex) kernel(l record.Line, f *IncidentFigures) {
 	key := l.Host + "/" + l.Controller
-	switch {
-	case strings.HasPrefix(l.Message, "new ctrl"):
-		nqn := ""
-		if i := strings.Index(l.Message, `NQN "`); i >= 0 {
-			rest := l.Message[i+5:]
-			if j := strings.IndexByte(rest, '"'); j >= 0 {
-				nqn = rest[:j]
-			}
-		}
-		addr := ""
-		if i := strings.Index(l.Message, "addr "); i >= 0 {
-			addr, _, _ = strings.Cut(l.Message[i+5:], ",")
-		}
-		x.births[key] = append(x.births[key], birth{l.T, nqn, addr})
-	case strings.HasPrefix(l.Message, "Removing controller"):
+	switch e := l.Event(); e.Kind {
+	case record.KernelNewCtrl:
+		x.births[key] = append(x.births[key], birth{l.T, e.NQN, e.Addr})
+	case record.KernelRemoved:
 		f.LeaksRemovedByKernel++
 		x.removals = append(x.removals, removal{l.T, l.Host, l.Controller})
-	case strings.HasPrefix(l.Message, subsysRejectMsg):
+	case record.KernelSubsysNotFound:
 		x.subsysRejects[key] = append(x.subsysRejects[key], l.T)
-		x.hostSubsysRejects[l.Host] = append(x.hostSubsysRejects[l.Host], subsysReject{l.T, strings.Trim(strings.TrimPrefix(l.Message, subsysRejectMsg), ` "`)})
-	case strings.HasPrefix(l.Message, "Successfully reconnected"):
+		x.hostSubsysRejects[l.Host] = append(x.hostSubsysRejects[l.Host], subsysReject{l.T, e.NQN})
+	case record.KernelReconnected:
 		x.reconnected[key] = append(x.reconnected[key], l.T)
 	}
 }

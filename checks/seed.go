@@ -4,9 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/fiomig/fiomig/record"
@@ -328,12 +326,6 @@ func orNone(s string) string {
 	return s
 }
 
-var (
-	reNewCtrl   = regexp.MustCompile(`^new ctrl: NQN "([^"]+)"`)
-	reRemoving  = regexp.MustCompile(`^Removing (?:ctrl|controller)\b`)
-	reReconnect = regexp.MustCompile(`^Failed reconnect attempt (\d+)`)
-)
-
 // ControllerChurn is the check "controller-churn" (sbtest
 // nvme.controller-churn), from the kernel lines: more controllers created
 // ("new ctrl") than removed ("Removing ctrl"/"Removing controller") per
@@ -386,20 +378,17 @@ func tallyChurn(plan record.Plan, lines []record.Line) (c churnTally, ok bool) {
 		}
 		seen++
 		ck := key{l.Host, l.Controller}
-		if m := reNewCtrl.FindStringSubmatch(l.Message); m != nil {
-			nqnOf[ck] = m[1]
-			net[key{l.Host, m[1]}]++
-			continue
-		}
-		if reRemoving.MatchString(l.Message) {
+		switch e := l.Event(); e.Kind {
+		case record.KernelNewCtrl:
+			nqnOf[ck] = e.NQN
+			net[key{l.Host, e.NQN}]++
+		case record.KernelRemoved, record.KernelDisconnected:
 			if nqn, ok := nqnOf[ck]; ok {
 				net[key{l.Host, nqn}]--
 				delete(nqnOf, ck)
 			}
-			continue
-		}
-		if m := reReconnect.FindStringSubmatch(l.Message); m != nil {
-			if n, _ := strconv.Atoi(m[1]); n > th.MaxReconnects {
+		case record.KernelReconnectFailed:
+			if e.Attempt > th.MaxReconnects {
 				over[key{l.Host, l.Controller + " " + nqnOf[ck]}] = true
 			}
 		}
@@ -699,17 +688,20 @@ func SeedChecks(plan record.Plan, lines []record.Line) []record.CheckResult {
 // checks give the same result on the filtered lines as on the whole
 // timeline. The filter keeps state: one per timeline.
 func JudgesLine(plan record.Plan) func(record.Line) bool {
-	cross := strconv.Itoa(plan.Params.Seed.WithDefaults().MaxReconnects + 1)
+	cross := plan.Params.Seed.WithDefaults().MaxReconnects + 1
 	prevPlain := map[string]bool{}
 	return func(l record.Line) bool {
 		switch l.Kind {
 		case record.KindTarget:
 			return true
 		case record.KindKernel:
-			if m := reReconnect.FindStringSubmatch(l.Message); m != nil {
-				return m[1] == cross
+			switch e := l.Event(); e.Kind {
+			case record.KernelReconnectFailed:
+				return e.Attempt == cross
+			case record.KernelNewCtrl, record.KernelRemoved, record.KernelDisconnected, record.KernelKeepAliveTimeout:
+				return true
 			}
-			return reNewCtrl.MatchString(l.Message) || reRemoving.MatchString(l.Message) || keepAliveTimeout(l.Message)
+			return false
 		case record.KindIO:
 			k := podKey(l)
 			was, seen := prevPlain[k]

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -48,14 +47,10 @@ import (
 // (Linux 6.12 drivers/nvme/host/nvme.h:31 NVME_DEFAULT_KATO).
 const NVMeDefaultKatoS = 5.0
 
-// reKeepAliveTimeout is the kernel's line for a keep-alive command that
-// timed out (tcp.c:2862-2865, opcode 0x18 is nvme_admin_keep_alive).
-var reKeepAliveTimeout = regexp.MustCompile(`^I/O tag \d+ \([0-9a-f]+\) type \d+ opcode 0x18 \(Keep Alive\) QID 0 timeout$`)
-
 // keepAliveTimeout reports whether a kernel line is a keep-alive timeout
-// (the regular expression only for the lines that can be one).
+// (record.KernelKeepAliveTimeout).
 func keepAliveTimeout(msg string) bool {
-	return strings.Contains(msg, "(Keep Alive)") && reKeepAliveTimeout.MatchString(msg)
+	return record.ParseKernel(msg).Kind == record.KernelKeepAliveTimeout
 }
 
 // stallSpan is one stall as the pause checks use it: the host is paused for

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fiomig/fiomig/fio/internal/synthlog"
+	"github.com/fiomig/fiomig/internal/synthlog"
 )
 
 // benchLines is the size of the benchmark log: 10 million per-I/O lines,

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/fiomig/fiomig/checks"
 	"github.com/fiomig/fiomig/record"
@@ -24,6 +26,35 @@ type RejudgeOptions struct {
 	// Command is the re-judging command summary.json and the reports name
 	// when other bounds judge ("" = one built from them).
 	Command string
+}
+
+// SetSwimlanes sets Swimlanes from fiomig report's --swimlanes: "" (the
+// default), a number >= 1, or all.
+func (o *RejudgeOptions) SetSwimlanes(v string) error {
+	switch v {
+	case "":
+	case "all":
+		o.Swimlanes = -1
+	default:
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return Usagef("--swimlanes must be a number >= 1 or all, got %q", v)
+		}
+		o.Swimlanes = n
+	}
+	return nil
+}
+
+// Validate checks the bounds o judges by: --pause-crit > 0 seconds and
+// finite, --freezes-allowed >= 0.
+func (o RejudgeOptions) Validate() error {
+	if c := o.PauseCritS; c != nil && !(*c > 0 && !math.IsInf(*c, 0)) {
+		return Usagef("--pause-crit must be > 0 seconds, got %v", *c)
+	}
+	if f := o.FreezesAllowed; f != nil && *f < 0 {
+		return Usagef("--freezes-allowed must be >= 0, got %d", *f)
+	}
+	return nil
 }
 
 // Rejudged is what Rejudge wrote: the summary, where, and what a person

@@ -95,7 +95,12 @@ type Reproduction struct {
 
 // Command is the command that reruns one operator's run of seed.
 func (r Reproduction) Command(op string, seed int64) string {
-	flags := []string{"--operator=" + op, "--seed=" + strconv.FormatInt(seed, 10)}
+	return r.CommandWith("--operator="+op, "--seed="+strconv.FormatInt(seed, 10))
+}
+
+// CommandWith is fiomig reproduce of r with flags (--operator, --seed or
+// --seeds), then r's catalog, faults and model flags.
+func (r Reproduction) CommandWith(flags ...string) string {
 	if r.Catalog != "" {
 		flags = append(flags, "--catalog="+r.Catalog)
 	}

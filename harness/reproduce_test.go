@@ -174,3 +174,41 @@ func differingFiles(t *testing.T, a, b string, files ...string) []string {
 	}
 	return diff
 }
+
+// TestSourcedFixWithoutReleaseFails: the main job without fiomig's extra
+// release of the source paths (incidents/fixed-operator-source-paths.yaml:
+// the fixed operator as sourced) fails target-log-pattern — every
+// expectation of the incident holds, so the exit code is 0 — while
+// fiomig run's defaults, which release them, pass it and the main job
+// passes as a whole.
+func TestSourcedFixWithoutReleaseFails(t *testing.T) {
+	inc := mustIncident("fixed-operator-source-paths")
+	rs, err := Reproduce(context.Background(), Reproduction{Incident: inc, Name: inc.Name, Operators: inc.OperatorList(),
+		Out: t.TempDir(), StartUnix: 1}, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := BandsExitCode(Runs(rs)); code != ExitPass {
+		t.Errorf("exit %d, want 0 (every expectation holds): %+v", code, rs[0].Shape)
+	}
+	verdict := func(sum record.Summary, name string) string {
+		for _, c := range sum.Checks {
+			if c.Name == name {
+				return c.Verdict
+			}
+		}
+		return "absent"
+	}
+	if v := verdict(rs[0].Summary, "target-log-pattern"); v != record.Fail {
+		t.Errorf("without the release: target-log-pattern %s, want fail", v)
+	}
+	s := DefaultSpec()
+	s.Out = t.TempDir()
+	res, err := Run(context.Background(), s, Options{SummaryOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := verdict(res.Summary, "target-log-pattern"); v != record.Pass || res.Summary.Verdict != record.Pass {
+		t.Errorf("fiomig run's defaults: target-log-pattern %s, verdict %s; want both pass (%+v)", v, res.Summary.Verdict, res.Summary.Checks)
+	}
+}

@@ -523,3 +523,22 @@ func clipTo(s string, n int) string {
 	}
 	return s[:n-1] + "…"
 }
+
+// CatalogueText lists an incident catalogue, one line per incident: its
+// shape, migrations, operators, expectations and file. A file whose world
+// does not hold is an error naming it.
+func CatalogueText(w io.Writer, all []incidents.Incident) error {
+	width := 0
+	for _, inc := range all {
+		width = max(width, len(inc.Name))
+	}
+	for _, inc := range all {
+		t, err := inc.World(inc.OperatorList()[0])
+		if err != nil {
+			return fmt.Errorf("%s: %w", inc.File, err)
+		}
+		fmt.Fprintf(w, "%-*s  %d hosts, %d volumes x %d ns, %d migrations, operators %s, %d expectations  (%s)\n",
+			width, inc.Name, t.Hosts, t.Volumes, max(1, t.NamespacesPerVolume), inc.Pacing.Migrations, inc.Operators.Value, len(inc.Expected), inc.File)
+	}
+	return nil
+}

@@ -310,7 +310,11 @@ func markdown(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 	}
 	closeD()
 
-	open(fmt.Sprintf("Unattributed pauses (%d)", len(sum.Unattributed)))
+	unTitle := fmt.Sprintf("Unattributed pauses (%d)", len(sum.Unattributed))
+	if n := len(sum.FaultWindows); n > 0 {
+		unTitle += fmt.Sprintf(", fault windows (%d)", n)
+	}
+	open(unTitle)
 	b.WriteString("## Unattributed pauses\n\n")
 	if len(sum.Unattributed) == 0 {
 		b.WriteString("None: every pause window lies within a migration.\n")

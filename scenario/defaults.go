@@ -18,13 +18,17 @@ import (
 // after them (docs/simulator.md). With 60 s a tertiary path lost to sbcli's
 // cancel was still missing at the end. The model is the simulator's
 // defaults with both repairs on (the lvol monitor, the fixed CSI driver's
-// ip:port restore), filled in (sim.ModelDefaults).
+// ip:port restore) and fiomig's extra release of the source paths after a
+// completed migration, filled in (sim.ModelDefaults): the main job judges
+// the harness on a system that should pass. Without the release, the
+// fixed operator as sourced leaves the source paths reconnecting into
+// "does not allow host" (incidents/fixed-operator-source-paths.yaml).
 func DefaultParams() record.Params {
 	return record.Params{
 		Migrations: 23, SampleIntervalS: 0.1, SettleSampleIntervalS: 1,
 		PauseCritS: 5.0, FreezesAllowed: 1, SettleS: 400, AttributionMarginS: 30,
 		Seed: record.SeedThresholds{}.WithDefaults(), GapS: DefaultGapS, Faults: record.FaultsDefault,
-		Model: sim.ModelDefaults(record.Model{LvolMonitor: true, CSIRestore: record.CSIRestoreByEndpoint}),
+		Model: sim.ModelDefaults(record.Model{LvolMonitor: true, CSIRestore: record.CSIRestoreByEndpoint, ReleaseSources: true}),
 	}
 }
 

@@ -10,20 +10,14 @@ import (
 	"github.com/fiomig/fiomig/record"
 )
 
-// Fault selections of fiomig run --faults.
-const (
-	FaultsDefault = "default"
-	FaultsNone    = "none"
-)
-
 // ParseFaultKinds checks a --faults value: "default", "none", or a
 // comma-separated list of fault kinds (faults.Kinds). It returns the kinds
 // asked for (nil for default: every kind; empty for none).
 func ParseFaultKinds(v string) ([]string, error) {
 	switch v {
-	case FaultsDefault:
+	case record.FaultsDefault:
 		return nil, nil
-	case FaultsNone:
+	case record.FaultsNone:
 		return []string{}, nil
 	}
 	var kinds []string

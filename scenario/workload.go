@@ -21,14 +21,6 @@ import (
 	"github.com/fiomig/fiomig/workload"
 )
 
-// Workload names (fiomig run --workload).
-const (
-	// WorkloadSim: the simulator's modelled I/O only (virtual time).
-	WorkloadSim = record.WorkloadSim
-	// WorkloadFio: real fio through FUSE volumes on the wall clock.
-	WorkloadFio = record.WorkloadFio
-)
-
 // FioSettleS is --workload=fio's default settle, seconds: the settle runs
 // on the wall clock there, and the main job's 400 s (DefaultParams), which
 // outlast every sourced repair, made a 3-migration fio run take 8 min. 90 s
@@ -81,7 +73,7 @@ type FioOptions struct {
 // agreement check compares fio with the pause of every namespace.
 func FioNamespacesUnsupported(n int) string {
 	return fmt.Sprintf("--namespaces-per-volume %d with --workload=%s: fio runs one job per volume, on its first namespace only, so namespaces 2..%d would go unmeasured; use --workload=%s for namespaced volumes",
-		n, WorkloadFio, n, WorkloadSim)
+		n, record.WorkloadFio, n, record.WorkloadSim)
 }
 
 // RunFio runs cfg on the embedded simulator driven by the wall clock, with
@@ -139,7 +131,7 @@ func RunFio(ctx context.Context, seed int64, cfg Config, fo FioOptions) (Result,
 	if rate == 0 {
 		rate = workload.DefaultRateIOPS
 	}
-	cfg.Plan.Params.Workload, cfg.Plan.Params.FioRateIOPS = WorkloadFio, rate
+	cfg.Plan.Params.Workload, cfg.Plan.Params.FioRateIOPS = record.WorkloadFio, rate
 
 	res, runErr := Run(ctx, cluster, cfg)
 	load, loadOK := workload.LoadAverage()
@@ -261,19 +253,6 @@ func interruptedAtStart(cfg Config, staging string) (Result, error) {
 	}
 	return res, errors.Join(errs...)
 }
-
-// HasFio reports whether run directory dir holds a real-fio workload
-// (<dir>/fio/workload.json). Whether a run was a --workload=fio run is
-// IsFioRun's to say (the plan), not the directory's.
-func HasFio(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, record.FioDir, record.FioWorkloadFile))
-	return err == nil
-}
-
-// IsFioRun reports whether plan records a --workload=fio run
-// (plan.params.workload, as RunFio writes it): its report must carry the
-// fio checks, whatever is left of fio/.
-func IsFioRun(plan record.Plan) bool { return plan.Params.IsFio() }
 
 // FioEvaluate adds to sum (checks.Evaluate of plan and lines) what the fio
 // processes of run directory dir measured: it reads fio/workload.json and

@@ -30,6 +30,23 @@ type JanitorAction struct {
 	Err string `json:"error,omitempty"`
 }
 
+// Line is the action in one line for a person: "kill 123: why (ledger)",
+// "would unmount /mnt/x: why", "keep /tmp/y: why", with ": FAILED: err"
+// when it went wrong; dryRun says "would".
+func (a JanitorAction) Line(dryRun bool) string {
+	line := a.What + " " + a.Target + ": " + a.Reason
+	if dryRun && a.What != "keep" {
+		line = "would " + line
+	}
+	if a.Ledger != "" {
+		line += " (" + a.Ledger + ")"
+	}
+	if a.Err != "" {
+		line += ": FAILED: " + a.Err
+	}
+	return line
+}
+
 // JanitorReport is what Janitor did.
 type JanitorReport struct {
 	// Ledgers are the OwnedFiles read, sorted.

@@ -31,7 +31,7 @@ var goldenCases = []struct {
 	{"reproduce-seed1", []string{"reproduce", "fio-mig-1787159565", "--operator", "both", "--seed", "1"}},
 	{"reproduce-seed2", []string{"reproduce", "fio-mig-1787159565", "--operator", "both", "--seed", "2"}},
 	{"reproduce-seed3", []string{"reproduce", "fio-mig-1787159565", "--operator", "both", "--seed", "3"}},
-	{"run", []string{"run", "--release-sources"}},
+	{"run", []string{"run"}},
 	{"reproduce-retry", []string{"reproduce", "fiomig-1787171993"}},
 }
 

@@ -87,25 +87,12 @@ func janitorCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return code
 	}
-	prefix := ""
-	if dryRun {
-		prefix = "would "
-	}
 	removed := 0
 	for _, a := range rep.Actions {
-		line := fmt.Sprintf("%s%s %s: %s", prefix, a.What, a.Target, a.Reason)
-		if a.What == "keep" {
-			line = fmt.Sprintf("keep %s: %s", a.Target, a.Reason)
-		} else {
+		if a.What != "keep" {
 			removed++
 		}
-		if a.Ledger != "" {
-			line += " (" + a.Ledger + ")"
-		}
-		if a.Err != "" {
-			line += ": FAILED: " + a.Err
-		}
-		fmt.Fprintln(stdout, line)
+		fmt.Fprintln(stdout, a.Line(dryRun))
 	}
 	removed += len(kube) // the part printed its own lines
 	fmt.Fprintf(stdout, "janitor: %s read, %s\n", plural(len(rep.Ledgers), "ledger"), plural(removed, "leftover")+map[bool]string{true: " found", false: " removed"}[dryRun])

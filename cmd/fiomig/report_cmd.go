@@ -4,9 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"path/filepath"
-	"strconv"
 
 	"github.com/fiomig/fiomig/harness"
 	"github.com/fiomig/fiomig/reports"
@@ -35,30 +33,18 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	}
 	given := harness.Given(fs)
 	if given["pause-crit"] {
-		if !(*crit > 0 && !math.IsInf(*crit, 0)) {
-			fmt.Fprintf(stderr, "fiomig report: --pause-crit must be > 0 seconds, got %v (see fiomig report --help)\n", *crit)
-			return exitUsage
-		}
 		o.PauseCritS = crit
 	}
 	if given["freezes-allowed"] {
-		if *freezes < 0 {
-			fmt.Fprintf(stderr, "fiomig report: --freezes-allowed must be >= 0, got %d (see fiomig report --help)\n", *freezes)
-			return exitUsage
-		}
 		o.FreezesAllowed = freezes
 	}
-	switch v := *swimlanes; v {
-	case "": // reports.DefaultSwimlanes
-	case "all":
-		o.Swimlanes = -1
-	default:
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			fmt.Fprintf(stderr, "fiomig report: --swimlanes must be a number >= 1 or all, got %q (see fiomig report --help)\n", v)
-			return exitUsage
-		}
-		o.Swimlanes = n
+	err := o.SetSwimlanes(*swimlanes)
+	if err == nil {
+		err = o.Validate()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "fiomig report: %v (see fiomig report --help)\n", err)
+		return exitUsage
 	}
 	res, err := harness.Rejudge(pos[0], o)
 	for _, w := range res.Warnings {

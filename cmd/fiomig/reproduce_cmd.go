@@ -68,10 +68,16 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 		if len(pos) > 0 {
 			return usage(fmt.Errorf("--list lists the whole catalogue and runs nothing; drop %q (or drop --list to reproduce it)", pos[0]))
 		}
-		return listIncidents(stdout, stderr, dirs)
+		all, err := incidents.Catalogue(dirs...)
+		if err == nil {
+			err = reports.CatalogueText(stdout, all)
+		}
+		if err != nil {
+			return usage(err)
+		}
+		return exitPass
 	}
-	// The model flags given, checked as fiomig run checks them.
-	check := harness.DefaultSpec()
+	check := harness.DefaultSpec() // the model flags given, checked as fiomig run checks them
 	check.Params.Model = f.model
 	var flags []string
 	fs.Visit(func(fl *flag.Flag) {
@@ -112,10 +118,7 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		jobs := min(runtime.GOMAXPROCS(0), len(seeds))
 		fmt.Fprintf(stdout, "fiomig reproduce %s: %d seeds × %v, %d at a time, into %s\n", inc.Name, len(seeds), r.Operators, jobs, f.out)
-		cmd := harness.CommandLine("fiomig reproduce "+pos[0], append([]string{"--operator=" + orDefault(f.operator, inc.Operators.Value), "--seeds=" + f.seeds}, flags...))
-		if r.NoFaults {
-			cmd += " --faults=none"
-		}
+		cmd := r.CommandWith("--operator="+orDefault(f.operator, inc.Operators.Value), "--seeds="+f.seeds)
 		res, err := harness.ReproduceSeeds(ctx, r, seeds, jobs, cmd, stderr)
 		for _, e := range res.Errors {
 			fmt.Fprintf(stderr, "fiomig reproduce: %v\n", e)
@@ -177,23 +180,6 @@ func isModelFlag(name string) bool {
 	var m record.Model
 	harness.ModelFlags(fs, &m, "operator")
 	return fs.Lookup(name) != nil
-}
-
-// listIncidents prints the catalogue: one line per incident.
-func listIncidents(stdout, stderr io.Writer, dirs []string) int {
-	all, err := incidents.Catalogue(dirs...)
-	if err != nil {
-		return fail(stderr, "reproduce", usagef("%v", err))
-	}
-	for _, inc := range all {
-		t, err := inc.World(inc.OperatorList()[0])
-		if err != nil {
-			return fail(stderr, "reproduce", usagef("%s: %v", inc.File, err))
-		}
-		fmt.Fprintf(stdout, "%-22s %d hosts, %d volumes x %d ns, %d migrations, operators %s, %d expectations  (%s)\n",
-			inc.Name, t.Hosts, t.Volumes, max(1, t.NamespacesPerVolume), inc.Pacing.Migrations, inc.Operators.Value, len(inc.Expected), inc.File)
-	}
-	return exitPass
 }
 
 func orDefault(s, d string) string {

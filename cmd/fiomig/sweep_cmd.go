@@ -65,7 +65,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		return usage("--max-timelines must be >= 0 (0 = no limit), got %d", f.maxTimelines)
 	}
 	jobs := min(f.jobs, len(seeds))
-	cmd := harness.CommandLine("fiomig sweep --seeds="+f.seeds, append(s.Flags("seed"), ownFlags(fs)...))
+	cmd := harness.CommandLine("fiomig sweep --seeds="+f.seeds, harness.ChangedFlags(fs, "seeds", "seed", "out"))
 	ctx, stopSignals := interruptContext(stderr, "fiomig sweep")
 	defer stopSignals()
 	start := time.Now()
@@ -115,16 +115,4 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fiomig sweep: stopped after %d seed(s) without a verdict; the other %d were not run\n", len(sw.Seeds), sw.SeedsListed-len(sw.Seeds))
 	}
 	return code
-}
-
-// ownFlags are fiomig sweep's own flags given, as --name=value.
-func ownFlags(fs *flag.FlagSet) []string {
-	var out []string
-	fs.Visit(func(fl *flag.Flag) {
-		switch fl.Name {
-		case "jobs", "timelines", "max-timelines":
-			out = append(out, "--"+fl.Name+"="+fl.Value.String())
-		}
-	})
-	return out
 }

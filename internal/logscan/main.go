@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/fiomig/fiomig/fio"
-	"github.com/fiomig/fiomig/fio/internal/synthlog"
+	"github.com/fiomig/fiomig/internal/synthlog"
 )
 
 func main() {

@@ -4,5 +4,6 @@
 //	logscan -generate 10000000 -columns 4 big.log   # write a synthetic log
 //	logscan big.log                                 # stream it through fio.AnalyzeLogFile
 //
-// Imports: the standard library, fio and fio/internal/synthlog.
+// Imports: the standard library, fio and internal/synthlog (test and
+// measurement support, under internal/ with the other test support).
 package main
