@@ -156,5 +156,12 @@ func checkFigureNames(inc incidents.Incident) error {
 			return fmt.Errorf("%s: expected[%d].compare: unknown comparison %q (known: %s)", inc.File, i, e.Compare, CompareFixedLEPrefix)
 		}
 	}
+	if s := inc.Symptoms; s != nil {
+		for i, o := range s.Observed {
+			if o.Figure != "" && !slices.Contains(known, o.Figure) {
+				return fmt.Errorf("%s: symptoms.observed[%d].figure: unknown figure %q (known: %s)", inc.File, i, o.Figure, strings.Join(known, ", "))
+			}
+		}
+	}
 	return nil
 }

@@ -41,6 +41,14 @@ const (
 	// completed (its source or target path), which no operator releases
 	// (OP 5aa711cc releases only in cancelAndFail and reconcileAbort).
 	CauseCompletedPathLeak = "leak of a completed migration's path"
+	// CauseMissingLegs: the failing controller was not a leak (this
+	// validation's own, or a volume path of the CSI driver) but was live
+	// with no leg or fewer legs than the subsystem has namespaces: the
+	// namespace was missing or refused on that node — what the cited sbcli
+	// defects leave (listener before namespace, a failed re-add in the
+	// batch swap, diverging NSIDs the kernel refuses; docs/sources.md
+	// §4.10). A control-plane cause the fix does not touch.
+	CauseMissingLegs = "live path missing namespaces"
 	// CauseFault prefixes "injected fault (<kind>)": an injected fault was
 	// active on the failing endpoint's node or port (or the failing host,
 	// or the operator) when the validation failed, or ended less than
@@ -71,7 +79,7 @@ var FixRemovedCauses = []string{CauseZeroLegLeak, CauseParkedLeak, CauseConnecti
 
 // CauseOrder is the order of the causes in tables and notes.
 var CauseOrder = []string{CauseSubsystemLoss, CauseZeroLegLeak, CauseParkedLeak, CauseConnectingLeak, CauseServingLeak,
-	CauseCompletedPathLeak, CauseFault, CauseUnexplained}
+	CauseCompletedPathLeak, CauseMissingLegs, CauseFault, CauseUnexplained}
 
 // CauseClass is the cause without its qualifier ("injected fault
 // (target-restart)" → "injected fault").

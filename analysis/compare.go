@@ -208,6 +208,15 @@ type SeedsComparison struct {
 // NotJudged is SeedsComparison.Verdict below 2 seeds.
 const NotJudged = "not judged"
 
+// NotExercised is SeedsComparison.Verdict when no validation failed on a
+// cause the fix removes (ClassRemovable) in either operator on any seed:
+// the comparison cannot tell whether the fix helps, so it neither passes
+// nor fails on that account (a held cause that moved still fails).
+const NotExercised = "not exercised"
+
+// NotExercisedDetail begins the Detail of a comparison NotExercised.
+const NotExercisedDetail = "nothing the fix removes occurred"
+
 // tQuantile is Student's t quantile p with nu degrees of freedom.
 func tQuantile(p float64, nu int) float64 {
 	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(nu)}.Quantile(p)
@@ -230,6 +239,9 @@ func halfWidth(sd float64, n int) float64 {
 //   - pass: every held cause's interval lies within [−δ, +δ] and the
 //     total's upper bound is ≤ δ;
 //   - inconclusive otherwise (an interval too wide), with SeedsNeeded;
+//   - NotExercised, instead of pass or inconclusive, when no failure of a
+//     class the fix removes occurred in either operator on any seed (a
+//     pass would be vacuous: the fix had nothing to remove);
 //   - NotJudged with fewer than 2 seeds.
 //
 // Pure: the same pairs and delta give the same result.
@@ -242,9 +254,10 @@ func JudgeOverSeeds(pairs []SeedPair, delta float64) SeedsComparison {
 	}
 	kinds := map[string]bool{}
 	unexplained := []string{}
-	downstream := false
+	downstream, exercised := false, false
 	for _, p := range pairs {
 		downstream = downstream || p.Prefix.LossDownstream > 0 || p.Fixed.LossDownstream > 0
+		exercised = exercised || p.Prefix.Removable > 0 || p.Fixed.Removable > 0
 		for k := range p.Prefix.FaultKinds {
 			kinds[k] = true
 		}
@@ -340,6 +353,18 @@ func JudgeOverSeeds(pairs []SeedPair, delta float64) SeedsComparison {
 	if len(unexplained) > 0 {
 		c.Detail = fmt.Sprintf("unexplained validation failures (%s); the intervals alone: %s — %s", strings.Join(unexplained, ", "), c.Verdict, c.Detail)
 		c.Verdict, c.SeedsNeeded = record.Fail, 0
+	}
+	if !exercised {
+		nothing := fmt.Sprintf("%s: no validation failed on a leak kind the fix removes (nor on a loss window downstream of one) "+
+			"in either operator on any of the %d seeds", NotExercisedDetail, n)
+		if c.Verdict == record.Fail {
+			// A cause the fix cannot change moved: that fails whatever
+			// the fix had to do.
+			c.Detail += "; and " + nothing + ", so the comparison cannot show what the fix removes either"
+		} else {
+			c.Detail = fmt.Sprintf("%s, so the comparison cannot show what the fix does; the intervals alone: %s — %s", nothing, c.Verdict, c.Detail)
+			c.Verdict, c.SeedsNeeded = NotExercised, 0
+		}
 	}
 	return c
 }

@@ -37,8 +37,10 @@ func row(t *testing.T, c SeedsComparison, class string) CauseInterval {
 // synthetic per-seed figures (nothing here comes from the simulator).
 func TestJudgeOverSeeds(t *testing.T) {
 	// A spread of prefix figures the fixed runs are built from.
-	base := []RunCauses{causes(3, 2, 0, 0, 0), causes(5, 1, 0, 0, 0), causes(0, 3, 0, 0, 0), causes(7, 2, 0, 1, 0),
-		causes(2, 0, 0, 0, 0), causes(4, 4, 0, 0, 0), causes(1, 2, 0, 0, 0), causes(6, 1, 0, 0, 0), causes(3, 3, 0, 0, 0), causes(2, 2, 0, 0, 0)}
+	// A spread of prefix figures the fixed runs are built from; seeds 2 and
+	// 6 fail on leak kinds the fix removes (else nothing would exercise it).
+	base := []RunCauses{causes(3, 2, 0, 0, 0), causes(5, 1, 1, 0, 0), causes(0, 3, 0, 0, 0), causes(7, 2, 0, 1, 0),
+		causes(2, 0, 0, 0, 0), causes(4, 4, 2, 0, 0), causes(1, 2, 0, 0, 0), causes(6, 1, 0, 0, 0), causes(3, 3, 0, 0, 0), causes(2, 2, 0, 0, 0)}
 	pairs := func(fixed func(i int, p RunCauses) RunCauses, prefix func(i int, p RunCauses) RunCauses) []SeedPair {
 		var out []SeedPair
 		for i, p := range base {
@@ -50,6 +52,7 @@ func TestJudgeOverSeeds(t *testing.T) {
 		return out
 	}
 	same := func(_ int, p RunCauses) RunCauses { return p }
+	noRemovable := func(_ int, p RunCauses) RunCauses { return causes(p.Loss, p.Fault, 0, p.Other, p.Unexplained) }
 	for _, tc := range []struct {
 		name    string
 		pairs   []SeedPair
@@ -57,14 +60,19 @@ func TestJudgeOverSeeds(t *testing.T) {
 		detail  string
 	}{
 		{"identical runs pass", pairs(same, nil), record.Pass, "confined to the leak kinds the fix removes"},
+		{"identical runs where nothing the fix removes occurred are not exercised, not a pass", pairs(same, noRemovable),
+			NotExercised, "nothing the fix removes occurred: no validation failed on a leak kind the fix removes"},
 		{"a systematic +3 loss-window failures per seed in fixed fails",
 			pairs(func(_ int, p RunCauses) RunCauses {
 				return causes(p.Loss+3, p.Fault, p.Removable, p.Other, p.Unexplained)
 			}, nil), record.Fail, "sbcli subsystem-loss window: interval [3.00, 3.00] excludes 0"},
+		// Nothing removable occurs here either: a held cause that moved
+		// still fails, and the detail says nothing the fix removes occurred.
 		{"a systematic decrease of injected-fault failures in fixed fails (the fix cannot change them)",
 			pairs(func(_ int, p RunCauses) RunCauses {
 				return causes(p.Loss, p.Fault+[]int{-1, -2}[int(p.Loss)%2], p.Removable, p.Other, p.Unexplained)
-			}, func(_ int, p RunCauses) RunCauses { return causes(p.Loss, p.Fault+2, 0, p.Other, 0) }), record.Fail, "injected fault: interval"},
+			}, func(_ int, p RunCauses) RunCauses { return causes(p.Loss, p.Fault+2, 0, p.Other, 0) }), record.Fail,
+			"injected fault: interval [-1.88, -1.12] excludes 0, a cause the fix has no sourced way to change; and nothing the fix removes occurred"},
 		{"a difference only in fix-removable causes passes",
 			pairs(func(_ int, p RunCauses) RunCauses {
 				return causes(p.Loss, p.Fault, 0, p.Other, 0)
@@ -83,10 +91,10 @@ func TestJudgeOverSeeds(t *testing.T) {
 		{"n=3 with large spread is inconclusive",
 			[]SeedPair{{Seed: 1, Prefix: causes(2, 1, 0, 0, 0), Fixed: causes(6, 1, 0, 0, 0)},
 				{Seed: 2, Prefix: causes(6, 1, 0, 0, 0), Fixed: causes(2, 1, 0, 0, 0)},
-				{Seed: 3, Prefix: causes(3, 1, 0, 0, 0), Fixed: causes(3, 1, 0, 0, 0)}}, record.Inconclusive, "would need about"},
+				{Seed: 3, Prefix: causes(3, 1, 1, 0, 0), Fixed: causes(3, 1, 1, 0, 0)}}, record.Inconclusive, "would need about"},
 		{"an observed mean beyond δ that does not exclude 0 is inconclusive, and no number of seeds reaches ±δ",
 			[]SeedPair{{Seed: 1, Prefix: causes(0, 1, 0, 0, 0), Fixed: causes(9, 1, 0, 0, 0)},
-				{Seed: 2, Prefix: causes(4, 1, 0, 0, 0), Fixed: causes(3, 1, 0, 0, 0)},
+				{Seed: 2, Prefix: causes(4, 1, 1, 0, 0), Fixed: causes(3, 1, 1, 0, 0)},
 				{Seed: 3, Prefix: causes(0, 1, 0, 0, 0), Fixed: causes(9, 1, 0, 0, 0)},
 				{Seed: 4, Prefix: causes(4, 1, 0, 0, 0), Fixed: causes(3, 1, 0, 0, 0)}}, record.Inconclusive, "no number of seeds reaches ±δ"},
 		{"one seed is not judged", pairs(same, nil)[:1], NotJudged, "needs at least 2"},

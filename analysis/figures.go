@@ -58,6 +58,9 @@ type IncidentFigures struct {
 	// kinds: connecting, or live with no namespace.
 	LeakedConnecting      int `json:"leaked_connecting"`
 	LeakedLiveNoNamespace int `json:"leaked_live_no_namespace"`
+	// LeakedConnectingOrNoNamespace is their sum: the incident's "connecting
+	// or live with zero namespaces".
+	LeakedConnectingOrNoNamespace int `json:"leaked_connecting_or_no_namespace"`
 	// LeakedKinds counts every leak once, so that the parts sum to Leaked:
 	// "connecting" (any leak kind), "live no namespace", and otherwise
 	// "<state> <leak kind>" from summary.json (e.g. "live stale-endpoint").
@@ -116,6 +119,9 @@ type IncidentFigures struct {
 	PodKills []PodKill `json:"pod_kills,omitempty"`
 	// LongestPauseS is the longest pause window of the run, attributed or not.
 	LongestPauseS float64 `json:"longest_pause_s"`
+	// MigrationsRefrozen counts the migrations whose cutover froze a
+	// volume more than once (summary.json migrations[].freezes > 1).
+	MigrationsRefrozen int `json:"migrations_refrozen"`
 	// FaultsInjected counts faults that left evidence (inject lines with
 	// evidence, and landed lines of faults whose effect came later).
 	FaultsInjected int `json:"faults_injected"`
@@ -346,6 +352,11 @@ func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Su
 	sort.Strings(f.PodsKilledList)
 	f.PodsKilled = len(f.PodsKilledList)
 	f.LongestPauseS = sum.Stats.MaxPauseS
+	for _, m := range sum.Migrations {
+		if m.Freezes > 1 {
+			f.MigrationsRefrozen++
+		}
+	}
 	for _, w := range sum.Unattributed {
 		f.LongestPauseS = math.Max(f.LongestPauseS, w.Window[1]-w.Window[0])
 	}
@@ -637,6 +648,9 @@ func (x *runIndex) explainFailure(v *ValidationFailure) {
 	case v.LeakCaused:
 		o, ok := x.byID[v.Origin]
 		v.Cause = leakCause(*v, ok && o.outcome == record.PhaseCompleted, x.sampleAt(v.Host, v.AtS))
+	case v.Controller != "" && (strings.Contains(v.Detail, "is live with no leg to namespace") ||
+		v.State == "live" && legsKind(x.sampleAt(v.Host, v.AtS), v.Controller) == "zero/partial"):
+		v.Cause = CauseMissingLegs
 	default:
 		v.Cause = CauseUnexplained + " (" + v.Signal + ")"
 	}
@@ -824,6 +838,7 @@ func (x *runIndex) leaks(f *IncidentFigures, leaked []record.Leak) {
 		}
 	}
 	f.Healthy = f.Controllers - counted
+	f.LeakedConnectingOrNoNamespace = f.LeakedConnecting + f.LeakedLiveNoNamespace
 }
 
 // missingCancelLosses are the published endpoints without a controller

@@ -92,7 +92,7 @@ func TestComputeIncidentFigures(t *testing.T) {
 		},
 		ControllersPerHost: map[string]int{"h1": 3, "h2": 1}, ExpectedPerHost: map[string]int{"h1": 2, "h2": 1},
 		Controllers: 4, Expected: 3,
-		Leaked: 2, LeakedByState: map[string]int{"connecting": 1, "live": 1}, LeakedConnecting: 1, LeakedLiveNoNamespace: 1,
+		Leaked: 2, LeakedByState: map[string]int{"connecting": 1, "live": 1}, LeakedConnecting: 1, LeakedLiveNoNamespace: 1, LeakedConnectingOrNoNamespace: 2,
 		LeaksRemovedByKernel: 1, LeaksHealed: 1,
 		// Every kind once, summing to Leaked; nvme3 was born inside the
 		// failed mig-0001, nvme4 has no "new ctrl" line (a volume path).

@@ -38,8 +38,20 @@ func TestLoadIncidentRejectsUnknownNames(t *testing.T) {
 			}
 		})
 	}
+	// A symptom naming a figure fiomig does not compute.
+	inc, err := os.ReadFile(filepath.Join("..", "incidents", "fiomig-1787171993.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "fiomig-1787171993.yaml")
+	if err := os.WriteFile(file, []byte(strings.Replace(string(inc), "figure: migrations_refrozen", "figure: migrations_refrozn", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadIncident(file); err == nil || !strings.Contains(err.Error(), file+`: symptoms.observed[0].figure: unknown figure "migrations_refrozn"`) {
+		t.Errorf("symptom of an unknown figure: error %v", err)
+	}
 	// The unchanged file loads: the rejections above are the edits'.
-	file := filepath.Join(t.TempDir(), "small-healthy.yaml")
+	file = filepath.Join(t.TempDir(), "small-healthy.yaml")
 	if err := os.WriteFile(file, good, 0o644); err != nil {
 		t.Fatal(err)
 	}

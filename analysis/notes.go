@@ -55,8 +55,10 @@ var causeText = map[string]string{
 	CauseConnectingLeak:    "a connecting controller an earlier failed validation left, while its node held the subsystem",
 	CauseServingLeak:       "a live controller an earlier failed validation left, with an accessible leg",
 	CauseCompletedPathLeak: "a controller a completed migration left (no operator releases those)",
-	CauseFault:             "an injected fault was active on the endpoint's node or port",
-	CauseUnexplained:       "none of the above (the signal says how it failed)",
+	CauseMissingLegs: "this validation's own controller or a volume path was live with no or only some namespaces: the " +
+		"namespace was missing or refused on that node, what the cited sbcli defects leave (docs/sources.md §4.10)",
+	CauseFault:       "an injected fault was active on the endpoint's node or port",
+	CauseUnexplained: "none of the above (the signal says how it failed)",
 }
 
 // restartListenerText explains a cause restartLostListener names.

@@ -7,20 +7,39 @@ import (
 
 // Run is one operator's reproduction of an incident, analysed from its
 // record: the figures, the incident file's expectations judged on them,
-// and whether every judged one holds (the shape).
+// whether every judged one holds (the shape), and the incident's observed
+// symptoms beside this run's figures (one seed; marked not run when the
+// incident ran the other operator).
 type Run struct {
-	Figures IncidentFigures
-	Bands   []BandResult
-	Shape   Shape
+	Figures  IncidentFigures
+	Bands    []BandResult
+	Shape    Shape
+	Symptoms SymptomTable
 }
 
-// Analyse computes a run's figures from its record (ComputeIncidentFigures)
-// and judges inc's expectations on them (JudgeBands, ShapeOf).
+// Analyse computes a run's figures from its record (ComputeIncidentFigures),
+// judges inc's expectations on them (JudgeBands, ShapeOf) and sets inc's
+// symptoms beside them (Symptoms).
 func Analyse(inc incidents.Incident, plan record.Plan, lines []record.Line, sum record.Summary) Run {
 	r := Run{Figures: ComputeIncidentFigures(plan, lines, sum)}
 	r.Bands = JudgeBands(inc, r.Figures, sum)
 	r.Shape = ShapeOf(r.Bands, r.Figures)
+	r.Symptoms = Symptoms(inc, []Run{r})
 	return r
+}
+
+// SymptomsOf is the symptom table of one seed's runs: that of the run of
+// the operator the incident ran, else the first run's (marked not run).
+func SymptomsOf(runs []Run) SymptomTable {
+	for _, r := range runs {
+		if len(r.Symptoms.Seeds) > 0 {
+			return r.Symptoms
+		}
+	}
+	if len(runs) > 0 {
+		return runs[0].Symptoms
+	}
+	return SymptomTable{}
 }
 
 // SeedRuns are one seed's runs of an incident (one per operator).

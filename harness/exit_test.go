@@ -47,7 +47,7 @@ func TestReproduceExitCodes(t *testing.T) {
 			failing(run("fixed", false, record.Pass), "unexplained (refused)")}, ExitFail},
 	} {
 		var b bytes.Buffer
-		reports.ReproduceText(&b, "x", tc.rs, []string{"a", "b"})
+		reports.ReproduceText(&b, "x", "the model", tc.rs, []string{"a", "b"})
 		if got := BandsExitCode(tc.rs); got != tc.want {
 			t.Errorf("%s: exit %d, want %d\n%s", tc.name, got, tc.want, b.String())
 		}

@@ -83,6 +83,11 @@ type Reproduction struct {
 	// with no fault at all (docs/incidents.md). plan.json's params
 	// "fault_schedule" says so.
 	NoFaults bool
+	// Hypothesis is the ID of the combination of the incident's
+	// hypotheses whose world Incident is (incidents.Combination;
+	// fiomig reproduce --hypothesis), "" for the file as written: for
+	// rerun commands and the model's name.
+	Hypothesis string
 	// Params, when set, replace the incident's pacing and thresholds (the
 	// world stays the incident's); Schedule its fault schedule (tests).
 	Params   *record.Params
@@ -107,7 +112,28 @@ func (r Reproduction) CommandWith(flags ...string) string {
 	if r.NoFaults {
 		flags = append(flags, "--faults="+record.FaultsNone)
 	}
+	if r.Hypothesis != "" {
+		flags = append(flags, "--hypothesis="+r.Hypothesis)
+	}
 	return CommandLine("fiomig reproduce "+r.Name, append(flags, r.Flags...))
+}
+
+// Model names the model r runs, for the symptom tables: the incident
+// file's as written, or changed by a hypothesis, --faults none or model
+// flags.
+func (r Reproduction) Model() string {
+	var changes []string
+	if r.Hypothesis != "" {
+		changes = append(changes, "hypothesis "+r.Hypothesis)
+	}
+	if r.NoFaults {
+		changes = append(changes, "--faults="+record.FaultsNone)
+	}
+	changes = append(changes, r.Flags...)
+	if len(changes) == 0 {
+		return "the model as the incident file writes it"
+	}
+	return "the incident file's model with " + strings.Join(changes, ", ")
 }
 
 // params are one operator's run parameters: the incident's (or
@@ -161,10 +187,15 @@ type ReproduceResult struct {
 
 // ReproduceOne runs the incident once, with one operator and seed,
 // through scenario.Run into out (a normal run directory: plan.json with
-// the fault schedule as executed, timeline.jsonl, summary.json, report.md),
-// computes the incident's figures from the lines it wrote and judges the
-// incident's expectations on them; reproduce.md is Reproduce's to write.
+// the fault schedule as executed, timeline.jsonl, summary.json, report.md;
+// with summaryOnly only plan.json and summary.json), computes the
+// incident's figures from the lines it wrote and judges the incident's
+// expectations on them; reproduce.md is Reproduce's to write.
 func ReproduceOne(ctx context.Context, r Reproduction, op string, seed int64, out string, progress io.Writer) (ReproduceResult, error) {
+	return reproduceOne(ctx, r, op, seed, out, progress, false)
+}
+
+func reproduceOne(ctx context.Context, r Reproduction, op string, seed int64, out string, progress io.Writer, summaryOnly bool) (ReproduceResult, error) {
 	inc := r.Incident
 	if inc.Name == "" {
 		return ReproduceResult{}, errors.New("reproduce: no incident")
@@ -202,12 +233,17 @@ func ReproduceOne(ctx context.Context, r Reproduction, op string, seed int64, ou
 	if start == 0 {
 		start = time.Now().Unix()
 	}
-	plan := record.Plan{Tool: "fiomig", Scenario: "reproduce " + inc.Name, Seed: seed, Command: r.Command(op, seed),
+	scen := "reproduce " + inc.Name
+	if r.Hypothesis != "" {
+		scen += " under hypothesis " + r.Hypothesis
+	}
+	plan := record.Plan{Tool: "fiomig", Scenario: scen, Seed: seed, Command: r.Command(op, seed),
 		Params: p, Faults: sched}
 	// Run recovers what is still injected (recording its lines) and writes
 	// the schedule as executed into plan.json.
 	var kept analysis.IncidentKeeper // the lines the figures need, kept as written
-	res, err := scenario.Run(ctx, inj, scenario.Config{Plan: plan, OutDir: out, StartUnix: start, Progress: progress, OnLine: kept.Add})
+	res, err := scenario.Run(ctx, inj, scenario.Config{Plan: plan, OutDir: out, StartUnix: start, Progress: progress, OnLine: kept.Add,
+		SummaryOnly: summaryOnly})
 	x := ReproduceResult{Dir: res.Dir, Interrupted: res.Interrupted, Summary: res.Summary, Plan: res.Plan}
 	x.FaultErrors = inj.Errors()
 	if err != nil || res.Interrupted {
@@ -221,9 +257,12 @@ func ReproduceOne(ctx context.Context, r Reproduction, op string, seed int64, ou
 // simulated world: the same bytes as one after the other), into r.Out, and
 // writes each run's reproduce.md with every operator side by side. Each
 // operator starts once the one before it has created its run directory,
-// so that the first keeps fio-mig-<start> and the next fio-mig-<start>-2;
-// with more than one operator each progress line is tagged with its
-// operator. An error of any run is returned (after every run ended).
+// so that the first keeps fio-mig-<start> and the next fio-mig-<start>-2.
+// Progress is never interleaved: the first operator's lines go out as
+// they come, each later one's are held until every operator before it has
+// ended and then follow as they come; with more than one operator each
+// line is tagged with its operator. An error of any run is returned
+// (after every run ended).
 func Reproduce(ctx context.Context, r Reproduction, seed int64, progress io.Writer) ([]ReproduceResult, error) {
 	if r.StartUnix == 0 {
 		r.StartUnix = time.Now().Unix()
@@ -233,16 +272,21 @@ func Reproduce(ctx context.Context, r Reproduction, seed int64, progress io.Writ
 	errs := make([]error, len(ops))
 	out := &lockedWriter{w: progress}
 	started := make([]chan struct{}, len(ops)+1)
+	// shown[i] closes once operator i has ended and its lines are out.
+	shown := make([]chan struct{}, len(ops)+1)
 	for i := range started {
-		started[i] = make(chan struct{})
+		started[i], shown[i] = make(chan struct{}), make(chan struct{})
 	}
 	close(started[0])
+	close(shown[0])
 	forEach(context.Background(), len(ops), len(ops), func(i int) bool {
 		<-started[i]
-		p := &opProgress{w: out, started: started[i+1]}
+		p := &opProgress{w: out, started: started[i+1], live: shown[i]}
 		if len(ops) > 1 {
 			p.tag = fmt.Sprintf("%-*s| ", len("prefix "), ops[i])
 		}
+		defer close(shown[i+1])
+		defer p.flush()
 		defer p.start()
 		results[i], errs[i] = ReproduceOne(ctx, r, ops[i], seed, r.Out, p)
 		if errs[i] != nil {
@@ -253,18 +297,19 @@ func Reproduce(ctx context.Context, r Reproduction, seed int64, progress io.Writ
 	if err := errors.Join(errs...); err != nil {
 		return results, err
 	}
-	return results, writeReproduce(results)
+	return results, writeReproduce(r.Model(), results)
 }
 
-// writeReproduce writes every run's reproduce.md, all runs side by side.
-func writeReproduce(results []ReproduceResult) error {
+// writeReproduce writes every run's reproduce.md, all runs side by side;
+// model names the model run.
+func writeReproduce(model string, results []ReproduceResult) error {
 	for _, x := range results {
 		if x.Interrupted {
 			return nil
 		}
 	}
 	for _, x := range results {
-		if err := reports.WriteReproduce(x.Dir, x.Run, Runs(results)); err != nil {
+		if err := reports.WriteReproduce(x.Dir, model, x.Run, Runs(results)); err != nil {
 			return err
 		}
 	}
@@ -298,12 +343,16 @@ func BandsExitCode(runs []analysis.Run) int {
 }
 
 // CompareExitCode is the exit code of compare expectations judged over
-// seeds: 3 when one that does not hold came out inconclusive, 1 when one
-// does not hold otherwise, else 0 (not judged counts as holding).
+// seeds: 3 when one that does not hold came out inconclusive or not
+// exercised (nothing the fix removes occurred: a pass would be vacuous),
+// 1 when one does not hold otherwise, else 0 (not judged counts as
+// holding).
 func CompareExitCode(bands []analysis.BandResult) int {
 	code := ExitPass
 	for _, b := range bands {
 		switch {
+		case b.Got == analysis.NotExercised:
+			code = Worse(code, ExitInconclusive)
 		case !b.Judged || b.OK:
 		case b.Got == record.Inconclusive:
 			code = Worse(code, ExitInconclusive)
@@ -315,13 +364,18 @@ func CompareExitCode(bands []analysis.BandResult) int {
 }
 
 // opProgress is one operator's progress writer: every line indented by
-// two spaces and tag, each Write one write to w; the first Write (or start)
-// closes started.
+// two spaces and tag; the first Write (or start) closes started. Until
+// live is closed (the operators before it have ended and shown their
+// lines) the lines are held; after, each Write is one write to w, the
+// held lines first. flush waits for live and writes what is held.
 type opProgress struct {
 	w       io.Writer
 	tag     string
 	started chan struct{}
+	live    <-chan struct{}
 	once    sync.Once
+	mu      sync.Mutex
+	held    []byte
 }
 
 func (o *opProgress) start() { o.once.Do(func() { close(o.started) }) }
@@ -330,8 +384,29 @@ func (o *opProgress) Write(p []byte) (int, error) {
 	o.start()
 	s := strings.TrimRight(string(p), "\n")
 	pre := "  " + o.tag
-	_, err := io.WriteString(o.w, pre+strings.ReplaceAll(s, "\n", "\n"+pre)+"\n")
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.held = append(o.held, pre+strings.ReplaceAll(s, "\n", "\n"+pre)+"\n"...)
+	select {
+	case <-o.live:
+	default:
+		return len(p), nil
+	}
+	_, err := o.w.Write(o.held)
+	o.held = o.held[:0]
 	return len(p), err
+}
+
+// flush waits until the operators before this one have shown their lines
+// and writes the lines still held.
+func (o *opProgress) flush() {
+	<-o.live
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.held) > 0 {
+		o.w.Write(o.held)
+		o.held = nil
+	}
 }
 
 // lockedWriter serialises writes to w (nil: discard).
@@ -406,7 +481,7 @@ func ReproduceSeeds(ctx context.Context, r Reproduction, seeds []int64, jobs int
 		}
 		if o.err == nil && !o.interrupted {
 			o.runs.Runs = Runs(all)
-			o.err = writeReproduce(all)
+			o.err = writeReproduce(r.Model(), all)
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -436,7 +511,7 @@ func ReproduceSeeds(ctx context.Context, r Reproduction, seeds []int64, jobs int
 	if out.ExitCode != ExitInterrupted && out.ExitCode != ExitUsage {
 		out.ExitCode = Worse(out.ExitCode, CompareExitCode(bands))
 	}
-	out.Markdown = reports.SeedsMarkdown(r.Incident, command, out.Seeds, bands, cmps)
+	out.Markdown = reports.SeedsMarkdown(r.Incident, r.Model(), command, out.Seeds, bands, cmps)
 	out.Report = filepath.Join(dir, reports.ReproduceFile)
 	return out, os.WriteFile(out.Report, out.Markdown, 0o644)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -173,6 +174,36 @@ func differingFiles(t *testing.T, a, b string, files ...string) []string {
 		}
 	}
 	return diff
+}
+
+// TestReproduceProgressNotInterleaved: both operators run at once, but
+// their progress is not interleaved line by line: every prefix line comes
+// before the first fixed line, each operator's lines in their order.
+func TestReproduceProgressNotInterleaved(t *testing.T) {
+	p := shortIncident()
+	p.Migrations, p.SettleS = 4, 60
+	r := Reproduction{Incident: mustIncident(incidents.Default), Name: incidents.Default, Operators: []string{"prefix", "fixed"},
+		Params: p, Out: t.TempDir(), StartUnix: 1787159565}
+	var out bytes.Buffer
+	if _, err := Reproduce(context.Background(), r, 3, &out); err != nil {
+		t.Fatal(err)
+	}
+	var tags []string
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		tag, _, ok := strings.Cut(strings.TrimSpace(l), "|")
+		if !ok {
+			t.Fatalf("untagged progress line %q", l)
+		}
+		if tag = strings.TrimSpace(tag); len(tags) == 0 || tags[len(tags)-1] != tag {
+			tags = append(tags, tag)
+		}
+	}
+	if d := cmp.Diff([]string{"prefix", "fixed"}, tags); d != "" {
+		t.Errorf("operators' progress in blocks (-want +got):\n%s\n%s", d, out.String())
+	}
+	if n := strings.Count(out.String(), "fixed  | ["); n != 4 {
+		t.Errorf("%d fixed migration lines, want 4:\n%s", n, out.String())
+	}
 }
 
 // TestSourcedFixWithoutReleaseFails: the main job without fiomig's extra

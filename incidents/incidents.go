@@ -13,9 +13,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fiomig/fiomig/record"
@@ -65,9 +65,19 @@ type Incident struct {
 	// Expected are the bands and check verdicts the reproduction must show;
 	// reproduce exits 0 only when every one holds.
 	Expected []Expectation `json:"expected"`
+	// Symptoms are the incident's own observed figures, shown beside the
+	// model's (never judged); nil when the file lists none.
+	Symptoms *Symptoms `json:"symptoms,omitempty"`
+	// Hypotheses are the unknowns no source settles, each with the
+	// alternatives that could explain the symptoms (fiomig reproduce
+	// --hypotheses runs every combination, Combinations).
+	Hypotheses []Unknown `json:"hypotheses,omitempty"`
 
 	// File is where the incident was read from (not in the YAML).
 	File string `json:"-"`
+	// overlays are a combination's alternatives, set over the world's
+	// blocks (Combinations).
+	overlays []overlay
 }
 
 // Operators are the operator variants: Value "prefix", "fixed" or "both".
@@ -233,8 +243,6 @@ type Expectation struct {
 	Margin  *Margin `json:"margin,omitempty"`
 	// Operator limits the expectation to one operator ("" = every one).
 	Operator string `json:"operator,omitempty"`
-	// Incident is the incident's own figure, shown beside (not judged).
-	Incident string `json:"incident,omitempty"`
 	Source   Source `json:"source"`
 	Note     string `json:"note,omitempty"`
 }
@@ -283,30 +291,9 @@ func Parse(file string, b []byte) (Incident, error) {
 	}
 	inc.File = file
 	if err := inc.validate(); err != nil {
-		return Incident{}, fmt.Errorf("%s: %w", file, fieldFirst(err, b))
+		return Incident{}, fmt.Errorf("%s: %w", file, withLines(err, b))
 	}
 	return inc, nil
-}
-
-// fieldFirst puts a bad setting's error (fieldError) first, with the line
-// of its value in b, before the other errors of err.
-func fieldFirst(err error, b []byte) error {
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	}
-	for i, e := range errs {
-		var fe *fieldError
-		if !errors.As(e, &fe) {
-			continue
-		}
-		if n := fieldLine(b, fe.path, fe.goType); n > 0 {
-			e = fmt.Errorf("line %d: %w", n, e)
-		}
-		rest := append(slices.Clone(errs[:i]), errs[i+1:]...)
-		return errors.Join(append([]error{e}, rest...)...)
-	}
-	return err
 }
 
 // cleanYAMLError drops sigs.k8s.io/yaml's wrapping ("error unmarshaling
@@ -324,8 +311,11 @@ func cleanYAMLError(err error, b []byte) error {
 		// of type int": the field's path from the file's top, and its line.
 		value, field, goType := m[1], m[2], m[3]
 		s = fmt.Sprintf("%s: want %s, got %s", field, goType, value)
-		if n := fieldLine(b, strings.Split(field, "."), goType); n > 0 {
-			s = fmt.Sprintf("line %d: %s", n, s)
+		var doc yamlv3.Node
+		if yamlv3.Unmarshal(b, &doc) == nil {
+			if n := lineOf(&doc, field, goType); n > 0 {
+				s = fmt.Sprintf("line %d: %s", n, s)
+			}
 		}
 	} else if f, ok := strings.CutPrefix(s, "unknown field "); ok {
 		key := strings.Trim(f, `"`)
@@ -344,84 +334,6 @@ func cleanYAMLError(err error, b []byte) error {
 // "json: " prefix): the value's JSON kind, the Go struct, the field's path
 // from the document's top (json tags joined by dots) and the Go type.
 var typeError = regexp.MustCompile(`^cannot unmarshal (.+) into Go struct field [^. ]+\.(\S+) of type (\S+)$`)
-
-// fieldLine returns the 1-based line of the YAML key path (json tags, list
-// indexes not known) in b, or 0. Each key is looked for below its parent's
-// line and inside the parent's block (lines indented deeper, a list item's
-// "- " counting as indent), or in a flow map on the parent's line. Of
-// several lines with the last key (one per list item) it prefers the first
-// whose value does not parse as goType.
-func fieldLine(b []byte, path []string, goType string) int {
-	lines := strings.Split(string(b), "\n")
-	type key struct{ line, indent int }
-	indentOf := func(l string) (int, string) {
-		t := strings.TrimLeft(l, " ")
-		n := len(l) - len(t)
-		for strings.HasPrefix(t, "- ") {
-			t = strings.TrimLeft(t[2:], " ")
-			n = len(l) - len(t)
-		}
-		return n, t
-	}
-	parents := []key{{-1, -1}}
-	for depth, k := range path {
-		var found []key
-		for _, p := range parents {
-			if p.line >= 0 {
-				if _, t := indentOf(lines[p.line]); strings.Contains(t, "{") &&
-					(strings.Contains(t, "{"+k+":") || strings.Contains(t, " "+k+":")) {
-					found = append(found, key{p.line, p.indent + 1})
-					continue
-				}
-			}
-			for i := p.line + 1; i < len(lines); i++ {
-				n, t := indentOf(lines[i])
-				if t == "" || strings.HasPrefix(t, "#") {
-					continue
-				}
-				if n <= p.indent {
-					break
-				}
-				if strings.HasPrefix(t, k+":") {
-					found = append(found, key{i, n})
-				}
-			}
-		}
-		if len(found) == 0 {
-			return 0
-		}
-		if depth == len(path)-1 {
-			for _, f := range found {
-				_, t := indentOf(lines[f.line])
-				v := strings.TrimSpace(t[strings.Index(t, k+":")+len(k)+1:])
-				v = strings.TrimRight(strings.SplitN(v, "#", 2)[0], " ,}")
-				if !fitsType(v, goType) {
-					return f.line + 1
-				}
-			}
-			return found[0].line + 1
-		}
-		parents = found
-	}
-	return 0
-}
-
-// fitsType says whether the YAML scalar v parses as the Go type named
-// goType; types it does not know fit.
-func fitsType(v, goType string) bool {
-	var err error
-	switch {
-	case strings.HasPrefix(goType, "int"):
-		_, err = strconv.ParseInt(v, 10, 64)
-	case strings.HasPrefix(goType, "uint"):
-		_, err = strconv.ParseUint(v, 10, 64)
-	case strings.HasPrefix(goType, "float"):
-		_, err = strconv.ParseFloat(v, 64)
-	case goType == "bool":
-		_, err = strconv.ParseBool(v)
-	}
-	return err == nil
-}
 
 func validSource(s Source) bool { return s == Sourced || s == Inference || s == Assumption }
 
@@ -473,14 +385,7 @@ func (inc Incident) validate() error {
 	}
 	p := inc.Pacing
 	p.validate(bad, src)
-	if inc.Faults.Seeded != nil || len(inc.Faults.Scheduled) > 0 {
-		src("faults", inc.Faults.Source)
-	}
-	if s := inc.Faults.Seeded; s != nil {
-		if s.Count < 1 || len(s.Kinds) == 0 || s.FirstMigration < 1 || s.LastMigration < s.FirstMigration || s.LastMigration > p.Migrations {
-			bad("faults.seeded: count ≥ 1, kinds, and 1 ≤ first_migration ≤ last_migration ≤ pacing.migrations")
-		}
-	}
+	inc.Faults.validate("faults", p.Migrations, bad, src)
 	if len(inc.Expected) == 0 {
 		bad("expected: no expectation (an incident with nothing to judge proves nothing)")
 	}
@@ -523,7 +428,49 @@ func (inc Incident) validate() error {
 			bad("%s: operator %q: want prefix or fixed", f, e.Operator)
 		}
 	}
+	inc.Symptoms.validate(bad, src)
+	inc.validateHypotheses(bad, src, func(err error) { errs = append(errs, err) })
 	return errors.Join(errs...)
+}
+
+// validate reports bad faults, named field (faults, or an alternative's):
+// a source when any is given, and a seeded family within the pacing's
+// migrations.
+func (fs Faults) validate(field string, migrations int, bad func(string, ...any), src func(string, Source)) {
+	if fs.Seeded != nil || len(fs.Scheduled) > 0 {
+		src(field, fs.Source)
+	}
+	if s := fs.Seeded; s != nil {
+		if s.Count < 1 || len(s.Kinds) == 0 || s.FirstMigration < 1 || s.LastMigration < s.FirstMigration || s.LastMigration > migrations {
+			bad("%s.seeded: count ≥ 1, kinds, and 1 ≤ first_migration ≤ last_migration ≤ pacing.migrations", field)
+		}
+	}
+}
+
+// Headline is the summary's first sentence (up to its first ". " or
+// "; "), for one-line listings.
+func (inc Incident) Headline() string {
+	s := strings.Join(strings.Fields(inc.Summary), " ")
+	for _, end := range []string{". ", "; "} {
+		if i := strings.Index(s, end); i > 0 {
+			s = s[:i]
+		}
+	}
+	return strings.TrimSuffix(s, ".")
+}
+
+// HypothesisSwitches are the model settings (plan.json names) some
+// alternative of the hypotheses sets, sorted.
+func (inc Incident) HypothesisSwitches() []string {
+	set := map[string]bool{}
+	for _, h := range inc.Hypotheses {
+		for _, a := range h.Alternatives {
+			for _, k := range a.Set.keys {
+				set[k] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
 }
 
 // OperatorList is Operators.Value as a list: "both" is prefix and fixed.

@@ -115,26 +115,31 @@ var modelFields = func() map[string]int {
 	return out
 }()
 
-// fieldError is a bad value of one setting: its path from the file's top
-// (block.key.value, or block.key for a plain value) and what is wrong.
+// fieldError is a bad value of one setting: its field from the file's top
+// (block.key.value, or block.key for a plain value; list items indexed,
+// hypotheses[1].alternatives[0].set.key) and what is wrong.
 type fieldError struct {
-	path   []string
+	field  string
 	goType string // the wanted type, for finding the value's line
 	msg    string
 }
 
-func (e *fieldError) Error() string { return strings.Join(e.path, ".") + ": " + e.msg }
+func (e *fieldError) Error() string { return e.field + ": " + e.msg }
 
 // into sets every value of s into m, each decoded into its field's type;
-// block names s in errors. A key that is no model field, or a value of the
-// wrong type, is an error naming it.
+// block names s in errors (its field from the file's top). A key that is
+// no model field, or a value of the wrong type, is an error naming it.
 func (s Settings) into(block string, m *record.Model, set map[string]string) error {
 	v := reflect.ValueOf(m).Elem()
-	for _, key := range s.keys {
-		path := []string{block, key}
-		if _, ok := s.tags[key]; ok {
-			path = append(path, "value")
+	// errAt is a fieldError at key (and at its "value" when deep).
+	errAt := func(key string, deep bool, goType, msg string) error {
+		e := &fieldError{field: block + "." + key, goType: goType, msg: msg}
+		if _, tagged := s.tags[key]; tagged && deep {
+			e.field += ".value"
 		}
+		return e
+	}
+	for _, key := range s.keys {
 		i, ok := modelFields[key]
 		if !ok {
 			known := slices.Sorted(func(yield func(string) bool) {
@@ -144,10 +149,10 @@ func (s Settings) into(block string, m *record.Model, set map[string]string) err
 					}
 				}
 			})
-			return &fieldError{path: path[:2], msg: fmt.Sprintf("not a model setting (known: %s)", strings.Join(known, ", "))}
+			return errAt(key, false, "", fmt.Sprintf("not a model setting (known: %s)", strings.Join(known, ", ")))
 		}
 		if other, dup := set[key]; dup {
-			return &fieldError{path: path[:2], msg: "set in " + other + " too"}
+			return errAt(key, false, "", "set in "+other+" too")
 		}
 		set[key] = block
 		f := v.Field(i)
@@ -158,7 +163,7 @@ func (s Settings) into(block string, m *record.Model, set map[string]string) err
 			if errors.As(err, &te) {
 				got = te.Value
 			}
-			return &fieldError{path: path, goType: f.Type().String(), msg: fmt.Sprintf("want %s, got %s", f.Type(), got)}
+			return errAt(key, true, f.Type().String(), fmt.Sprintf("want %s, got %s", f.Type(), got))
 		}
 		f.Set(p.Elem())
 	}
@@ -175,8 +180,10 @@ const CSIRestoreOperator = "operator"
 // fixed): its topology, model and kernel blocks read into one
 // record.Model by their plan.json names, the pacing's Job start and data
 // sync ranges, the operator, and csi_restore "operator" resolved for it.
-// Values left out take the simulator's defaults. Every value is checked
-// (record.Model.Validate); errors name the block and the key.
+// Values left out take the simulator's defaults. A combination of
+// hypotheses (Combinations) sets its alternatives' switches over the
+// blocks. Every value is checked (record.Model.Validate); errors name the
+// block and the key.
 func (inc Incident) World(operator string) (record.Model, error) {
 	var m record.Model
 	set := map[string]string{}
@@ -188,6 +195,11 @@ func (inc Incident) World(operator string) (record.Model, error) {
 			return m, err
 		}
 	}
+	for _, o := range inc.overlays {
+		if err := o.s.into(o.block, &m, map[string]string{}); err != nil {
+			return m, err
+		}
+	}
 	if r := inc.Pacing.JobStartS; len(r) == 2 {
 		m.JobStartMinS, m.JobStartMaxS = r[0], r[1]
 	}
@@ -195,7 +207,7 @@ func (inc Incident) World(operator string) (record.Model, error) {
 		m.SyncMinS, m.SyncMaxS = r[0], r[1]
 	}
 	if set["operator"] != "" {
-		return m, &fieldError{path: []string{set["operator"], "operator"}, msg: "the operator is operators.value's (prefix, fixed or both)"}
+		return m, &fieldError{field: set["operator"] + ".operator", msg: "the operator is operators.value's (prefix, fixed or both)"}
 	}
 	m.Operator = operator
 	if m.CSIRestore == CSIRestoreOperator {

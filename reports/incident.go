@@ -16,21 +16,23 @@ import (
 	"github.com/fiomig/fiomig/record"
 )
 
-// incidentRow is the incident's own figures (docs/sources.md §9.1-§9.3,
-// the OP 5aa711cc PR message), shown above the seeds.
-var incidentRow = []string{"incident", "(run)", "16 of 23", "—", "—", "—", "—",
-	"18 connecting or live zero-ns", "32 / ~18", "~146", "8 of 10", "—", "—"}
-
 // SeedsMarkdown is the top-level reproduce.md of fiomig reproduce
-// --seeds: per seed and operator, the validation failures by cause, the
-// leaks by kind, controllers against expected, rejections/min, pods killed,
-// whether the bands hold and the seed's total paired difference, under the
-// incident's own figures; then the comparison over the seeds (cmps, one
-// per compare expectation of bands, JudgeCompare), the failures by cause
-// summed over the seeds and the 2.5 h figures with the switches they need.
-func SeedsMarkdown(inc incidents.Incident, command string, seeds []analysis.SeedRuns, bands []analysis.BandResult, cmps []analysis.SeedsComparison) []byte {
+// --seeds: the incident's summary and its observed symptoms beside the
+// model's values over the seeds (model names the model run); per seed and
+// operator, the validation failures by cause, the leaks by kind,
+// controllers against expected, rejections/min, pods killed, whether the
+// bands hold and the seed's total paired difference; then the comparison
+// over the seeds (cmps, one per compare expectation of bands,
+// JudgeCompare) and the failures by cause summed over the seeds.
+func SeedsMarkdown(inc incidents.Incident, model, command string, seeds []analysis.SeedRuns, bands []analysis.BandResult, cmps []analysis.SeedsComparison) []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s over %d seeds\n\n`%s`\n\n", inc.Name, len(seeds), command)
+	fmt.Fprintf(&b, "# %s over %d seeds\n\n`%s`\n\n%s\n", inc.Name, len(seeds), command, inc.Summary)
+	var runs []analysis.Run
+	for _, s := range seeds {
+		runs = append(runs, s.Runs...)
+	}
+	b.Write(SymptomsMarkdown(analysis.Symptoms(inc, runs), model, true))
+	b.WriteString("\n## Each seed\n\n")
 	b.WriteString("Validation failures by cause (docs/sources.md §9.4): **loss** = sbcli subsystem-loss window " +
 		"(includes a connecting leak failing at its own target address while its node lacks the subsystem); " +
 		"**fix-removed leak** = live zero/partial-leg, parked at tgt.ter, or another leak a failed validation left; " +
@@ -39,7 +41,6 @@ func SeedsMarkdown(inc incidents.Incident, command string, seeds []analysis.Seed
 	head := []string{"seed", "operator", "validation failed", "loss", "fix-removed leak", "fault", "other",
 		"leaked (conn / no-ns / other)", "controllers / expected", "rejections/min", "pods killed", "bands hold", "D total (fixed − prefix)"}
 	b.WriteString("| " + strings.Join(head, " | ") + " |\n|" + strings.Repeat("---|", len(head)) + "\n")
-	b.WriteString("| " + strings.Join(incidentRow, " | ") + " |\n")
 	total := map[string]map[string]int{}
 	for _, s := range seeds {
 		d := "—"
@@ -95,58 +96,7 @@ func SeedsMarkdown(inc incidents.Incident, command string, seeds []analysis.Seed
 		}
 		b.WriteString("\n")
 	}
-	var figs []analysis.IncidentFigures
-	for _, s := range seeds {
-		for _, r := range s.Runs {
-			figs = append(figs, r.Figures)
-		}
-	}
-	b.Write(SwitchesMarkdown(figs))
-	b.WriteString("\nEach seed's runs are in seed-N/ (plan.json, timeline.jsonl, summary.json, report.md, reproduce.md).\n")
-	return []byte(b.String())
-}
-
-// SwitchesMarkdown is reproduce.md's table of the incident's 2.5 h figures
-// (docs/sources.md §9.4): the figure, what a faithful model with the
-// upstream kernel expects, the switches a reproduction needs to reach it,
-// and what the runs of figs gave (min–max over them).
-func SwitchesMarkdown(figs []analysis.IncidentFigures) []byte {
-	rng := func(val func(analysis.IncidentFigures) float64) string {
-		if len(figs) == 0 {
-			return "—"
-		}
-		lo, hi := val(figs[0]), val(figs[0])
-		for _, f := range figs[1:] {
-			lo, hi = min(lo, val(f)), max(hi, val(f))
-		}
-		if lo == hi {
-			return fmt.Sprintf("%.0f", lo)
-		}
-		return fmt.Sprintf("%.0f–%.0f", lo, hi)
-	}
-	rows := [][]string{
-		{"18 lvol controllers connecting or live with zero namespaces", "0 connecting (the upstream kernel removes a leak after " +
-			"ctrl_loss_tmo 3600 / reconnect_delay 2 = 1800 attempts, ~1 h); 0 live zero-namespace (no sourced persistent " +
-			"path in this topology, docs/sources.md §4.10)", "`--reconnect-reset=partial` plus a zero/partial-leg switch: `--listener-race`, " +
-			"`--swap-readd-fail`, or `--nsid-divergence`",
-			rng(func(f analysis.IncidentFigures) float64 { return float64(f.LeakedConnecting + f.LeakedLiveNoNamespace) })},
-		{"~146 rejected CONNECTs/min", "0 (nothing left connecting)", "`--reconnect-reset=partial`: 30/min per connecting " +
-			"leak at a listening port, so ~146/min ≈ 5 controllers",
-			rng(func(f analysis.IncidentFigures) float64 { return f.RejectionsPerMin })},
-		{"32 controllers where ~18 expected", "18 + parked live leaks (prefix: ≈ 3 × distinct cancelled (subsystem, " +
-			"target) pairs, ≤ 36) − tertiary paths lost to the sbcli cancel", "none for the parked leaks; the connecting " +
-			"ones as above", rng(func(f analysis.IncidentFigures) float64 { return float64(f.Controllers) })},
-		{"16 of 23 validations failed", "no sourced count: it depends on the first failure's cause (an assumed fault) " +
-			"and the lvol monitor's repair lag (~1-3 failures per cancel window, docs/sources.md §9.4 estimate)", "none sourced; \"≥ half\" " +
-			"needs a persistent zero-leg switch", rng(func(f analysis.IncidentFigures) float64 { return float64(f.ValidationFailed) })},
-		{"8 of 10 fio pods killed (6 s and 8 s pauses)", "no sourced cause in the model: not asserted", "—",
-			rng(func(f analysis.IncidentFigures) float64 { return float64(f.PodsKilled) })},
-	}
-	var b strings.Builder
-	b.WriteString("\n## The 2.5 h figures and the switches they need\n\n| incident figure | faithful expectation (upstream kernel) | switches needed | these runs |\n|---|---|---|---|\n")
-	for _, r := range rows {
-		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
-	}
+	fmt.Fprintf(&b, "\n%s\n\nEach seed's runs are in seed-N/ (plan.json, timeline.jsonl, summary.json, report.md, reproduce.md).\n", BandsExitMeaning)
 	return []byte(b.String())
 }
 
@@ -354,6 +304,9 @@ func PairMarkdown(d analysis.PairDescription, incident string) []byte {
 	for _, k := range classes {
 		fmt.Fprintf(&b, "| %s | %d | %d | %+d |\n", k, p.Prefix.Class(k), p.Fixed.Class(k), p.Fixed.Class(k)-p.Prefix.Class(k))
 	}
+	if p.Prefix.Removable == 0 && p.Fixed.Removable == 0 {
+		fmt.Fprintf(&b, "\n%s on this seed: no validation failed on a leak kind the fix removes in either run.\n", capital(analysis.NotExercisedDetail))
+	}
 	if d.PlansDivergeAt != "" {
 		fmt.Fprintf(&b, "\nThe runs' migration plans (volume, source, target) diverge at %s.\n", d.PlansDivergeAt)
 	}
@@ -372,7 +325,7 @@ func PairMarkdown(d analysis.PairDescription, incident string) []byte {
 // each band, its source, the incident's own figure and what the run gave.
 func BandsMarkdown(bands []analysis.BandResult) []byte {
 	var b bytes.Buffer
-	b.WriteString("\n## Expectations (incident file)\n\n| expectation | operator | band | source | incident | got | holds |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n## Expectations (incident file)\n\n| expectation | operator | band | source | got | holds |\n|---|---|---|---|---|---|\n")
 	for _, r := range bands {
 		e := r.Expectation
 		holds := "yes"
@@ -382,8 +335,8 @@ func BandsMarkdown(bands []analysis.BandResult) []byte {
 		case !r.OK:
 			holds = "**NO**"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", analysis.BandName(e), orDefault(e.Operator, "any"), e.Range(), e.Source,
-			orDefault(e.Incident, "—"), r.Got, holds)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", analysis.BandName(e), orDefault(e.Operator, "any"), e.Range(), e.Source,
+			r.Got, holds)
 	}
 	b.WriteString("\nNotes on the sources of each band:\n\n")
 	for _, r := range bands {
@@ -400,8 +353,10 @@ const ReproduceFile = "reproduce.md"
 // WriteReproduce writes reproduce.md into dir: run's figures, shape,
 // expectations and validation failures; all, when given, are every
 // operator's runs of the same seed, shown side by side (and, with both
-// operators, described as a pair).
-func WriteReproduce(dir string, run analysis.Run, all []analysis.Run) error {
+// operators, described as a pair); then the incident's symptoms beside
+// this seed's run of the operator the incident ran (model names the model
+// run).
+func WriteReproduce(dir, model string, run analysis.Run, all []analysis.Run) error {
 	var figs []analysis.IncidentFigures
 	var shapes []analysis.Shape
 	for _, x := range all {
@@ -413,10 +368,10 @@ func WriteReproduce(dir string, run analysis.Run, all []analysis.Run) error {
 	if d := analysis.DescribePair(all); d != nil {
 		b = append(b, PairMarkdown(*d, run.Figures.Incident)...)
 	}
-	if len(figs) == 0 {
-		figs = []analysis.IncidentFigures{run.Figures}
+	if len(all) == 0 {
+		all = []analysis.Run{run}
 	}
-	b = append(b, SwitchesMarkdown(figs)...)
+	b = append(b, SymptomsMarkdown(analysis.SymptomsOf(all), model, true)...)
 	b = fmt.Appendf(b, "\nThis is one seed. The table over seeds 1-10, by cause, for both operators: "+
 		"`fiomig reproduce %s --operator both --seeds 1-10`.\n", orDefault(run.Figures.Incident, incidents.Default))
 	if err := os.WriteFile(filepath.Join(dir, ReproduceFile), b, 0o644); err != nil {
@@ -428,9 +383,11 @@ func WriteReproduce(dir string, run analysis.Run, all []analysis.Run) error {
 // ReproduceText prints one seed's reproduction for a person: the
 // operators' figures side by side, each run's validation failures,
 // expectations and notes, where its reproduce.md is (dirs, one per run),
-// and the description of the two operators' runs when both ran (described,
-// not judged: the comparison is judged over seeds).
-func ReproduceText(w io.Writer, incident string, runs []analysis.Run, dirs []string) {
+// the description of the two operators' runs when both ran (described,
+// not judged: the comparison is judged over seeds), the incident's
+// symptoms beside this seed's run of the operator the incident ran (model
+// names the model run), and what the exit code means.
+func ReproduceText(w io.Writer, incident, model string, runs []analysis.Run, dirs []string) {
 	var figs []analysis.IncidentFigures
 	var shapes []analysis.Shape
 	for _, r := range runs {
@@ -514,7 +471,12 @@ func ReproduceText(w io.Writer, incident string, runs []analysis.Run, dirs []str
 		for _, x := range d.Differences {
 			fmt.Fprintf(w, "  %s failed in %-6s prefix: %-40s fixed: %s\n", x.Migration, x.FailedIn, clipTo(orDefault(x.PrefixCause, "none"), 40), orDefault(x.FixedCause, "none"))
 		}
+		if p.Prefix.Removable == 0 && p.Fixed.Removable == 0 {
+			fmt.Fprintf(w, "  %s on this seed: no validation failed on a leak kind the fix removes in either run\n", analysis.NotExercisedDetail)
+		}
 	}
+	w.Write(SymptomsMarkdown(analysis.SymptomsOf(runs), model, false))
+	fmt.Fprintf(w, "\n%s\n", BandsExitMeaning)
 }
 
 func clipTo(s string, n int) string {
@@ -524,9 +486,10 @@ func clipTo(s string, n int) string {
 	return s[:n-1] + "…"
 }
 
-// CatalogueText lists an incident catalogue, one line per incident: its
-// shape, migrations, operators, expectations and file. A file whose world
-// does not hold is an error naming it.
+// CatalogueText lists an incident catalogue, two lines per incident: its
+// name and one-line summary (incidents.Incident.Headline), then its shape,
+// migrations, operators, expectations, hypothesis combinations and file. A
+// file whose world does not hold is an error naming it.
 func CatalogueText(w io.Writer, all []incidents.Incident) error {
 	width := 0
 	for _, inc := range all {
@@ -537,8 +500,9 @@ func CatalogueText(w io.Writer, all []incidents.Incident) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", inc.File, err)
 		}
-		fmt.Fprintf(w, "%-*s  %d hosts, %d volumes x %d ns, %d migrations, operators %s, %d expectations  (%s)\n",
-			width, inc.Name, t.Hosts, t.Volumes, max(1, t.NamespacesPerVolume), inc.Pacing.Migrations, inc.Operators.Value, len(inc.Expected), inc.File)
+		fmt.Fprintf(w, "%-*s  %s\n%-*s  %d hosts, %d volumes x %d ns, %d migrations, operators %s, %d expectations, %d hypothesis combinations  (%s)\n",
+			width, inc.Name, inc.Headline(), width, "", t.Hosts, t.Volumes, max(1, t.NamespacesPerVolume), inc.Pacing.Migrations,
+			inc.Operators.Value, len(inc.Expected), len(inc.Combinations()), inc.File)
 	}
 	return nil
 }

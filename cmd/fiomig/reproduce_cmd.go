@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
+	"strings"
 
 	"github.com/fiomig/fiomig/analysis"
 	"github.com/fiomig/fiomig/harness"
@@ -25,7 +27,11 @@ type reproduceFlags struct {
 	seeds    string
 	out      string
 	faults   string
-	model    record.Model // the model flags: each given one overrides the incident's world
+	// hypotheses runs every combination of the incident's hypotheses over
+	// --seeds; hypothesis runs one (its ID).
+	hypotheses bool
+	hypothesis string
+	model      record.Model // the model flags: each given one overrides the incident's world
 }
 
 func (f *reproduceFlags) register(fs *flag.FlagSet) {
@@ -36,6 +42,8 @@ func (f *reproduceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.out, "out", "out", "`directory` under which each operator's run directory fio-mig-<unix seconds>[-N] is created")
 	fs.StringVar(&f.seeds, "seeds", "", "run every seed of this list (as fiomig sweep: e.g. 1-10 or 1,5,9-12), one per core, each into OUT/reproduce-NAME-<unix>/seed-N, and write the table seed × operator × validation failures by cause there (reproduce.md); replaces --seed")
 	fs.StringVar(&f.faults, "faults", "", "`none` drops the incident's seeded and scheduled faults (plan.json says so): what the sourced model does with no fault at all; default: the incident file's faults")
+	fs.BoolVar(&f.hypotheses, "hypotheses", false, "run every combination of the incident file's hypotheses (one alternative per unknown) over --seeds and rank them by how close their symptoms come to the observed ones, the fix judged under each; into OUT/hypotheses-NAME-<unix>/")
+	fs.StringVar(&f.hypothesis, "hypothesis", "", "run the world of one combination of the incident file's hypotheses, by its `ID` (H1, H2, ... as --hypotheses names them)")
 	harness.ModelFlags(fs, &f.model, "operator")
 }
 
@@ -96,6 +104,8 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 		return usage(fmt.Errorf("--faults must be none (or absent: the incident's faults), got %q", f.faults))
 	case given["seed"] && f.seeds != "":
 		return usage(fmt.Errorf("--seed is one run's; --seeds runs a list (give one of them)"))
+	case f.hypotheses && (f.seeds == "" || f.hypothesis != ""):
+		return usage(fmt.Errorf("--hypotheses runs every combination over --seeds (e.g. --seeds 1-10); --hypothesis runs one"))
 	}
 	if err := check.Validate(); err != nil {
 		return usage(err)
@@ -109,8 +119,41 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	r := harness.Reproduction{Incident: inc, Name: pos[0], Catalog: f.catalog, Operators: f.operators(inc), Flags: flags,
 		NoFaults: f.faults == record.FaultsNone, Out: f.out}
+	if f.hypothesis != "" || f.hypotheses {
+		if err := hypothesesUsage(inc, r, flags); err != nil {
+			return usage(err)
+		}
+	}
+	if f.hypothesis != "" {
+		c, err := harness.Combination(inc, f.hypothesis)
+		if err != nil {
+			return usage(err)
+		}
+		r.Incident, r.Hypothesis = c.Incident, c.ID
+		fmt.Fprintf(stdout, "hypothesis %s: %s\n", c.ID, c.Label())
+	}
+	fmt.Fprintf(stdout, "%s: %s\n\n", inc.Name, inc.Summary)
 	ctx, stop := interruptContext(stderr, "fiomig reproduce")
 	defer stop()
+	if f.hypotheses {
+		seeds, err := harness.ParseSeeds(f.seeds)
+		if err != nil {
+			return usage(err)
+		}
+		jobs := min(runtime.GOMAXPROCS(0), len(seeds)*len(inc.Combinations()))
+		fmt.Fprintf(stdout, "fiomig reproduce %s --hypotheses: %d combinations × %d seeds × %v, %d at a time, into %s\n",
+			inc.Name, len(inc.Combinations()), len(seeds), r.Operators, jobs, f.out)
+		cmd := harness.CommandLine("fiomig reproduce "+pos[0], append([]string{"--hypotheses=true", "--operator=" + orDefault(f.operator, inc.Operators.Value), "--seeds=" + f.seeds}, flags...))
+		res, err := harness.Hypotheses(ctx, r, seeds, jobs, cmd, stderr)
+		for _, e := range res.Errors {
+			fmt.Fprintf(stderr, "fiomig reproduce: %v\n", e)
+		}
+		if err != nil {
+			return usage(err)
+		}
+		fmt.Fprintf(stdout, "\n%s\nreport: %s\nExit 0: a combination reproduces every modelled symptom; 1: none does (a ranking judges no band).\n", res.Markdown, res.Report)
+		return res.ExitCode
+	}
 	if f.seeds != "" {
 		seeds, err := harness.ParseSeeds(f.seeds)
 		if err != nil {
@@ -169,8 +212,31 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "  run directory: %s\n", x.Dir)
 	}
-	reports.ReproduceText(stdout, inc.Name, harness.Runs(results), dirs)
+	reports.ReproduceText(stdout, inc.Name, r.Model(), harness.Runs(results), dirs)
 	return harness.BandsExitCode(harness.Runs(results))
+}
+
+// hypothesesUsage checks --hypotheses and --hypothesis against inc: it
+// declares hypotheses, --hypotheses has symptoms to match and runs the
+// operator the incident ran, and no model flag sets a switch an
+// alternative sets (the flag would override the hypothesis).
+func hypothesesUsage(inc incidents.Incident, r harness.Reproduction, flags []string) error {
+	switch {
+	case len(inc.Hypotheses) == 0:
+		return fmt.Errorf("%s declares no hypotheses", inc.File)
+	case inc.Symptoms == nil:
+		return fmt.Errorf("%s lists no symptoms to compare the hypotheses with", inc.File)
+	case !slices.Contains(r.Operators, inc.Symptoms.Operator):
+		return fmt.Errorf("the incident ran the %s operator (symptoms.operator): --operator must include it", inc.Symptoms.Operator)
+	}
+	sw := inc.HypothesisSwitches()
+	for _, fl := range flags {
+		name, _, _ := strings.Cut(strings.TrimPrefix(fl, "--"), "=")
+		if k := strings.ReplaceAll(name, "-", "_"); slices.Contains(sw, k) || slices.Contains(sw, k+"_s") {
+			return fmt.Errorf("%s: a hypothesis of %s sets that switch; drop the flag", fl, inc.File)
+		}
+	}
+	return nil
 }
 
 // isModelFlag: name is one of reproduce's model flags (harness.ModelFlags
