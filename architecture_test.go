@@ -1,4 +1,4 @@
-// The architecture test keeps the import direction of DESIGN.md ("Packages"):
+// The architecture test keeps the import direction of docs/architecture.md:
 // leaves are nvmeof, fio, record; checks <- leaves; sim <- nvmeof, fio,
 // record (its Model: the world a plan.json records);
 // analysis (the incident analysis) <- record, checks, incidents; reports
@@ -138,7 +138,7 @@ func importViolations(files []goFile) []string {
 			rules, known = allowedInternal[internalPackage(f.path)]
 		}
 		if !known {
-			errorf("%s: package group %q is not in DESIGN.md's layout (add it to the architecture test with its allowed imports)", f.path, f.group)
+			errorf("%s: package group %q is not in the layout of docs/architecture.md (add it to the architecture test with its allowed imports)", f.path, f.group)
 			continue
 		}
 		lean, isLean := leanCommands[filepath.ToSlash(filepath.Dir(f.path))]
@@ -154,7 +154,7 @@ func importViolations(files []goFile) []string {
 					continue
 				}
 				if to != f.group && !slices.Contains(rules, "*") && !slices.Contains(rules, to) {
-					errorf("%s imports %s: %s may import only %v (DESIGN.md direction)", f.path, p, f.group, rules)
+					errorf("%s imports %s: %s may import only %v (docs/architecture.md, import direction)", f.path, p, f.group, rules)
 				}
 				continue
 			}

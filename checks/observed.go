@@ -11,7 +11,8 @@ import (
 	"github.com/fiomig/fiomig/record"
 )
 
-// What the samples can see (issue 10; README "What the samples can see").
+// What the samples can see (issue 10; docs/concepts.md "What the samples
+// can see").
 //
 // Resolution. A host sampled every Δ seconds shows a pause window from its
 // first paused sample to the first sample after it. The true window began

@@ -26,10 +26,11 @@ func (c cancelOn) Write(b []byte) (int, error) {
 }
 
 // TestInterruptedMidRunJudgesWhatWasRecorded: a run interrupted after its
-// second migration writes summary.json with the checks over the record so
-// far (README "Interrupts"), interrupted and inconclusive — not an empty
-// summary (the streaming judge keeps no lines, so judging tl.Kept() judged
-// nothing and fiomig run said "interrupted before the first sample").
+// second migration writes summary.json with the checks over the record so far
+// (docs/fio.md "Interrupts and leftovers"), interrupted and inconclusive —
+// not an empty summary (the streaming judge keeps no lines, so judging
+// tl.Kept() judged nothing and fiomig run said "interrupted before the first
+// sample").
 func TestInterruptedMidRunJudgesWhatWasRecorded(t *testing.T) {
 	p := small()
 	c, err := SimCluster(1, p)

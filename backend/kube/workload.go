@@ -124,7 +124,7 @@ func deleteAndWait(ctx context.Context, r *resources.Resources, obj k8s.Object) 
 // <clusterUUID>:<poolUUID>:<volumeUUID> (docs/sources.md §5.1) and the
 // subsystem NQN (volumeAttributes "nqn", else the form
 // nqn.2023-02.io.simplyblock:<clusterUUID>:lvol:<volumeUUID> that the
-// sysfs fixtures show; an inference, stated in the README).
+// sysfs fixtures show, docs/sources.md §4.2; an inference on kube).
 func (c *Cluster) resolveVolumes(ctx context.Context) error {
 	for _, v := range c.vols {
 		var pvc corev1.PersistentVolumeClaim

@@ -16,7 +16,7 @@ func init() {
 
 // KubeJanitor is the Kubernetes part of "fiomig janitor": it removes what
 // dead runs labelled with their run id left in the cluster of kubeconfig
-// (DESIGN.md, kube backend), prints one line per object removed on stdout
+// (docs/kube.md "Nothing left behind"), prints one line per object removed on stdout
 // and returns them. KubeJanitorFlags, when set, registers the part's own
 // flags (namespace, staleness, ...) on janitor's flag set; janitor owns
 // --kubeconfig and runs the part only when it is given. kube_janitor_cmd.go
