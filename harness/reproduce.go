@@ -533,3 +533,42 @@ func seedStatus(s analysis.SeedRuns, err error, interrupted bool) string {
 	}
 	return st
 }
+
+// CheckHypotheses checks that fiomig reproduce --hypotheses or
+// --hypothesis can run r: its incident declares hypotheses and lists
+// symptoms to compare them with, r runs the operator the incident ran, and
+// no model flag of r sets a switch an alternative sets (the flag would
+// override the hypothesis). Errors are UsageErrors naming the file.
+func (r Reproduction) CheckHypotheses() error {
+	inc := r.Incident
+	switch {
+	case len(inc.Hypotheses) == 0:
+		return Usagef("%s declares no hypotheses", inc.File)
+	case inc.Symptoms == nil:
+		return Usagef("%s lists no symptoms to compare the hypotheses with", inc.File)
+	case !slices.Contains(r.Operators, inc.Symptoms.Operator):
+		return Usagef("the incident ran the %s operator (symptoms.operator): --operator must include it", inc.Symptoms.Operator)
+	}
+	sw := inc.HypothesisSwitches()
+	for _, fl := range r.Flags {
+		name, _, _ := strings.Cut(strings.TrimPrefix(fl, "--"), "=")
+		if k := strings.ReplaceAll(name, "-", "_"); slices.Contains(sw, k) || slices.Contains(sw, k+"_s") {
+			return Usagef("%s: a hypothesis of %s sets that switch; drop the flag", fl, inc.File)
+		}
+	}
+	return nil
+}
+
+// Describe is r's world in one line for a person (its first operator's):
+// the shape, pods, migrations and settle, with the sources of the
+// incident's topology, pacing and faults.
+func (r Reproduction) Describe() (string, error) {
+	p, err := IncidentParams(r.Incident, r.Operators[0])
+	if err != nil {
+		return "", err
+	}
+	t, inc := p.Model, r.Incident
+	return fmt.Sprintf("%d nodes, %d hosts (hosts are nodes: %t), %d volumes x %d namespace(s), %d consumer(s) each, pods %t; %d migrations, settle %.0f s sampled every %.0f s [topology: %s; pacing: %s; faults: %s]",
+		t.Nodes, t.Hosts, t.HostsAreNodes, t.Volumes, t.NamespacesPerVolume, t.ConsumersPerVolume, t.Pods, p.Migrations, p.SettleS, p.SettleSampleIntervalS,
+		inc.Topology.Source, inc.Pacing.Source, orDefault(string(inc.Faults.Source), "none")), nil
+}

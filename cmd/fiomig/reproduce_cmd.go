@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"slices"
-	"strings"
 
 	"github.com/fiomig/fiomig/analysis"
 	"github.com/fiomig/fiomig/harness"
@@ -89,7 +87,7 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 	check.Params.Model = f.model
 	var flags []string
 	fs.Visit(func(fl *flag.Flag) {
-		if isModelFlag(fl.Name) {
+		if fl.Name != "operator" && harness.IsModelFlag(fl.Name) { // --operator is reproduce's own
 			flags = append(flags, "--"+fl.Name+"="+fl.Value.String())
 		}
 	})
@@ -120,7 +118,7 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 	r := harness.Reproduction{Incident: inc, Name: pos[0], Catalog: f.catalog, Operators: f.operators(inc), Flags: flags,
 		NoFaults: f.faults == record.FaultsNone, Out: f.out}
 	if f.hypothesis != "" || f.hypotheses {
-		if err := hypothesesUsage(inc, r, flags); err != nil {
+		if err := r.CheckHypotheses(); err != nil {
 			return usage(err)
 		}
 	}
@@ -135,57 +133,48 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "%s: %s\n\n", inc.Name, inc.Summary)
 	ctx, stop := interruptContext(stderr, "fiomig reproduce")
 	defer stop()
-	if f.hypotheses {
-		seeds, err := harness.ParseSeeds(f.seeds)
-		if err != nil {
-			return usage(err)
-		}
-		jobs := min(runtime.GOMAXPROCS(0), len(seeds)*len(inc.Combinations()))
-		fmt.Fprintf(stdout, "fiomig reproduce %s --hypotheses: %d combinations × %d seeds × %v, %d at a time, into %s\n",
-			inc.Name, len(inc.Combinations()), len(seeds), r.Operators, jobs, f.out)
-		cmd := harness.CommandLine("fiomig reproduce "+pos[0], append([]string{"--hypotheses=true", "--operator=" + orDefault(f.operator, inc.Operators.Value), "--seeds=" + f.seeds}, flags...))
-		res, err := harness.Hypotheses(ctx, r, seeds, jobs, cmd, stderr)
-		for _, e := range res.Errors {
-			fmt.Fprintf(stderr, "fiomig reproduce: %v\n", e)
-		}
-		if err != nil {
-			return usage(err)
-		}
-		fmt.Fprintf(stdout, "\n%s\nreport: %s\nExit 0: a combination reproduces every modelled symptom; 1: none does (a ranking judges no band).\n", res.Markdown, res.Report)
-		return res.ExitCode
-	}
 	if f.seeds != "" {
 		seeds, err := harness.ParseSeeds(f.seeds)
 		if err != nil {
 			return usage(err)
 		}
-		jobs := min(runtime.GOMAXPROCS(0), len(seeds))
-		fmt.Fprintf(stdout, "fiomig reproduce %s: %d seeds × %v, %d at a time, into %s\n", inc.Name, len(seeds), r.Operators, jobs, f.out)
-		cmd := r.CommandWith("--operator="+orDefault(f.operator, inc.Operators.Value), "--seeds="+f.seeds)
-		res, err := harness.ReproduceSeeds(ctx, r, seeds, jobs, cmd, stderr)
-		for _, e := range res.Errors {
+		op := "--operator=" + orDefault(f.operator, inc.Operators.Value)
+		var md []byte
+		var report, note string
+		var errs []error
+		if f.hypotheses {
+			jobs := min(runtime.GOMAXPROCS(0), len(seeds)*len(inc.Combinations()))
+			fmt.Fprintf(stdout, "fiomig reproduce %s --hypotheses: %d combinations × %d seeds × %v, %d at a time, into %s\n",
+				inc.Name, len(inc.Combinations()), len(seeds), r.Operators, jobs, f.out)
+			res, rerr := harness.Hypotheses(ctx, r, seeds, jobs, r.CommandWith("--hypotheses=true", op, "--seeds="+f.seeds), stderr)
+			md, report, errs, code, err = res.Markdown, res.Report, res.Errors, res.ExitCode, rerr
+			note = "Exit 0: a combination reproduces every modelled symptom; 1: none does (a ranking judges no band).\n"
+		} else {
+			jobs := min(runtime.GOMAXPROCS(0), len(seeds))
+			fmt.Fprintf(stdout, "fiomig reproduce %s: %d seeds × %v, %d at a time, into %s\n", inc.Name, len(seeds), r.Operators, jobs, f.out)
+			res, rerr := harness.ReproduceSeeds(ctx, r, seeds, jobs, r.CommandWith(op, "--seeds="+f.seeds), stderr)
+			md, report, errs, code, err = res.Markdown, res.Report, res.Errors, res.ExitCode, rerr
+		}
+		for _, e := range errs {
 			fmt.Fprintf(stderr, "fiomig reproduce: %v\n", e)
 		}
 		if err != nil {
 			return usage(err)
 		}
-		fmt.Fprintf(stdout, "\n%s\nreport: %s\n", res.Markdown, res.Report)
-		if res.ExitCode == exitInterrupted {
-			fmt.Fprintf(stderr, "fiomig reproduce: interrupted; %s covers the %d seed(s) that finished\n", res.Report, len(res.Seeds))
+		fmt.Fprintf(stdout, "\n%s\nreport: %s\n%s", md, report, note)
+		if code == exitInterrupted {
+			fmt.Fprintf(stderr, "fiomig reproduce: interrupted; %s covers the seeds that finished\n", report)
 		}
-		return res.ExitCode
+		return code
 	}
 
 	fmt.Fprintf(stdout, "fiomig reproduce %s (%s) — parameters:\n", inc.Name, inc.File)
 	fs.VisitAll(func(fl *flag.Flag) { fmt.Fprintf(stdout, "  --%-21s %s\n", fl.Name, fl.Value.String()) })
-	p, err := harness.IncidentParams(inc, r.Operators[0])
+	scenarioLine, err := r.Describe()
 	if err != nil {
 		return usage(err)
 	}
-	t := p.Model
-	fmt.Fprintf(stdout, "  scenario: %d nodes, %d hosts (hosts are nodes: %t), %d volumes x %d namespace(s), %d consumer(s) each, pods %t; %d migrations, settle %.0f s sampled every %.0f s [topology: %s; pacing: %s; faults: %s]\n",
-		t.Nodes, t.Hosts, t.HostsAreNodes, t.Volumes, t.NamespacesPerVolume, t.ConsumersPerVolume, t.Pods, p.Migrations, p.SettleS, p.SettleSampleIntervalS,
-		inc.Topology.Source, inc.Pacing.Source, orDefault(string(inc.Faults.Source), "none"))
+	fmt.Fprintf(stdout, "  scenario: %s\n", scenarioLine)
 	for _, op := range r.Operators {
 		fmt.Fprintf(stdout, "\n== operator %s: %s\n", op, r.Command(op, f.seed))
 	}
@@ -214,38 +203,6 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	reports.ReproduceText(stdout, inc.Name, r.Model(), harness.Runs(results), dirs)
 	return harness.BandsExitCode(harness.Runs(results))
-}
-
-// hypothesesUsage checks --hypotheses and --hypothesis against inc: it
-// declares hypotheses, --hypotheses has symptoms to match and runs the
-// operator the incident ran, and no model flag sets a switch an
-// alternative sets (the flag would override the hypothesis).
-func hypothesesUsage(inc incidents.Incident, r harness.Reproduction, flags []string) error {
-	switch {
-	case len(inc.Hypotheses) == 0:
-		return fmt.Errorf("%s declares no hypotheses", inc.File)
-	case inc.Symptoms == nil:
-		return fmt.Errorf("%s lists no symptoms to compare the hypotheses with", inc.File)
-	case !slices.Contains(r.Operators, inc.Symptoms.Operator):
-		return fmt.Errorf("the incident ran the %s operator (symptoms.operator): --operator must include it", inc.Symptoms.Operator)
-	}
-	sw := inc.HypothesisSwitches()
-	for _, fl := range flags {
-		name, _, _ := strings.Cut(strings.TrimPrefix(fl, "--"), "=")
-		if k := strings.ReplaceAll(name, "-", "_"); slices.Contains(sw, k) || slices.Contains(sw, k+"_s") {
-			return fmt.Errorf("%s: a hypothesis of %s sets that switch; drop the flag", fl, inc.File)
-		}
-	}
-	return nil
-}
-
-// isModelFlag: name is one of reproduce's model flags (harness.ModelFlags
-// but --operator, which is reproduce's own).
-func isModelFlag(name string) bool {
-	fs := flag.NewFlagSet("", flag.ContinueOnError)
-	var m record.Model
-	harness.ModelFlags(fs, &m, "operator")
-	return fs.Lookup(name) != nil
 }
 
 func orDefault(s, d string) string {
