@@ -38,6 +38,9 @@ PUSH        ?=
 # A real node's runtime for internal/kubenode (make node-tools): Debian's
 # containerd, runc, CNI plugins, and nftables for the nft helper's image.
 NODE_PKGS   := containerd runc containernetworking-plugins nftables
+# make test's suites package runs the kube suite on real kubelets too
+# (label node: ~8 min at load 10-20, waiting for the machine's one cluster
+# when another test holds it), hence its 35 min test timeout.
 # staticcheck for make lint: honnef.co/go/tools, pinned (go install from the
 # Go module proxy into .cache/tools/staticcheck-VERSION/ once).
 STATICCHECK_VERSION := v0.8.2
@@ -101,8 +104,9 @@ node-tools: ## install Debian's containerd, runc, CNI plugins and nftables when 
 		echo "node-tools: missing$$missing — install them (Debian: apt-get install$$missing); tests that need them will skip, or fail under FIOMIG_REQUIRE_TOOLS=1"; \
 	fi
 
-e2e-node: tools node-tools kube-node-bins images ## real pods here: the internal/kubenode cluster tests (kubelets + containerd in a network namespace; root)
+e2e-node: tools node-tools kube-node-bins images ## real pods here: the internal/kubenode cluster tests and the kube suite on real kubelets (suites, label node; root)
 	FIOMIG_REQUIRE_TOOLS=1 $(GO) test -count=1 -timeout 30m -v ./internal/kubenode/
+	FIOMIG_REQUIRE_TOOLS=1 FIOMIG_JUNIT_DIR=$(CURDIR)/$(OUT)/junit $(GO) test -count=1 -timeout 40m -v ./suites/ -ginkgo.label-filter=node -ginkgo.v
 
 images: ## build the fiomig, fio and pause images (OCI, reproducible, no registry) into bin/images (IMAGES); PUSH=registry/prefix also pushes them
 	@mkdir -p $(IMAGES)
@@ -112,8 +116,8 @@ images: ## build the fiomig, fio and pause images (OCI, reproducible, no registr
 test: tools kube-bins node-tools kube-node-bins images ## install missing tools, build kube-bins, kube-node-bins and images, then run go vet and every test, RACE_PKGS under the race detector (Ginkgo JUnit in out/junit/, OUT)
 	$(GO) vet ./...
 	@race="$$($(GO) list $(RACE_PKGS))" && rest="$$($(GO) list ./... | grep -vxF "$$race")" && \
-	echo "$(GO) test -count=1 -timeout 20m <every package but RACE_PKGS>" && \
-	FIOMIG_JUNIT_DIR=$(CURDIR)/$(OUT)/junit $(GO) test -count=1 -timeout 20m $$rest && \
+	echo "$(GO) test -count=1 -timeout 35m <every package but RACE_PKGS>" && \
+	FIOMIG_JUNIT_DIR=$(CURDIR)/$(OUT)/junit $(GO) test -count=1 -timeout 35m $$rest && \
 	echo "$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)" && \
 	FIOMIG_JUNIT_DIR=$(CURDIR)/$(OUT)/junit $(GO) test -race -count=1 -timeout 20m $$race
 

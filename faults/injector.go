@@ -128,9 +128,9 @@ func (in *Injector) Errors() []error { return in.errs }
 
 // AdvanceTo implements backend.Cluster.
 func (in *Injector) AdvanceTo(t float64) ([]record.Line, error) {
-	if t < in.Now() {
-		return in.Cluster.AdvanceTo(t) // the cluster's own error
-	}
+	// A t already past (a wall-clock cluster whose previous step took
+	// longer than the interval) is still a step: the cluster answers it
+	// (or refuses it with its own error), and its lines are observed.
 	var out []record.Line
 	for first := true; ; first = false {
 		in.fire(&out)
@@ -506,9 +506,15 @@ func (in *Injector) recover(out *[]record.Line, it *item) {
 	in.line(out, now, it, ActionRecover, ev, err)
 }
 
-// line appends a fault line at t; an error becomes its reason.
+// line adds a fault line at t to out, after every line at or before t
+// (a phase line's consequence can come after later lines of the same
+// step: the timeline stays in time order); an error becomes its reason.
 func (in *Injector) line(out *[]record.Line, t float64, it *item, action string, ev map[string]string, err error) {
-	*out = append(*out, in.faultLine(t, it, action, ev, err))
+	l := in.faultLine(t, it, action, ev, err)
+	k := sort.Search(len(*out), func(i int) bool { return (*out)[i].T > l.T })
+	*out = append(*out, record.Line{})
+	copy((*out)[k+1:], (*out)[k:])
+	(*out)[k] = l
 }
 
 func (in *Injector) faultLine(t float64, it *item, action string, ev map[string]string, err error) record.Line {

@@ -69,7 +69,7 @@ func runKube(ctx context.Context, s Spec, o Options) (Result, error) {
 	}
 	res, err := runOn(ctx, cluster, s, p, kinds, kube.SupportsFault, o)
 	if err == nil && !res.Interrupted && k.FioResults {
-		res, err = kubeFio(ctx, cluster, res, o)
+		res, err = KubeFio(ctx, cluster, res, o)
 	}
 	if cerr := cluster.Close(); cerr != nil {
 		w := o.Warn
@@ -83,9 +83,11 @@ func runKube(ctx context.Context, s Spec, o Options) (Result, error) {
 	return res, err
 }
 
-// kubeFio stops the fio pods, brings their files into the run directory
-// and adds the fio checks to the summary and the reports.
-func kubeFio(ctx context.Context, c *kube.Cluster, res Result, o Options) (Result, error) {
+// KubeFio stops the fio pods, brings their files into the run directory
+// (through the pod proxy: kube.Cluster.CollectFio) and adds the fio checks
+// to the summary and the reports: what fiomig run --backend kube does
+// after the migrations, and the kube suites after RunOn.
+func KubeFio(ctx context.Context, c *kube.Cluster, res Result, o Options) (Result, error) {
 	fmt.Fprintln(progress(o), "stopping the fio pods and collecting their results")
 	if err := c.StopFio(ctx); err != nil {
 		return res, err

@@ -45,7 +45,7 @@ func faultSchedule(b framework.Backend) []record.FaultSpec {
 // faultSpecs are the specs both backends run: the same scenario, the same
 // schedule, the same expectations.
 // It returns the run's result once BeforeAll has run.
-func faultSpecs(backend func() framework.Backend) func() scenario.Result {
+func faultSpecs(backend func() framework.Backend, params func() record.Params) func() scenario.Result {
 	var (
 		res   scenario.Result
 		lines []record.Line
@@ -57,7 +57,7 @@ func faultSpecs(backend func() framework.Backend) func() scenario.Result {
 		if out == "" {
 			out = GinkgoT().TempDir()
 		}
-		res, err = framework.Run(ctx, b, out, faultSeed, faultParams(), faultSchedule(b))
+		res, err = framework.Run(ctx, b, out, faultSeed, params(), faultSchedule(b))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Interrupted).To(BeFalse())
 		lines, err = record.ReadTimeline(filepath.Join(res.Dir, record.TimelineFile))
@@ -128,7 +128,7 @@ func faultLines(lines []record.Line) string {
 }
 
 var _ = Describe("Migrations with every kube fault kind, on the embedded simulator", Label("sim"), Ordered, func() {
-	faultSpecs(framework.Sim)
+	faultSpecs(framework.Sim, faultParams)
 })
 
 var _ = Describe("Migrations with every kube fault kind, on Kubernetes", Label("kube"), Ordered, func() {
@@ -139,7 +139,7 @@ var _ = Describe("Migrations with every kube fault kind, on Kubernetes", Label("
 	// A world of its own: the verdicts are compared with the simulator's
 	// on the same seed, which must not depend on other specs.
 	BeforeAll(func() { env = freshKubeEnv() })
-	kubeRes := faultSpecs(func() framework.Backend { return env.KubeBackend(id) })
+	kubeRes := faultSpecs(func() framework.Backend { return env.KubeBackend(id) }, faultParams)
 
 	It("leaves no object labelled with the run id on the API server", func(ctx SpecContext) {
 		Expect(env.Labelled(ctx, id)).To(BeEmpty())

@@ -20,8 +20,8 @@ import (
 var _ = Describe("fiomig janitor on Kubernetes", Label("kube", "janitor"), func() {
 	It("removes what a dead run left and keeps a live run's objects", func(ctx SpecContext) {
 		env := kubeEnv()
-		admin := kubernetes.NewForConfigOrDie(env.API.Config)
-		dyn := dynamic.NewForConfigOrDie(env.API.Config)
+		admin := kubernetes.NewForConfigOrDie(env.Admin)
+		dyn := dynamic.NewForConfigOrDie(env.Admin)
 		const dead, live = "fiomig-1-dead", "fiomig-2-live"
 		labels := func(run, role string) map[string]string {
 			return map[string]string{kube.LabelRun: run, kube.LabelRole: role, kube.LabelManagedBy: "fiomig"}

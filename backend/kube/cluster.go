@@ -639,6 +639,12 @@ func (c *Cluster) Close() error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), 2*time.Minute)
 	defer cancel()
 	var errs []error
+	// Every fio pod's deletion first, at once: each takes its grace period
+	// (fio writes its files, the logs sidecar lingers), which one by one
+	// would outlast the timeout.
+	if err := c.StopFio(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	for i := len(c.undo) - 1; i >= 0; i-- {
 		u := c.undo[i]
 		if err := u.fn(ctx); err != nil && !apierrors.IsNotFound(err) {

@@ -164,11 +164,12 @@ func fioPod(ns, name, id, pvc, host, jobs, jobKey, fioImage, helperImage string)
 const fioGraceS = 90
 
 // nftHelperPod drops new TCP connections to ip at ports on node (hostNetwork,
-// privileged: nftables needs CAP_NET_ADMIN in the host's network
-// namespace); it exists only while the fault does, and deletes its table
-// when it is stopped (SIGTERM).
+// privileged and as root: nftables needs CAP_NET_ADMIN in the host's
+// network namespace, which a privileged container's non-root user — the
+// fiomig image's 65534 — does not hold); it exists only while the fault
+// does, and deletes its table when it is stopped (SIGTERM).
 func nftHelperPod(ns, name, id, node, ip string, ports []int, image string) *corev1.Pod {
-	priv := true
+	priv, root := true, int64(0)
 	grace := int64(10)
 	table := nftTable(id)
 	ps := make([]string, len(ports))
@@ -189,7 +190,7 @@ func nftHelperPod(ns, name, id, node, ip string, ports []int, image string) *cor
 				Args: []string{"nft-helper", "--table", table, "--ip", ip, "--port", port,
 					"--listen", fmt.Sprintf(":%d", agent.HelperPort)},
 				Ports:           []corev1.ContainerPort{{Name: "counter", ContainerPort: agent.HelperPort}},
-				SecurityContext: &corev1.SecurityContext{Privileged: &priv},
+				SecurityContext: &corev1.SecurityContext{Privileged: &priv, RunAsUser: &root, RunAsNonRoot: new(bool)},
 			}},
 		},
 	}
@@ -197,7 +198,7 @@ func nftHelperPod(ns, name, id, node, ip string, ports []int, image string) *cor
 
 // nftSweepPod deletes every fiomig_* table on node but those of keep.
 func nftSweepPod(ns, name, node string, keep []string, image string) *corev1.Pod {
-	priv := true
+	priv, root := true, int64(0)
 	grace := int64(5)
 	labels := map[string]string{LabelRole: "nft-sweep", LabelManagedBy: "fiomig"}
 	return &corev1.Pod{
@@ -213,7 +214,7 @@ func nftSweepPod(ns, name, node string, keep []string, image string) *corev1.Pod
 				Args: []string{"nft-helper", "--sweep", "fiomig_", "--keep", strings.Join(keep, ","),
 					"--listen", fmt.Sprintf(":%d", agent.HelperPort)},
 				Ports:           []corev1.ContainerPort{{Name: "counter", ContainerPort: agent.HelperPort}},
-				SecurityContext: &corev1.SecurityContext{Privileged: &priv},
+				SecurityContext: &corev1.SecurityContext{Privileged: &priv, RunAsUser: &root, RunAsNonRoot: new(bool)},
 			}},
 		},
 	}

@@ -56,7 +56,7 @@ func TestFioStallsOnARealPod(t *testing.T) {
 		if _, err := c.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
-		if left := Leftovers(c.Before); len(left) > 0 {
+		if left := c.Remaining(); len(left) > 0 {
 			t.Errorf("left after Close:\n%s", strings.Join(left, "\n"))
 		}
 	}()

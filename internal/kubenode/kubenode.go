@@ -65,6 +65,9 @@ type Node struct {
 	Name, IP, PodCIDR string
 	// Socket is its containerd's socket (ctr --address).
 	Socket string
+	// KubeletRoot is its kubelet's --root-dir: CSI node plugins register
+	// in its plugins_registry/ folder (the kubelet's plugin watcher).
+	KubeletRoot string
 }
 
 // Cluster is a running cluster. Close tears it down.
@@ -94,6 +97,7 @@ type Cluster struct {
 	closeOnce sync.Once
 	closeErr  error
 	closeDid  []string
+	remaining []string
 }
 
 // Available says why a cluster cannot start here (nil when it can): not
@@ -421,7 +425,8 @@ func (c *Cluster) startNode(ctx context.Context, i int, spec NodeSpec) error {
 			return err
 		}
 	}
-	n := Node{Name: spec.Name, IP: fmt.Sprintf("%s.%d", nodeNet, i), PodCIDR: fmt.Sprintf("198.18.%d.0/24", i), Socket: d.socket}
+	n := Node{Name: spec.Name, IP: fmt.Sprintf("%s.%d", nodeNet, i), PodCIDR: fmt.Sprintf("198.18.%d.0/24", i), Socket: d.socket,
+		KubeletRoot: d.kubeletRoot}
 	cni, err := cniConfig(fmt.Sprintf("%s%d", cniPrefix, i), fmt.Sprintf("fmkn-cni%d", i), n.PodCIDR, d.ipam)
 	if err != nil {
 		return err
@@ -603,8 +608,16 @@ func (c *Cluster) Close() ([]string, error) {
 
 func (c *Cluster) close() ([]string, error) {
 	did, err := sweep(true)
+	// Looked at while the lock is held: once it is released, the next
+	// cluster on the machine (another test's) may start at once.
+	c.remaining = Leftovers(c.Before)
 	if c.lockFile != nil {
 		c.lockFile.Close()
 	}
 	return did, err
 }
+
+// Remaining is what Leftovers found of the cluster right after Close
+// removed it, before Close released the machine's cluster lock (after
+// that another cluster may run): empty when nothing was left.
+func (c *Cluster) Remaining() []string { return c.remaining }

@@ -131,7 +131,7 @@ func TestNodeRunsTheImages(t *testing.T) {
 		t.Errorf("Close: %v", err)
 	}
 	t.Logf("Close removed: %s", strings.Join(did, ", "))
-	if left := Leftovers(c.Before); len(left) > 0 {
+	if left := c.Remaining(); len(left) > 0 {
 		t.Errorf("left after Close:\n%s", strings.Join(left, "\n"))
 	}
 }

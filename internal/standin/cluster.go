@@ -24,6 +24,9 @@ func (s *StandIn) createCluster(ctx context.Context) error {
 		return fmt.Errorf("standin: namespace %s: %w", sns, err)
 	}
 	for _, n := range s.nodes {
+		if s.real != nil {
+			break // the real kubelets registered them (realNodes)
+		}
 		if err := s.createNode(ctx, n); err != nil {
 			return err
 		}
@@ -63,6 +66,13 @@ func (s *StandIn) createCluster(ctx context.Context) error {
 		Spec: corev1.PodSpec{NodeName: s.nodes[0].name, Containers: []corev1.Container{{Name: "webappapi", Image: "simplyblock/simplyblock:standin",
 			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: WebAPIPort}}}}},
 	}
+	if s.real != nil {
+		// A real pod whose container only holds the place; the API is
+		// served on 127.0.0.1:5000 of the nodes' network namespace, where
+		// a port-forward to this hostNetwork pod arrives (startReal).
+		web.Spec.HostNetwork = true
+		s.realContainers(&web.Spec)
+	}
 	if _, err := s.cs.CoreV1().Pods(sns).Create(ctx, web, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("standin: control-plane pod: %w", err)
 	}
@@ -80,6 +90,11 @@ func (s *StandIn) createStorageCluster(ctx context.Context) error {
 		"metadata": map[string]any{"name": StorageClusterName, "namespace": s.cfg.StorageNamespace},
 		"spec":     map[string]any{"maxSubsystemCount": int64(50), "vcpuCount": int64(8), "volumeMigrationSettings": map[string]any{"enabled": true}},
 	}}
+	if s.real != nil {
+		// The validation Jobs' image (volumeMigrationSettings.rebalancerImage,
+		// which the operator's Jobs use): one the nodes have.
+		obj.Object["spec"].(map[string]any)["volumeMigrationSettings"].(map[string]any)["rebalancerImage"] = s.real.cfg.ShellImage
+	}
 	rc := s.dyn.Resource(StorageClusterGVR).Namespace(s.cfg.StorageNamespace)
 	created, err := rc.Create(ctx, obj, metav1.CreateOptions{})
 	if err != nil {
@@ -117,4 +132,15 @@ func (s *StandIn) createNodeSet(ctx context.Context) error {
 		return fmt.Errorf("standin: StorageNodeSet %s status: %w", StorageNodeSetName, err)
 	}
 	return nil
+}
+
+// realContainers makes the containers of a played simplyblock pod (SPDK,
+// control plane) run Real.PauseImage, which the nodes have: the pod is
+// real, what it would run is played by the stand-in.
+func (s *StandIn) realContainers(spec *corev1.PodSpec) {
+	for i := range spec.Containers {
+		spec.Containers[i].Image = s.real.cfg.PauseImage
+		spec.Containers[i].ImagePullPolicy = corev1.PullNever
+		spec.Containers[i].Ports = nil
+	}
 }

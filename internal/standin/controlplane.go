@@ -122,7 +122,7 @@ func (s *StandIn) webAPI() http.Handler {
 		}
 		out := []connectEntry{}
 		for _, ep := range eps {
-			ap, err := netip.ParseAddrPort(ep)
+			ap, err := netip.ParseAddrPort(s.dataEndpoint(ep))
 			if err != nil {
 				continue
 			}

@@ -60,6 +60,23 @@
 // the kubelet's own protocol code), the DaemonSet controller, PVC
 // protection and the PV controller's reclaim policy Delete.
 //
+// # Beside real kubelets
+//
+// With Config.Real (real.go) the stand-in runs beside a real cluster
+// (internal/kubenode) whose kubelets carry the storage nodes' names: it
+// plays no Kubernetes part at all (kubelet.go's pod, scheduler, DaemonSet
+// and claim passes are off, no netns of its own) and meets the real pods
+// where they touch the played simplyblock: the agents read each host's
+// simulated sysfs from a FUSE tree (fusetree.go); a played CSI node
+// plugin (csi.go) publishes each simulated volume's FUSE directory to the
+// fio pods, the provisioner answering the real PV controller; the SPDK
+// and control-plane pods run the pause image and the control plane
+// listens in the nodes' network namespace; validation Jobs run a shell
+// that exits with the simulated validation's outcome; real nftables rules
+// decide which simulated CONNECTs are dropped, and each dropped one is
+// sent as a real SYN. Data addresses are then addresses in the nodes'
+// namespace, and every address the harness sees is translated to them.
+//
 // Pod IPs and Node InternalIPs live in a network namespace the stand-in
 // makes itself (Netns, 198.18.0.0/15, veth to the root namespace) because
 // the API server's pod proxy refuses loopback pod IPs; the harness reaches
@@ -93,7 +110,8 @@
 //     dialled). rpcPort values (5260+i), node and pool UUIDs and migration
 //     UUIDs are the stand-in's.
 //
-// Imports: backend/sim (WallClock), backend/kube/agent, sim, client-go,
-// apimachinery, k8s.io/api, k8s.io/cri-streaming, golang.org/x/sys/unix and
-// the standard library. Only tests use it.
+// Imports: backend/sim (WallClock), backend/kube/agent, sim, workload,
+// client-go, apimachinery, k8s.io/api, k8s.io/cri-streaming, go-fuse, the
+// CSI spec and gRPC, k8s.io/kubelet's plugin registration API,
+// golang.org/x/sys/unix and the standard library. Only tests use it.
 package standin

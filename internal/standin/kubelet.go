@@ -52,7 +52,8 @@ func podKey(p *corev1.Pod) string { return "pod " + p.Namespace + "/" + p.Name }
 
 // resync is the level-triggered pass over everything the stand-in plays:
 // kubelet, scheduler, DaemonSet controller, provisioner, PVC protection and
-// the operator.
+// the operator (beside real kubelets: the SPDK pods, the provisioner and
+// the operator).
 func (s *StandIn) resync() {
 	if s.ctx.Err() != nil {
 		return
@@ -62,6 +63,13 @@ func (s *StandIn) resync() {
 		pods = append(pods, o.(*corev1.Pod))
 	}
 	sort.Slice(pods, func(i, j int) bool { return pods[i].CreationTimestamp.Before(&pods[j].CreationTimestamp) })
+	if s.real != nil {
+		// Real kubelets, scheduler and controllers do the rest.
+		s.reconcileSPDKPods(pods)
+		s.reconcileProvisioning()
+		s.reconcileMigrations()
+		return
+	}
 	for _, p := range pods {
 		s.reconcilePod(p)
 	}

@@ -234,7 +234,7 @@ func (s *StandIn) worldEvents(evs []sim.Event) {
 			status["startedAt"] = now()
 			var conns, jobs []any
 			for _, ep := range st.targets {
-				ip, port, _ := strings.Cut(ep, ":")
+				ip, port, _ := strings.Cut(s.dataEndpoint(ep), ":")
 				var p int64
 				fmt.Sscan(port, &p)
 				conns = append(conns, map[string]any{"nqn": st.nqn, "ip": ip, "port": p, "transport": "tcp",
@@ -250,13 +250,13 @@ func (s *StandIn) worldEvents(evs []sim.Event) {
 			}
 			status["connections"], status["validationJobs"] = conns, jobs
 		case sim.PhaseRunning:
-			s.deleteJobs(st)
+			s.endJobs(st, "0")
 			status["connections"], status["validationJobs"] = nil, nil
 			// reconcileRunning's progress fields, from GetMigration.
 			status["sourceNodeUUID"] = st.source
 			status["memberCount"] = s.memberCount(st)
 		case sim.PhaseCompleted, sim.PhaseFailed, sim.PhaseAborted:
-			s.deleteJobs(st)
+			s.endJobs(st, "1")
 			status["connections"], status["validationJobs"] = nil, nil
 			status["completedAt"] = now()
 			// Failed carries the reason; Aborted none (reconcileAbort
@@ -363,6 +363,17 @@ func (s *StandIn) createJob(st *vmState, name, host string, conns []any) error {
 			}},
 		},
 	}
+	if s.real != nil {
+		// The rebalancer is played: the container (the StorageCluster's
+		// rebalancerImage, which the nodes have; no pull) asks the
+		// stand-in for the outcome the simulated validation decides.
+		c := &job.Spec.Template.Spec.Containers[0]
+		c.ImagePullPolicy = corev1.PullNever
+		c.Command = []string{"sh", "-c", validationScript()}
+		c.Env = append(c.Env, corev1.EnvVar{Name: "VMIG_JOB", Value: name},
+			corev1.EnvVar{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}})
+		s.setOutcome(name, "")
+	}
 	ctx, cancel := s.call()
 	defer cancel()
 	_, err := s.cs.BatchV1().Jobs(st.ns).Create(ctx, job, metav1.CreateOptions{})
@@ -370,6 +381,23 @@ func (s *StandIn) createJob(st *vmState, name, host string, conns []any) error {
 		return nil
 	}
 	return err
+}
+
+// endJobs ends the migration's validation Jobs: beside real kubelets
+// their pods are told the outcome (exit code code) and the Jobs deleted
+// 3 s later, time for the pods to exit with it; else deleted now.
+func (s *StandIn) endJobs(st *vmState, code string) {
+	if s.real == nil || len(st.jobs) == 0 {
+		s.deleteJobs(st)
+		return
+	}
+	later := &vmState{ns: st.ns, jobs: st.jobs, mine: st.mine}
+	for name := range st.jobs {
+		s.setOutcome(name, code)
+		st.mine[name] = true
+	}
+	st.jobs = map[string]string{}
+	time.AfterFunc(3*time.Second, func() { s.post(func() { s.deleteJobs(later) }) })
 }
 
 // deleteJobs deletes the migration's validation Jobs (the operator's own

@@ -51,7 +51,7 @@ func (s *StandIn) reconcileSPDKPods(pods []*corev1.Pod) {
 // hostNetwork, restartPolicy Never).
 func (s *StandIn) spdkPod(n *node) *corev1.Pod {
 	rpc := strconv.Itoa(RPCPortBase + n.idx)
-	return &corev1.Pod{
+	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "snode-spdk-pod-" + rpc + "-" + sim.ClusterUUID[:6], Namespace: s.cfg.StorageNamespace,
 			Labels: map[string]string{LabelApp: "spdk-app-" + rpc, LabelRole: RoleStorageNode}},
 		Spec: corev1.PodSpec{
@@ -64,6 +64,10 @@ func (s *StandIn) spdkPod(n *node) *corev1.Pod {
 			},
 		},
 	}
+	if s.real != nil {
+		s.realContainers(&p.Spec)
+	}
+	return p
 }
 
 // spdkPodGone is simplyblock's node API seeing its SPDK pod p gone: the

@@ -121,6 +121,10 @@ type Config struct {
 	AllowedHosts bool
 	// Logf receives one line per thing the stand-in does (nil: discarded).
 	Logf func(format string, args ...any)
+	// Real, when set, runs the stand-in beside real kubelets (see Real):
+	// it then plays no kubelet, scheduler or controller, and makes no
+	// network namespace of its own.
+	Real *Real
 }
 
 // DefaultClusterSecret is the simulated cluster's secret unless
@@ -155,6 +159,11 @@ type StandIn struct {
 	cs    kubernetes.Interface
 	dyn   dynamic.Interface
 	netns *Netns
+	// real is set beside real kubelets (Config.Real).
+	real *realState
+	// addrs maps each simulated node's address to its data address (empty
+	// when they are the same: no real kubelets).
+	addrs map[string]string
 
 	// mu guards w (the world is driven by one goroutine at a time).
 	mu    sync.Mutex
@@ -204,11 +213,12 @@ type node struct {
 	// uid is the Node object's metadata.uid (set when it is created): the
 	// CSI's host NQN of this host derives from it (csiNQN).
 	uid string
-	// dataIP is the data NIC's address, the simulated NVMe/TCP address
-	// hosts connect to (never dialled); ip is the Node's InternalIP, an
-	// address in the netns, which is also the storage node's mgmtIp.
-	dataIP string
-	ip     netip.Addr
+	// dataIP is the data NIC's address hosts connect to: the simulated
+	// node's address simIP (never dialled), or beside real kubelets an
+	// address in the nodes' network namespace (Real.DataIPs); ip is the
+	// Node's InternalIP, which is also the storage node's mgmtIp.
+	dataIP, simIP string
+	ip            netip.Addr
 	// simNQN is the simulator's host NQN of this host, which the served
 	// sysfs shows as csiNQN (hostFS).
 	simNQN string
@@ -229,14 +239,19 @@ func Start(ctx context.Context, cfg Config) (*StandIn, error) {
 	if cfg.Rest == nil {
 		return nil, errors.New("standin: Config.Rest is nil")
 	}
-	ns, err := NewNetns()
-	if err != nil {
-		return nil, err
-	}
-	s := &StandIn{cfg: cfg, netns: ns, clock: bsim.NewWallClock(), kick: make(chan struct{}, 1), wake: make(chan struct{}, 1),
+	s := &StandIn{cfg: cfg, clock: bsim.NewWallClock(), kick: make(chan struct{}, 1), wake: make(chan struct{}, 1),
 		running: map[types.UID]*runningPod{}, bound: map[types.UID]string{}, claims: map[int]string{}, pvVolume: map[string]int{},
 		dsCreated: map[string]time.Time{}, vms: map[types.UID]*vmState{}, bySimID: map[string]*vmState{},
-		restarts: map[string]bool{}, errs: map[string]string{}}
+		restarts: map[string]bool{}, errs: map[string]string{}, addrs: map[string]string{}}
+	var err error
+	if cfg.Real == nil {
+		if s.netns, err = NewNetns(); err != nil {
+			return nil, err
+		}
+	} else {
+		s.real = &realState{cfg: cfg.Real, outcome: map[string]string{}, drops: map[string]*mirrorDrop{}, pvSeen: map[string]bool{},
+			synSem: make(chan struct{}, 64), changed: make(chan struct{})}
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -258,19 +273,36 @@ func Start(ctx context.Context, cfg Config) (*StandIn, error) {
 	}
 	hosts := s.w.Hosts()
 	for i, n := range s.w.Nodes() {
-		ip, err := ns.AddAddr()
-		if err != nil {
-			return nil, err
+		nd := &node{idx: i, name: n.Name, uuid: NodeUUID(i), dataIP: n.IP, simIP: n.IP,
+			simNQN: hosts[i].NQN, lvolPort: s.w.Config().BasePort + 2*i, nvmfPort: NvmfPortBase + i}
+		if s.real == nil {
+			if nd.ip, err = s.netns.AddAddr(); err != nil {
+				return nil, err
+			}
+		} else {
+			if i >= len(cfg.Real.DataIPs) {
+				return nil, fmt.Errorf("standin: Real.DataIPs has %d addresses for %d storage nodes", len(cfg.Real.DataIPs), len(s.w.Nodes()))
+			}
+			nd.dataIP = cfg.Real.DataIPs[i].String()
+			s.addrs[nd.simIP] = nd.dataIP
 		}
-		s.nodes = append(s.nodes, &node{idx: i, name: n.Name, uuid: NodeUUID(i), dataIP: n.IP, ip: ip,
-			simNQN: hosts[i].NQN, lvolPort: s.w.Config().BasePort + 2*i, nvmfPort: NvmfPortBase + i})
+		s.nodes = append(s.nodes, nd)
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if s.real != nil {
+		if err := s.realNodes(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.createCluster(ctx); err != nil {
 		return nil, err
 	}
 	s.startInformers()
-	if err := s.startKubelets(); err != nil {
+	if s.real == nil {
+		if err := s.startKubelets(); err != nil {
+			return nil, err
+		}
+	} else if err := s.startReal(ctx); err != nil {
 		return nil, err
 	}
 	syncCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -282,8 +314,11 @@ func Start(ctx context.Context, cfg Config) (*StandIn, error) {
 	go s.worldLoop()
 	go s.reconcileLoop()
 	ok = true
-	s.logf("started: world seed %d, %d volumes, nodes %s, netns %s (%s)", cfg.Seed, cfg.Volumes,
-		strings.Join(s.NodeNames(), " "), ns.Name, ns.Prefix)
+	where := "real kubelets"
+	if s.netns != nil {
+		where = fmt.Sprintf("played kubelets, netns %s (%s)", s.netns.Name, s.netns.Prefix)
+	}
+	s.logf("started: world seed %d, %d volumes, nodes %s, %s", cfg.Seed, cfg.Volumes, strings.Join(s.NodeNames(), " "), where)
 	return s, nil
 }
 
@@ -339,7 +374,8 @@ func (s *StandIn) NodeUID(name string) string {
 	return ""
 }
 
-// Netns is the network namespace holding the pod IPs.
+// Netns is the network namespace holding the pod IPs (nil beside real
+// kubelets).
 func (s *StandIn) Netns() *Netns { return s.netns }
 
 // World runs fn with the simulated world locked (for tests comparing what
@@ -389,10 +425,11 @@ func (s *StandIn) Close() error {
 	for _, k := range s.kubelets {
 		k.Close()
 	}
+	err := s.closeReal()
 	if s.netns != nil {
-		return s.netns.Close()
+		err = errors.Join(err, s.netns.Close())
 	}
-	return nil
+	return err
 }
 
 func (s *StandIn) logf(format string, args ...any) {
@@ -422,6 +459,10 @@ func (s *StandIn) worldLoop() {
 		s.mu.Lock()
 		evs, err := s.w.AdvanceTo(max(s.clock.Now(), s.w.Now()))
 		next, has := s.w.NextEventTime()
+		if s.real != nil {
+			close(s.real.changed) // held FUSE I/O looks at the heads again
+			s.real.changed = make(chan struct{})
+		}
 		s.mu.Unlock()
 		if err != nil {
 			s.logf("world: %v", err)

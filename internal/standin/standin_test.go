@@ -202,6 +202,19 @@ func (f *fixture) storageNodes() []storageNode {
 func (f *fixture) controlPlane(path, bearer string) (int, string) {
 	f.t.Helper()
 	if f.cp == "" {
+		// The played kubelet runs the pod shortly after Start: a
+		// port-forward before that reaches no listener.
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			p, err := f.cs.CoreV1().Pods(f.si.StorageNamespace()).Get(f.ctx, "simplyblock-webappapi-0", metav1.GetOptions{})
+			if err == nil && p.Status.Phase == corev1.PodRunning {
+				break
+			}
+			if time.Now().After(deadline) {
+				f.t.Fatalf("control-plane pod not Running 30 s after the stand-in started: %v", err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 		u := f.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(f.si.StorageNamespace()).Name("simplyblock-webappapi-0").SubResource("portforward").URL()
 		rt, upgrader, err := spdy.RoundTripperFor(f.cfg)
 		if err != nil {

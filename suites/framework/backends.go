@@ -7,6 +7,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/fiomig/fiomig/backend"
+	"github.com/fiomig/fiomig/backend/kube"
 	simbackend "github.com/fiomig/fiomig/backend/sim"
 	"github.com/fiomig/fiomig/faults"
 	"github.com/fiomig/fiomig/harness"
@@ -77,6 +78,11 @@ func Run(ctx context.Context, b Backend, outDir string, seed int64, p record.Par
 	}()
 	s := harness.DefaultSpec()
 	s.Seed, s.Params, s.Schedule, s.Out = seed, p, schedule, outDir
-	return harness.RunOn(ctx, in, s, harness.Options{Progress: ginkgo.GinkgoWriter,
-		Command: fmt.Sprintf("fiomig suites (%s backend, seed %d)", b.Name, seed)})
+	o := harness.Options{Progress: ginkgo.GinkgoWriter, Command: fmt.Sprintf("fiomig suites (%s backend, seed %d)", b.Name, seed)}
+	res, err = harness.RunOn(ctx, in, s, o)
+	if kc, ok := c.(*kube.Cluster); ok && err == nil && !res.Interrupted {
+		// fio's results come back as on a lab cluster (the pod proxy).
+		return harness.KubeFio(ctx, kc, res, o)
+	}
+	return res, err
 }

@@ -2,7 +2,6 @@ package framework
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/fiomig/fiomig/backend"
 	"github.com/fiomig/fiomig/backend/kube"
+	"github.com/fiomig/fiomig/internal/kubenode"
 	"github.com/fiomig/fiomig/internal/kubetest"
 	"github.com/fiomig/fiomig/internal/standin"
 )
@@ -35,8 +35,13 @@ import (
 // and provisioner. The harness speaks only to the API server, as the
 // fiomig-harness ServiceAccount (impersonated), so the suites prove the
 // RBAC of deploy/rbac is enough.
+//
+// On real kubelets (StartKubeNode) API is nil and Node is the real
+// cluster; Admin is either's admin config.
 type KubeEnv struct {
 	API     *kubetest.Env
+	Node    *kubenode.Cluster
+	Admin   *rest.Config
 	StandIn *standin.StandIn
 	// Harness is the harness ServiceAccount's client config; Kubeconfig
 	// the same as a kubeconfig file (for fiomig run subprocesses).
@@ -45,7 +50,11 @@ type KubeEnv struct {
 	// SecretFile holds the control plane's secret.json (for
 	// --cluster-secret-file).
 	SecretFile string
-	cfg        *envconf.Config
+	// HelperImage and FioImage are the runs' images ("": the backend's
+	// defaults; on real kubelets the ones imported into the nodes).
+	HelperImage, FioImage string
+	cfg                   *envconf.Config
+	work                  string
 }
 
 type kubeEnvKey struct{}
@@ -74,7 +83,7 @@ func StartKube(ctx context.Context, _ *envconf.Config) (context.Context, error) 
 	if err != nil {
 		return ctx, err
 	}
-	e := &KubeEnv{API: api, cfg: envconf.NewWithKubeConfig(api.Kubeconfig)}
+	e := &KubeEnv{API: api, Admin: api.Config, cfg: envconf.NewWithKubeConfig(api.Kubeconfig)}
 	ctx = context.WithValue(ctx, kubeEnvKey{}, e)
 	root, err := kubetest.RepoRoot()
 	if err != nil {
@@ -139,12 +148,7 @@ func StopKube(ctx context.Context, _ *envconf.Config) (context.Context, error) {
 	if e == nil {
 		return ctx, nil
 	}
-	var errs []error
-	if e.StandIn != nil {
-		errs = append(errs, e.StandIn.Close())
-	}
-	errs = append(errs, e.API.Stop())
-	return ctx, errors.Join(errs...)
+	return ctx, e.stop()
 }
 
 // Kube is the KubeEnv StartKube put in ctx (nil when none).
@@ -170,8 +174,8 @@ func impersonatingKubeconfig(admin, out, user string, groups ...string) (string,
 // volumes PVCs of the stand-in's StorageClass, run id id.
 func (e *KubeEnv) NewKubeCluster(ctx context.Context, id string, seed int64, volumes int) (backend.Cluster, error) {
 	return kube.New(ctx, kube.Config{REST: e.Harness, Namespace: "fiomig", StorageNamespace: e.StandIn.StorageNamespace(),
-		ClusterSecret: e.StandIn.SecretJSON(),
-		StorageClass:  e.StandIn.StorageClass(), RunID: id, Seed: seed, Volumes: volumes,
+		ClusterSecret: e.StandIn.SecretJSON(), FioImage: e.FioImage, HelperImage: e.HelperImage,
+		StorageClass: e.StandIn.StorageClass(), RunID: id, Seed: seed, Volumes: volumes,
 		SetupTimeout: 90 * time.Second, Progress: ginkgo.GinkgoWriter})
 }
 
@@ -179,7 +183,7 @@ func (e *KubeEnv) NewKubeCluster(ctx context.Context, id string, seed int64, vol
 // that can be listed, labelled fiomig.io/run=id, as "kind ns/name" — what a
 // run must not leave behind.
 func (e *KubeEnv) Labelled(ctx context.Context, id string) ([]string, error) {
-	dc, err := discovery.NewDiscoveryClientForConfig(e.API.Config)
+	dc, err := discovery.NewDiscoveryClientForConfig(e.Admin)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +191,7 @@ func (e *KubeEnv) Labelled(ctx context.Context, id string) ([]string, error) {
 	if err != nil && len(lists) == 0 {
 		return nil, err
 	}
-	quiet := rest.CopyConfig(e.API.Config)
+	quiet := rest.CopyConfig(e.Admin)
 	quiet.WarningHandler = rest.NoWarnings{} // deprecated kinds (Endpoints, ComponentStatus) are listed too
 	dyn, err := dynamic.NewForConfig(quiet)
 	if err != nil {

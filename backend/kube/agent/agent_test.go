@@ -191,7 +191,7 @@ func TestParseNFTCounter(t *testing.T) {
 
 func TestNFTScript(t *testing.T) {
 	got := NFT{Table: "fiomig_r1", IP: "10.0.0.1", Ports: []int{4420}}.Script()
-	want := "add table inet fiomig_r1\nadd chain inet fiomig_r1 input { type filter hook prerouting priority -300 ; }\nadd rule inet fiomig_r1 input ip daddr 10.0.0.1 tcp dport 4420 ct state new counter drop\n"
+	want := "add table inet fiomig_r1\nadd chain inet fiomig_r1 input { type filter hook prerouting priority -150 ; }\nadd rule inet fiomig_r1 input ip daddr 10.0.0.1 tcp dport 4420 ct state new counter drop\n"
 	if got != want {
 		t.Errorf("script:\n%s\nwant:\n%s", got, want)
 	}

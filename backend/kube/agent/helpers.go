@@ -83,8 +83,11 @@ func FilesHandler(dir fs.FS) http.Handler {
 }
 
 // NFT is the dropped-CONNECTs helper's nftables rule: in table inet Table,
-// chain "input" (hook prerouting, priority -300, before conntrack-based
-// filters), one rule "ip daddr IP tcp dport Port ct state new counter drop"
+// chain "input" (hook prerouting, priority -150, "mangle": after connection
+// tracking at -200, without which "ct state new" matches nothing — a chain
+// at -300 saw every SYN and dropped none, measured with real SYNs in a
+// network namespace — and before NAT at -100 and the filter chains at 0),
+// one rule "ip daddr IP tcp dport Port ct state new counter drop"
 // (several ports as a set "{ P1, P2 }"; IPv6 addresses use ip6 daddr). New
 // TCP connections to the target's ports are dropped, existing ones are
 // untouched (faults.ConnectDropper).
@@ -126,7 +129,7 @@ func (n NFT) Rule() string {
 
 // Script is the nft script Add loads (one transaction).
 func (n NFT) Script() string {
-	return fmt.Sprintf("add table inet %s\nadd chain inet %s input { type filter hook prerouting priority -300 ; }\nadd rule inet %s input %s\n",
+	return fmt.Sprintf("add table inet %s\nadd chain inet %s input { type filter hook prerouting priority -150 ; }\nadd rule inet %s input %s\n",
 		n.Table, n.Table, n.Table, n.Rule())
 }
 
