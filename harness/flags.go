@@ -125,6 +125,14 @@ func ModelFlags(fs *flag.FlagSet, m *record.Model, skip ...string) {
 	})
 }
 
+// IsModelFlag says whether name is one of ModelFlags' flags.
+func IsModelFlag(name string) bool {
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	var m record.Model
+	ModelFlags(fs, &m)
+	return fs.Lookup(name) != nil
+}
+
 // Command is the one command line that reruns s: "fiomig run" and every
 // flag whose value differs from its default, as --name=value in the flag
 // set's (sorted) order; never --out. A default that changes later would

@@ -6,13 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/fiomig/fiomig/analysis"
+	"github.com/fiomig/fiomig/incidents"
 	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/reports"
 )
@@ -43,15 +42,12 @@ type HypothesesResult struct {
 // combinations by the distance of their symptom profile (the runs of the
 // operator the incident ran) to the observed one, judges the fix against
 // the prefix operator under each, and writes the report
-// (reports.HypothesesMarkdown) as the top reproduce.md. log gets a line
-// saying what runs and one per (combination, seed) done. An error is
-// returned only when the directory or the report cannot be written.
+// (reports.HypothesesMarkdown) as the top reproduce.md. log gets one line
+// per (combination, seed) done. An error is returned only when the
+// directory or the report cannot be written.
 func Hypotheses(ctx context.Context, r Reproduction, seeds []int64, jobs int, command string, log io.Writer) (HypothesesResult, error) {
 	inc := r.Incident
 	combos := inc.Combinations()
-	jobs = max(1, min(jobs, len(combos)*len(seeds)))
-	fmt.Fprintf(log, "fiomig reproduce %s --hypotheses: %d combinations × %d seeds × %v, %d at a time, into %s\n",
-		inc.Name, len(combos), len(seeds), r.Operators, jobs, r.Out)
 	start := r.StartUnix
 	if start == 0 {
 		start = time.Now().Unix()
@@ -142,44 +138,18 @@ func Hypotheses(ctx context.Context, r Reproduction, seeds []int64, jobs int, co
 	return out, os.WriteFile(out.Report, out.Markdown, 0o644)
 }
 
-// UseHypotheses checks r for fiomig reproduce --hypotheses (all, over the
-// seed list seeds) or --hypothesis id, and with id sets r to that
-// combination's world (Incident, Hypothesis): --hypotheses needs seeds and
-// excludes --hypothesis, the incident must declare hypotheses, --hypotheses
-// needs its symptoms and the operator it ran, and no model flag of r may
-// set a switch an alternative sets (it would override the hypothesis).
-// Errors are UsageErrors.
-func (r *Reproduction) UseHypotheses(all bool, id, seeds string) error {
-	inc := r.Incident
-	switch {
-	case !all && id == "":
-		return nil
-	case all && (seeds == "" || id != ""):
-		return Usagef("--hypotheses runs every combination over --seeds (e.g. --seeds 1-10); --hypothesis runs one")
-	case len(inc.Hypotheses) == 0:
-		return Usagef("%s declares no hypotheses", inc.File)
-	case all && inc.Symptoms == nil:
-		return Usagef("%s lists no symptoms to compare the hypotheses with", inc.File)
-	case all && !slices.Contains(r.Operators, inc.Symptoms.Operator):
-		return Usagef("the incident ran the %s operator (symptoms.operator): --operator must include it", inc.Symptoms.Operator)
-	}
-	sw := inc.HypothesisSwitches()
-	for _, fl := range r.Flags {
-		name, _, _ := strings.Cut(strings.TrimPrefix(fl, "--"), "=")
-		if k := strings.ReplaceAll(name, "-", "_"); slices.Contains(sw, k) || slices.Contains(sw, k+"_s") {
-			return Usagef("%s: a hypothesis of %s sets that switch; drop the flag", fl, inc.File)
-		}
-	}
-	if id == "" {
-		return nil
-	}
+// Combination is the combination of inc's hypotheses named id ("H3"), or
+// an error naming the known ones.
+func Combination(inc incidents.Incident, id string) (incidents.Combination, error) {
 	cs := inc.Combinations()
 	for _, c := range cs {
 		if c.ID == id {
-			r.Incident, r.Hypothesis = c.Incident, c.ID
-			return nil
+			return c, nil
 		}
 	}
-	return Usagef("--hypothesis %q: want H1 to H%d (%s declares %d combinations; fiomig reproduce %s --hypotheses lists them)",
+	if len(cs) == 0 {
+		return incidents.Combination{}, Usagef("--hypothesis %s: %s declares no hypotheses", id, inc.File)
+	}
+	return incidents.Combination{}, Usagef("--hypothesis %q: want H1 to H%d (%s declares %d combinations; fiomig reproduce %s --hypotheses lists them)",
 		id, len(cs), inc.File, len(cs), inc.Name)
 }

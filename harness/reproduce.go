@@ -300,42 +300,6 @@ func Reproduce(ctx context.Context, r Reproduction, seed int64, progress io.Writ
 	return results, writeReproduce(r.Model(), results)
 }
 
-// ScenarioText prints the world and pacing r's first operator runs in, on
-// one line, with the sources of the incident's topology, pacing and faults.
-func ScenarioText(w io.Writer, r Reproduction) error {
-	p, err := r.params(r.Operators[0])
-	if err != nil {
-		return err
-	}
-	t, inc := p.Model, r.Incident
-	faults := string(inc.Faults.Source)
-	if faults == "" {
-		faults = "none"
-	}
-	fmt.Fprintf(w, "  scenario: %d nodes, %d hosts (hosts are nodes: %t), %d volumes x %d namespace(s), %d consumer(s) each, pods %t; %d migrations, settle %.0f s sampled every %.0f s [topology: %s; pacing: %s; faults: %s]\n",
-		t.Nodes, t.Hosts, t.HostsAreNodes, t.Volumes, t.NamespacesPerVolume, t.ConsumersPerVolume, t.Pods, p.Migrations, p.SettleS,
-		p.SettleSampleIntervalS, inc.Topology.Source, inc.Pacing.Source, faults)
-	return nil
-}
-
-// ReproduceText prints, after Reproduce, where each operator's run is and
-// the injections or recoveries that failed, then the reproduction for a
-// person (reports.ReproduceText), and returns the exit code: the bands'
-// (BandsExitCode).
-func ReproduceText(w io.Writer, r Reproduction, results []ReproduceResult) int {
-	var dirs []string
-	for i, x := range results {
-		fmt.Fprintf(w, "\n== operator %s done\n", r.Operators[i])
-		for _, e := range x.FaultErrors {
-			fmt.Fprintf(w, "  fault: %v\n", e)
-		}
-		fmt.Fprintf(w, "  run directory: %s\n", x.Dir)
-		dirs = append(dirs, x.Dir)
-	}
-	reports.ReproduceText(w, r.Incident.Name, r.Model(), Runs(results), dirs)
-	return BandsExitCode(Runs(results))
-}
-
 // writeReproduce writes every run's reproduce.md, all runs side by side;
 // model names the model run.
 func writeReproduce(model string, results []ReproduceResult) error {
@@ -568,4 +532,43 @@ func seedStatus(s analysis.SeedRuns, err error, interrupted bool) string {
 		st += fmt.Sprintf(", validation failures prefix %d, fixed %d", p.Prefix.Total, p.Fixed.Total)
 	}
 	return st
+}
+
+// CheckHypotheses checks that fiomig reproduce --hypotheses or
+// --hypothesis can run r: its incident declares hypotheses and lists
+// symptoms to compare them with, r runs the operator the incident ran, and
+// no model flag of r sets a switch an alternative sets (the flag would
+// override the hypothesis). Errors are UsageErrors naming the file.
+func (r Reproduction) CheckHypotheses() error {
+	inc := r.Incident
+	switch {
+	case len(inc.Hypotheses) == 0:
+		return Usagef("%s declares no hypotheses", inc.File)
+	case inc.Symptoms == nil:
+		return Usagef("%s lists no symptoms to compare the hypotheses with", inc.File)
+	case !slices.Contains(r.Operators, inc.Symptoms.Operator):
+		return Usagef("the incident ran the %s operator (symptoms.operator): --operator must include it", inc.Symptoms.Operator)
+	}
+	sw := inc.HypothesisSwitches()
+	for _, fl := range r.Flags {
+		name, _, _ := strings.Cut(strings.TrimPrefix(fl, "--"), "=")
+		if k := strings.ReplaceAll(name, "-", "_"); slices.Contains(sw, k) || slices.Contains(sw, k+"_s") {
+			return Usagef("%s: a hypothesis of %s sets that switch; drop the flag", fl, inc.File)
+		}
+	}
+	return nil
+}
+
+// Describe is r's world in one line for a person (its first operator's):
+// the shape, pods, migrations and settle, with the sources of the
+// incident's topology, pacing and faults.
+func (r Reproduction) Describe() (string, error) {
+	p, err := IncidentParams(r.Incident, r.Operators[0])
+	if err != nil {
+		return "", err
+	}
+	t, inc := p.Model, r.Incident
+	return fmt.Sprintf("%d nodes, %d hosts (hosts are nodes: %t), %d volumes x %d namespace(s), %d consumer(s) each, pods %t; %d migrations, settle %.0f s sampled every %.0f s [topology: %s; pacing: %s; faults: %s]",
+		t.Nodes, t.Hosts, t.HostsAreNodes, t.Volumes, t.NamespacesPerVolume, t.ConsumersPerVolume, t.Pods, p.Migrations, p.SettleS, p.SettleSampleIntervalS,
+		inc.Topology.Source, inc.Pacing.Source, orDefault(string(inc.Faults.Source), "none")), nil
 }

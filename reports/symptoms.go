@@ -201,8 +201,7 @@ func HypothesesMarkdown(inc incidents.Incident, command string, seeds []int64, h
 	fmt.Fprintf(&b, "\nMethod. Reproduced: %s; tolerance %g (%s). Distance: %s. Ranked by the mean distance, then its upper bound.\n",
 		analysis.MissRule, hs[0].Symptoms.Tolerance, inc.Symptoms.Tolerance.Source, analysis.DistanceRule)
 	fmt.Fprintf(&b, "\nEach combination's runs are in H<n>/seed-N/ (plan.json with its rerun command, summary.json); rerun one with "+
-		"`fiomig reproduce %s --hypothesis H<n> --seed N`.\n\nExit 0: a combination reproduces every modelled symptom; 1: none does "+
-		"(a ranking judges no band).\n", inc.Name)
+		"`fiomig reproduce %s --hypothesis H<n> --seed N`.\n", inc.Name)
 	return []byte(b.String())
 }
 

@@ -5,11 +5,11 @@ import (
 	"io"
 	"maps"
 	"os"
-	"runtime/debug"
 	"slices"
 	"strings"
 
 	"github.com/fiomig/fiomig/harness"
+	"github.com/fiomig/fiomig/nvmeof/hostcmd"
 )
 
 // Exit codes of fiomig: harness's, the one verdict→exit-code mapping.
@@ -56,33 +56,6 @@ func printUsage(w io.Writer) {
 // (-ldflags "-X main.version=v1.2.3"); "devel" otherwise.
 var version = "devel"
 
-// versionString is "fiomig <version> (<vcs revision>[, modified], <commit
-// time>, <go version>)", from the build information the go command embeds
-// (runtime/debug.ReadBuildInfo); parts it lacks are left out.
-func versionString() string {
-	parts := []string{}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		set := map[string]string{}
-		for _, s := range bi.Settings {
-			set[s.Key] = s.Value
-		}
-		if r := set["vcs.revision"]; r != "" {
-			if len(r) > 12 {
-				r = r[:12]
-			}
-			if set["vcs.modified"] == "true" {
-				r += ", modified"
-			}
-			parts = append(parts, r)
-		}
-		if t := set["vcs.time"]; t != "" {
-			parts = append(parts, t)
-		}
-		parts = append(parts, bi.GoVersion)
-	}
-	return fmt.Sprintf("fiomig %s (%s)", version, strings.Join(parts, ", "))
-}
-
 func main() {
 	tuneGC()
 	args, stopProfiles, err := startProfiles(os.Args[1:])
@@ -107,7 +80,7 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "--version", "-version", "version":
-		fmt.Fprintln(stdout, versionString())
+		fmt.Fprintln(stdout, hostcmd.VersionString("fiomig", version))
 		return exitPass
 	case "-h", "--help", "help":
 		if args[0] == "help" && len(args) > 1 {

@@ -18,15 +18,17 @@ func init() {
 }
 
 type reproduceFlags struct {
-	list       bool
-	catalog    string
-	operator   string
-	seed       int64
-	seeds      string
-	out        string
-	faults     string
-	hypotheses bool         // every combination of the incident's hypotheses over --seeds
-	hypothesis string       // one combination, by its ID
+	list     bool
+	catalog  string
+	operator string
+	seed     int64
+	seeds    string
+	out      string
+	faults   string
+	// hypotheses runs every combination of the incident's hypotheses over
+	// --seeds; hypothesis runs one (its ID).
+	hypotheses bool
+	hypothesis string
 	model      record.Model // the model flags: each given one overrides the incident's world
 }
 
@@ -85,7 +87,7 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 	check.Params.Model = f.model
 	var flags []string
 	fs.Visit(func(fl *flag.Flag) {
-		if isModelFlag(fl.Name) {
+		if fl.Name != "operator" && harness.IsModelFlag(fl.Name) { // --operator is reproduce's own
 			flags = append(flags, "--"+fl.Name+"="+fl.Value.String())
 		}
 	})
@@ -100,6 +102,8 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 		return usage(fmt.Errorf("--faults must be none (or absent: the incident's faults), got %q", f.faults))
 	case given["seed"] && f.seeds != "":
 		return usage(fmt.Errorf("--seed is one run's; --seeds runs a list (give one of them)"))
+	case f.hypotheses && (f.seeds == "" || f.hypothesis != ""):
+		return usage(fmt.Errorf("--hypotheses runs every combination over --seeds (e.g. --seeds 1-10); --hypothesis runs one"))
 	}
 	if err := check.Validate(); err != nil {
 		return usage(err)
@@ -113,10 +117,20 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	r := harness.Reproduction{Incident: inc, Name: pos[0], Catalog: f.catalog, Operators: f.operators(inc), Flags: flags,
 		NoFaults: f.faults == record.FaultsNone, Out: f.out}
-	if err := r.UseHypotheses(f.hypotheses, f.hypothesis, f.seeds); err != nil {
-		return usage(err)
+	if f.hypothesis != "" || f.hypotheses {
+		if err := r.CheckHypotheses(); err != nil {
+			return usage(err)
+		}
 	}
-	fmt.Fprintf(stdout, "%s: %s\n%s\n\n", inc.Name, inc.Summary, r.Model())
+	if f.hypothesis != "" {
+		c, err := harness.Combination(inc, f.hypothesis)
+		if err != nil {
+			return usage(err)
+		}
+		r.Incident, r.Hypothesis = c.Incident, c.ID
+		fmt.Fprintf(stdout, "hypothesis %s: %s\n", c.ID, c.Label())
+	}
+	fmt.Fprintf(stdout, "%s: %s\n\n", inc.Name, inc.Summary)
 	ctx, stop := interruptContext(stderr, "fiomig reproduce")
 	defer stop()
 	if f.seeds != "" {
@@ -124,65 +138,71 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return usage(err)
 		}
-		ops := "--operator=" + orDefault(f.operator, inc.Operators.Value)
+		op := "--operator=" + orDefault(f.operator, inc.Operators.Value)
+		var md []byte
+		var report, note string
+		var errs []error
 		if f.hypotheses {
-			res, err := harness.Hypotheses(ctx, r, seeds, runtime.GOMAXPROCS(0), r.CommandWith("--hypotheses=true", ops, "--seeds="+f.seeds), stderr)
-			return seedsOutput(stdout, stderr, res.Markdown, res.Report, res.Errors, res.ExitCode, err)
+			jobs := min(runtime.GOMAXPROCS(0), len(seeds)*len(inc.Combinations()))
+			fmt.Fprintf(stdout, "fiomig reproduce %s --hypotheses: %d combinations × %d seeds × %v, %d at a time, into %s\n",
+				inc.Name, len(inc.Combinations()), len(seeds), r.Operators, jobs, f.out)
+			res, rerr := harness.Hypotheses(ctx, r, seeds, jobs, r.CommandWith("--hypotheses=true", op, "--seeds="+f.seeds), stderr)
+			md, report, errs, code, err = res.Markdown, res.Report, res.Errors, res.ExitCode, rerr
+			note = "Exit 0: a combination reproduces every modelled symptom; 1: none does (a ranking judges no band).\n"
+		} else {
+			jobs := min(runtime.GOMAXPROCS(0), len(seeds))
+			fmt.Fprintf(stdout, "fiomig reproduce %s: %d seeds × %v, %d at a time, into %s\n", inc.Name, len(seeds), r.Operators, jobs, f.out)
+			res, rerr := harness.ReproduceSeeds(ctx, r, seeds, jobs, r.CommandWith(op, "--seeds="+f.seeds), stderr)
+			md, report, errs, code, err = res.Markdown, res.Report, res.Errors, res.ExitCode, rerr
 		}
-		jobs := min(runtime.GOMAXPROCS(0), len(seeds))
-		fmt.Fprintf(stdout, "fiomig reproduce %s: %d seeds × %v, %d at a time, into %s\n", inc.Name, len(seeds), r.Operators, jobs, f.out)
-		res, err := harness.ReproduceSeeds(ctx, r, seeds, jobs, r.CommandWith(ops, "--seeds="+f.seeds), stderr)
-		return seedsOutput(stdout, stderr, res.Markdown, res.Report, res.Errors, res.ExitCode, err)
+		for _, e := range errs {
+			fmt.Fprintf(stderr, "fiomig reproduce: %v\n", e)
+		}
+		if err != nil {
+			return usage(err)
+		}
+		fmt.Fprintf(stdout, "\n%s\nreport: %s\n%s", md, report, note)
+		if code == exitInterrupted {
+			fmt.Fprintf(stderr, "fiomig reproduce: interrupted; %s covers the seeds that finished\n", report)
+		}
+		return code
 	}
 
 	fmt.Fprintf(stdout, "fiomig reproduce %s (%s) — parameters:\n", inc.Name, inc.File)
 	fs.VisitAll(func(fl *flag.Flag) { fmt.Fprintf(stdout, "  --%-21s %s\n", fl.Name, fl.Value.String()) })
-	if err := harness.ScenarioText(stdout, r); err != nil {
+	scenarioLine, err := r.Describe()
+	if err != nil {
 		return usage(err)
 	}
+	fmt.Fprintf(stdout, "  scenario: %s\n", scenarioLine)
 	for _, op := range r.Operators {
 		fmt.Fprintf(stdout, "\n== operator %s: %s\n", op, r.Command(op, f.seed))
 	}
 	results, err := harness.Reproduce(ctx, r, f.seed, stdout)
+	dirs = dirs[:0]
 	for i, x := range results {
+		dirs = append(dirs, x.Dir)
 		if x.Interrupted {
 			fmt.Fprintf(stderr, "fiomig reproduce: %s interrupted; the timeline recorded so far is in %s\n", r.Operators[i], x.Dir)
 			code = exitInterrupted
 		}
 	}
 	if err != nil {
-		return fail(stderr, "reproduce", usagef("%v", err))
+		fmt.Fprintf(stderr, "fiomig reproduce: %v\n", err)
+		return exitUsage
 	}
 	if code == exitInterrupted {
 		return code
 	}
-	return harness.ReproduceText(stdout, r, results)
-}
-
-// seedsOutput prints what a reproduction over seeds left (the errors of
-// runs that could not be made, its report, where it is) and returns its
-// exit code; err (its directory or report could not be written) is exit 2.
-func seedsOutput(stdout, stderr io.Writer, md []byte, report string, errs []error, code int, err error) int {
-	for _, e := range errs {
-		fmt.Fprintf(stderr, "fiomig reproduce: %v\n", e)
+	for i, x := range results {
+		fmt.Fprintf(stdout, "\n== operator %s done\n", r.Operators[i])
+		for _, e := range x.FaultErrors {
+			fmt.Fprintf(stdout, "  fault: %v\n", e)
+		}
+		fmt.Fprintf(stdout, "  run directory: %s\n", x.Dir)
 	}
-	if err != nil {
-		return fail(stderr, "reproduce", usagef("%v", err))
-	}
-	fmt.Fprintf(stdout, "\n%s\nreport: %s\n", md, report)
-	if code == exitInterrupted {
-		fmt.Fprintf(stderr, "fiomig reproduce: interrupted; %s covers what finished\n", report)
-	}
-	return code
-}
-
-// isModelFlag: name is one of reproduce's model flags (harness.ModelFlags
-// but --operator, which is reproduce's own).
-func isModelFlag(name string) bool {
-	fs := flag.NewFlagSet("", flag.ContinueOnError)
-	var m record.Model
-	harness.ModelFlags(fs, &m, "operator")
-	return fs.Lookup(name) != nil
+	reports.ReproduceText(stdout, inc.Name, r.Model(), harness.Runs(results), dirs)
+	return harness.BandsExitCode(harness.Runs(results))
 }
 
 func orDefault(s, d string) string {
