@@ -4,9 +4,14 @@
 // controllers by kind and origin, controllers against expected, CONNECT
 // rejections per minute, pods killed and why (ComputeIncidentFigures) —,
 // judges the incident file's expectations on them (JudgeBands, ShapeOf),
-// and compares the prefix and fixed operators over seeds by cause with
-// paired t-intervals (JudgeOverSeeds). It judges from the record alone and
-// renders nothing: reproduce.md is reports' (reports/incident.go).
+// sets the incident's observed symptoms beside them (Symptoms: reproduced,
+// not reproduced or not modelled, and the profile's distance), compares
+// the prefix and fixed operators over seeds by cause with paired
+// t-intervals (JudgeOverSeeds; "not exercised" when nothing the fix removes
+// occurred), and judges and ranks the combinations of the incident's
+// hypotheses (JudgeHypothesis, RankHypotheses). It judges from the record
+// alone and renders nothing: reproduce.md is reports' (reports/incident.go,
+// reports/symptoms.go).
 //
 // analysis may import record, checks, incidents and the leaves.
 package analysis
