@@ -4,7 +4,7 @@
 // sourced, inference or assumption; optionally the incident's observed
 // symptoms and its hypotheses — the unknowns no source settles, each with
 // alternatives that switch the world or replace the faults, combined by
-// Combinations). The catalogue's files are embedded in the binary; Load
+// Combinations). The catalogue's files are embedded in the binary; LoadFile
 // reads one more file from anywhere (a new incident needs no Go).
 // `fiomig reproduce NAME` runs an incident through the run library
 // (harness), which maps its fields onto the simulator, and analysis judges
