@@ -120,6 +120,8 @@ var _ = Describe("Migrations with every kube fault kind, on real kubelets", Labe
 		Expect(env.Labelled(ctx, id)).To(BeEmpty())
 	})
 
+	kubeRunSpecs(func() *framework.KubeEnv { return env }, res)
+
 	It("gives the same verdict as the simulator backend on the same seed", func(ctx SpecContext) {
 		sim := framework.Sim()
 		simRes, err := framework.Run(context.Background(), sim, GinkgoT().TempDir(), faultSeed, nodeFaultParams(), faultSchedule(sim))
