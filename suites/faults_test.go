@@ -151,7 +151,7 @@ var _ = Describe("Migrations with every kube fault kind, on Kubernetes", Label("
 
 	It("gives the same verdict as the simulator backend on the same seed", func(ctx SpecContext) {
 		sim := framework.Sim()
-		simRes, err := framework.Run(context.Background(), sim, GinkgoT().TempDir(), faultSeed, faultParams(), faultSchedule(sim))
+		simRes, err := framework.Run(context.Background(), sim, GinkgoT().TempDir(), faultSeed, standInWorld(env.KubeBackend(id), faultParams()), faultSchedule(sim))
 		Expect(err).NotTo(HaveOccurred())
 		kubeSum := kubeRes().Summary
 		diff := verdictDiff(simRes.Summary, kubeSum)
@@ -230,4 +230,14 @@ func secretNowhere(dir, secret string) error {
 		}
 		return err
 	})
+}
+
+// standInWorld is p with the world the stand-in plays (kb.World: the
+// simulator's defaults, its sourced operator and control plane, with no
+// release of source paths, lvol monitor or CSI path restore), so that the
+// simulator backend it is compared with runs the same world; fiomig run's
+// defaults switch those three on (scenario.DefaultParams).
+func standInWorld(kb framework.Backend, p record.Params) record.Params {
+	p.Model = kb.World(p.Model)
+	return p
 }
