@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,7 +31,7 @@ import (
 // farmCluster starts two real kubelets with deploy/rbac/ applied and
 // returns the cluster, an admin clientset and the fiomig-harness
 // ServiceAccount's config (the farm runs as it: its RBAC suffices).
-func farmCluster(t *testing.T) (*Cluster, kubernetes.Interface, *rest.Config) {
+func farmCluster(t testing.TB) (*Cluster, kubernetes.Interface, *rest.Config) {
 	opts := testOptions(t)
 	opts.Nodes = []NodeSpec{{Name: "farm-1"}, {Name: "farm-2"}}
 	ctx := context.Background()
@@ -64,9 +65,10 @@ func farmCluster(t *testing.T) (*Cluster, kubernetes.Interface, *rest.Config) {
 	return c, cs, as
 }
 
-// farmSpec is the farm tests' run: 8 migrations (about a third of the
-// main job's CPU per seed), the default fault schedule.
-func farmSpec(t *testing.T) harness.Spec {
+// farmSpec is the farm tests' run: 8 migrations, the default fault
+// schedule (about 0.5 CPU-s a seed here, reports included, against the
+// main job's 0.57).
+func farmSpec(t testing.TB) harness.Spec {
 	s := harness.DefaultSpec()
 	s.Params.Migrations, s.Out = 8, t.TempDir()
 	return s
@@ -122,9 +124,10 @@ func leftOf(ctx context.Context, t *testing.T, cs kubernetes.Interface, id strin
 }
 
 type farmJSON struct {
-	RunID   string `json:"run_id"`
-	Shards  int    `json:"shards"`
-	Indexes []struct {
+	RunID       string `json:"run_id"`
+	Shards      int    `json:"shards"`
+	Parallelism int    `json:"parallelism"`
+	Indexes     []struct {
 		Index int     `json:"index"`
 		CPUS  float64 `json:"cpu_s"`
 		WallS float64 `json:"wall_s"`
@@ -142,7 +145,7 @@ type farmJSON struct {
 	WallS float64 `json:"wall_s"`
 }
 
-func readFarm(t *testing.T, dir string) farmJSON {
+func readFarm(t testing.TB, dir string) farmJSON {
 	t.Helper()
 	var f farmJSON
 	b, err := os.ReadFile(filepath.Join(dir, harness.FarmFile))
@@ -334,4 +337,91 @@ func cpuNow() float64 {
 func tail(s string, n int) string {
 	l := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.Join(l[max(0, len(l)-n):], "\n")
+}
+
+// BenchmarkFarm measures what a farm costs against a local sweep of the
+// same 40 main-job seeds on this machine (no self-check): seeds per CPU
+// second of the local sweep (this process) and of the farm — its pods
+// (cpuacct of the kubelets' cgroup roots: every container), the cluster's
+// daemons (etcd, API server, controller-manager, scheduler, kubelets,
+// containerds, with their waited children) and the harness process —
+// and, from farm.json, a pod's throughput (seeds per second of a pod's
+// fiomig, on one CPU) and the time a Job slot spends on anything but
+// running seeds, per pod (start, log reading, scheduling), for the
+// projection of docs/farm.md. Not counted: the containerd shims that ended
+// with their pods.
+func BenchmarkFarm(b *testing.B) {
+	c, _, as := farmCluster(b)
+	ctx := context.Background()
+	const n = 40
+	o := harness.SweepOptions{Seeds: seedList(n), SeedsArg: "1-40", Jobs: 2, Timelines: harness.KeepNone}
+	f := harness.FarmOptions{REST: as, Namespace: "fiomig", Image: c.Images["fiomig"], Parallelism: 2}
+	var local, pods, daemons, self, podWall, slotIdle, podSeeds float64
+	for b.Loop() {
+		s := harness.DefaultSpec()
+		s.Out = b.TempDir()
+		p0 := cpuNow()
+		if _, err := harness.Sweep(ctx, s, o); err != nil {
+			b.Fatal(err)
+		}
+		local += cpuNow() - p0
+		c0, d0, p0 := podsCPU(c), daemonsCPU(c), cpuNow()
+		res, err := harness.Farm(ctx, s, o, f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pods, daemons, self = pods+podsCPU(c)-c0, daemons+daemonsCPU(c)-d0, self+cpuNow()-p0
+		fj := readFarm(b, res.Dir)
+		busy := 0.0
+		for _, x := range fj.Indexes {
+			busy += x.WallS
+		}
+		podWall += busy
+		podSeeds += n
+		slotIdle += (fj.WallS*float64(fj.Parallelism) - busy) / float64(fj.Shards)
+	}
+	runs := float64(b.N)
+	b.ReportMetric(n*runs/local, "seeds/cpu-s-local")
+	b.ReportMetric(n*runs/(pods+daemons+self), "seeds/cpu-s-farm")
+	b.ReportMetric(pods/(n*runs), "pod-cpu-s/seed")
+	b.ReportMetric(daemons/(n*runs), "cluster-cpu-s/seed")
+	b.ReportMetric(self/(n*runs), "harness-cpu-s/seed")
+	b.ReportMetric(podSeeds/podWall, "seeds/pod-s")
+	b.ReportMetric(slotIdle/runs, "slot-overhead-s/pod")
+}
+
+// podsCPU is the CPU seconds of every container of the cluster's
+// kubelets (cpuacct.usage of their cgroup roots, cgroup v1).
+func podsCPU(c *Cluster) float64 {
+	total := 0.0
+	for i := range c.Nodes {
+		b, _ := os.ReadFile(filepath.Join("/sys/fs/cgroup/cpuacct", "fiomig-kubenode-"+strconv.Itoa(i+1), "cpuacct.usage"))
+		ns, _ := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+		total += ns / 1e9
+	}
+	return total
+}
+
+// daemonsCPU is the CPU seconds of the cluster's daemons and their waited
+// children (/proc/<pid>/stat utime, stime, cutime, cstime at 100 Hz).
+func daemonsCPU(c *Cluster) float64 {
+	c.mu.Lock()
+	procs := append([]proc(nil), c.ledger.Procs...)
+	c.mu.Unlock()
+	total := 0.0
+	for _, p := range procs {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(p.Pid) + "/stat")
+		if err != nil {
+			continue
+		}
+		_, rest, _ := strings.Cut(string(b), ") ")
+		f := strings.Fields(rest)
+		for _, i := range []int{11, 12, 13, 14} { // fields 14-17, counted from the state (field 3)
+			if i < len(f) {
+				v, _ := strconv.ParseFloat(f[i], 64)
+				total += v / 100
+			}
+		}
+	}
+	return total
 }
