@@ -65,12 +65,14 @@ func farmCluster(t testing.TB) (*Cluster, kubernetes.Interface, *rest.Config) {
 	return c, cs, as
 }
 
-// farmSpec is the farm tests' run: 8 migrations, the default fault
-// schedule (about 0.5 CPU-s a seed here, reports included, against the
-// main job's 0.57).
+// farmFlags are the farm test's run: 5 migrations with the default fault
+// schedule (3 faults), a 35 s settle — about 0.3 CPU-s a seed, reports
+// included, against the main job's 0.57 (the CI budget).
+var farmFlags = []string{"--migrations", "5", "--settle", "35"}
+
 func farmSpec(t testing.TB) harness.Spec {
 	s := harness.DefaultSpec()
-	s.Params.Migrations, s.Out = 8, t.TempDir()
+	s.Params.Migrations, s.Params.SettleS, s.Out = 5, 35, t.TempDir()
 	return s
 }
 
@@ -187,7 +189,8 @@ func evictOnce(ctx context.Context, cs kubernetes.Interface) string {
 // sweep.json, sweep.md and ECDF bytes as the local sweep of those seeds,
 // though index 0's pod is evicted mid-run (retried, its failure ignored by
 // the pod failure policy); a farm fed a non-deterministic seed (the test
-// hook) fails naming it; an interrupted farm leaves no object of its run.
+// hook) fails naming it; an interrupted farm leaves no object of its run;
+// a farm whose harness process was killed is finished by --attach.
 func TestFarmOnRealPods(t *testing.T) {
 	c, cs, as := farmCluster(t)
 	ctx := context.Background()
@@ -195,7 +198,7 @@ func TestFarmOnRealPods(t *testing.T) {
 
 	seeds := seedList(200)
 	o := harness.SweepOptions{Seeds: seeds, SeedsArg: "1-200", Jobs: 2, Timelines: harness.KeepFailing, MaxTimelines: 10,
-		SelfCheck: harness.DefaultSelfCheck, Command: "fiomig sweep --seeds=1-200 --migrations=8"}
+		SelfCheck: harness.DefaultSelfCheck, Command: "fiomig sweep --seeds=1-200 --migrations=5 --settle=35"}
 	t0, cpu0 := time.Now(), cpuNow()
 	local, err := harness.Sweep(ctx, farmSpec(t), o)
 	if err != nil {
@@ -269,25 +272,16 @@ func TestFarmOnRealPods(t *testing.T) {
 	if left := leftOf(ctx, t, cs, readFarm(t, cut.Dir).RunID); len(left) > 0 {
 		t.Errorf("left of the interrupted farm: %v", left)
 	}
-}
 
-// progressCut cancels the farm at its first progress line.
-type progressCut struct{ cancel func() }
-
-func (p *progressCut) Write(b []byte) (int, error) { p.cancel(); return len(b), nil }
-
-// TestFarmAttachAfterTheHarnessDied starts `fiomig sweep --on kube` as a
-// process, kills it (SIGKILL) once its farm runs, and attaches to the farm
-// from its run id: the sweep is finished from the Job, the same bytes as
-// the local sweep of its seeds, and nothing of the farm is left.
-func TestFarmAttachAfterTheHarnessDied(t *testing.T) {
-	c, cs, as := farmCluster(t)
-	ctx := context.Background()
+	// `fiomig sweep --on kube` (the image's binary) killed with SIGKILL
+	// while its farm runs; --attach with its run id finishes the sweep, the
+	// same bytes as the local sweep of its seeds, and nothing is left.
 	// The fiomig of the image (make images builds it static, beside it).
 	bin := filepath.Join(c.opts.ImagesDir, "fiomig-linux-amd64")
 	out := t.TempDir()
 	cmd := exec.Command(bin, "sweep", "--on", "kube", "--kubeconfig", c.Kubeconfig, "--helper-image", c.Images["fiomig"],
-		"--seeds", "1-16", "--migrations", "8", "--out", out)
+		"--seeds", "1-16", "--out", out)
+	cmd.Args = append(cmd.Args, farmFlags...)
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -317,16 +311,21 @@ func TestFarmAttachAfterTheHarnessDied(t *testing.T) {
 		t.Fatalf("attached farm %s: %d seeds, want 16", id, len(res.Sweep.Seeds))
 	}
 	ls := farmSpec(t)
-	local, err := harness.Sweep(ctx, ls, harness.SweepOptions{Seeds: seedList(16), SeedsArg: "1-16", Jobs: 2, Timelines: harness.KeepFailing,
+	local16, err := harness.Sweep(ctx, ls, harness.SweepOptions{Seeds: seedList(16), SeedsArg: "1-16", Jobs: 2, Timelines: harness.KeepFailing,
 		MaxTimelines: 10, SelfCheck: harness.DefaultSelfCheck, Command: res.Sweep.Command})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameSweep(t, local.Dir, res.Dir)
+	sameSweep(t, local16.Dir, res.Dir)
 	if left := leftOf(ctx, t, cs, id); len(left) > 0 {
 		t.Errorf("left of farm %s: %v", id, left)
 	}
 }
+
+// progressCut cancels the farm at its first progress line.
+type progressCut struct{ cancel func() }
+
+func (p *progressCut) Write(b []byte) (int, error) { p.cancel(); return len(b), nil }
 
 func cpuNow() float64 {
 	var ru syscall.Rusage
