@@ -30,7 +30,7 @@ type sweepFlags struct {
 func (f *sweepFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.seeds, "seeds", "", "the `seeds` to run: seeds (any int64, as --seed) and ranges A-B, comma-separated, e.g. 1-100 or 1,5,9-12 or -3--1 (required)")
 	fs.IntVar(&f.jobs, "jobs", runtime.GOMAXPROCS(0), "seeds run at once (default GOMAXPROCS: one per core)")
-	fs.StringVar(&f.timelines, "timelines", harness.KeepFailing, "which seeds keep timeline.jsonl (about 40 MB each with the default flags): `failing` (seeds that did not pass, at most --max-timelines of them), all or none; the rest of each run directory is always kept, and every seed's command reruns it byte for byte")
+	fs.StringVar(&f.timelines, "timelines", harness.KeepFailing, "which seeds keep timeline.jsonl (about 1 MB each with the default flags): `failing` (seeds that did not pass, at most --max-timelines of them), all or none; the rest of each run directory is always kept, and every seed's command reruns it byte for byte")
 	fs.IntVar(&f.maxTimelines, "max-timelines", 10, "with --timelines failing: keep the timelines of the first `N` seeds that did not pass, in --seeds order (0 = no limit)")
 }
 
