@@ -210,8 +210,12 @@ const NotJudged = "not judged"
 
 // NotExercised is SeedsComparison.Verdict when no validation failed on a
 // cause the fix removes (ClassRemovable) in either operator on any seed:
-// the comparison cannot tell whether the fix helps, so it neither passes
-// nor fails on that account (a held cause that moved still fails).
+// the comparison cannot tell whether the fix helps, so it replaces a pass
+// (vacuous) or an inconclusive (no number of seeds would show the fix's
+// effect). It does not replace a fail: the total wholly above 0, a held
+// cause whose interval excludes 0, or an unexplained failure is a
+// measured refutation of "fixed ≤ prefix, confined to what the fix
+// removes", which needs nothing removable to have occurred.
 const NotExercised = "not exercised"
 
 // NotExercisedDetail begins the Detail of a comparison NotExercised.
@@ -241,7 +245,8 @@ func halfWidth(sd float64, n int) float64 {
 //   - inconclusive otherwise (an interval too wide), with SeedsNeeded;
 //   - NotExercised, instead of pass or inconclusive, when no failure of a
 //     class the fix removes occurred in either operator on any seed (a
-//     pass would be vacuous: the fix had nothing to remove);
+//     pass would be vacuous: the fix had nothing to remove); a fail stays
+//     fail, its detail adding that nothing the fix removes occurred;
 //   - NotJudged with fewer than 2 seeds.
 //
 // Pure: the same pairs and delta give the same result.
@@ -358,8 +363,9 @@ func JudgeOverSeeds(pairs []SeedPair, delta float64) SeedsComparison {
 		nothing := fmt.Sprintf("%s: no validation failed on a leak kind the fix removes (nor on a loss window downstream of one) "+
 			"in either operator on any of the %d seeds", NotExercisedDetail, n)
 		if c.Verdict == record.Fail {
-			// A cause the fix cannot change moved: that fails whatever
-			// the fix had to do.
+			// Fixed measurably worse, a cause the fix cannot change
+			// moved, or a failure left unexplained: each refutes the
+			// claim whatever the fix had to remove (NotExercised).
 			c.Detail += "; and " + nothing + ", so the comparison cannot show what the fix removes either"
 		} else {
 			c.Detail = fmt.Sprintf("%s, so the comparison cannot show what the fix does; the intervals alone: %s — %s", nothing, c.Verdict, c.Detail)

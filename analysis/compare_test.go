@@ -73,6 +73,16 @@ func TestJudgeOverSeeds(t *testing.T) {
 				return causes(p.Loss, p.Fault+[]int{-1, -2}[int(p.Loss)%2], p.Removable, p.Other, p.Unexplained)
 			}, func(_ int, p RunCauses) RunCauses { return causes(p.Loss, p.Fault+2, 0, p.Other, 0) }), record.Fail,
 			"injected fault: interval [-1.88, -1.12] excludes 0, a cause the fix has no sourced way to change; and nothing the fix removes occurred"},
+		// The sourced default of fio-mig-1787159565 on seeds 1-10: nothing
+		// removable, no held cause alone out of ±its noise, yet fixed fails
+		// more in total on every seed: a measured difference, so fail (not
+		// "not exercised": that would call a refuted claim untested), and
+		// the detail still says nothing the fix removes occurred.
+		{"fixed failing more in total where nothing the fix removes occurred fails, saying both",
+			pairs(func(i int, p RunCauses) RunCauses {
+				return causes(p.Loss+[]int{2, -1}[i%2], p.Fault+[]int{-1, 2}[i%2], 0, p.Other, 0)
+			}, func(_ int, p RunCauses) RunCauses { return causes(p.Loss, p.Fault+1, 0, p.Other, 0) }), record.Fail,
+			"total: interval [1.00, 1.00] wholly above 0, fixed fails more; and nothing the fix removes occurred"},
 		{"a difference only in fix-removable causes passes",
 			pairs(func(_ int, p RunCauses) RunCauses {
 				return causes(p.Loss, p.Fault, 0, p.Other, 0)

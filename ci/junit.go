@@ -121,7 +121,8 @@ func checkProps(name string, figs []Figure) []jProperty {
 //     missing_endpoints; controller-churn: reconnects);
 //   - one per migration (fiomig.migrations, "pause-bound/mig-0003"; the
 //     migration ids are ordinals): reports.MigrationVerdict, properties
-//     longest_pause_seconds and freezes, the swimlane attached
+//     longest_pause_seconds (left out for a migration that never cut
+//     over: no pause, not one of 0 s) and freezes, the swimlane attached
 //     ([[ATTACHMENT|path]], GitLab's form) when attach names one;
 //   - one per topology host for the end-state checks
 //     (fiomig.hosts, "leaked-controllers/worker-1",
@@ -153,8 +154,12 @@ func RunJUnit(context string, r reports.StoredRun, attach map[string]string) ([]
 		if len(where) > 0 {
 			detail += "; " + strings.Join(where, ", ")
 		}
-		c := testcase(ClassMigrations, checks.CheckPauseBound+"/"+m.ID, v, detail,
-			jProperty{"longest_pause_seconds", num(longest)}, jProperty{"freezes", strconv.Itoa(freezes)})
+		props := []jProperty{{"longest_pause_seconds", num(longest)}, {"freezes", strconv.Itoa(freezes)}}
+		if m.NoCutover {
+			// It never cut over: it has no pause to chart, not a pause of 0 s.
+			props = props[1:]
+		}
+		c := testcase(ClassMigrations, checks.CheckPauseBound+"/"+m.ID, v, detail, props...)
 		if a := attach[m.ID]; a != "" {
 			c.SystemOut += "\n[[ATTACHMENT|" + a + "]]"
 		}

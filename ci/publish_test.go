@@ -82,6 +82,7 @@ func simRun(t *testing.T, seed int64, pause float64) string {
 // and a step summary appended after what was there.
 func TestPublishRun(t *testing.T) {
 	var names [2][]string
+	noCutover := 0
 	for i, c := range []struct {
 		seed  int64
 		pause float64
@@ -140,6 +141,20 @@ func TestPublishRun(t *testing.T) {
 					}
 				}
 			}
+			if tc.ClassName == ci.ClassMigrations {
+				// A migration that never cut over has no pause: no
+				// longest_pause_seconds (a 0 would chart as a short pause).
+				var hasPause bool
+				for _, p := range tc.Properties {
+					hasPause = hasPause || p.Name == "longest_pause_seconds"
+				}
+				if hasPause == (v == reports.VerdictNoCutover) {
+					t.Errorf("seed %d: %s (verdict %s) longest_pause_seconds given: %v", c.seed, tc.Name, v, hasPause)
+				}
+				if v == reports.VerdictNoCutover {
+					noCutover++
+				}
+			}
 			if tc.ClassName == ci.ClassMigrations && v == record.Fail {
 				over++
 				if !strings.Contains(tc.Out, "[[ATTACHMENT|") || !strings.Contains(tc.Out, "swimlane-") {
@@ -180,6 +195,9 @@ func TestPublishRun(t *testing.T) {
 	}
 	if !slices.Equal(names[0], names[1]) {
 		t.Errorf("testcase names differ between seeds 1 and 2:\n%v\n%v", names[0], names[1])
+	}
+	if noCutover == 0 {
+		t.Error("no migration without a cutover on seeds 1 and 2: the property's omission went untested")
 	}
 }
 

@@ -208,7 +208,8 @@ func worse(a, b string) string {
 type AddResult struct {
 	Entry Entry
 	// Added is false when the run id was already in the history with the
-	// same content (a repeated add: nothing written).
+	// same content (a repeated add: nothing written, and Entry carries the
+	// labels stored then, not those of this add).
 	Added bool
 }
 
@@ -235,11 +236,13 @@ func (s *Store) add(ctx context.Context, ld Loaded) (AddResult, error) {
 	}
 	defer tx.Rollback()
 	var digest string
-	var seq int64
-	err = tx.QueryRowContext(ctx, "SELECT digest, seq FROM runs WHERE id = $1", e.ID).Scan(&digest, &seq)
+	var stored Entry
+	err = tx.QueryRowContext(ctx, "SELECT digest, seq, commit_sha, branch, cluster, image FROM runs WHERE id = $1", e.ID).
+		Scan(&digest, &stored.Seq, &stored.Commit, &stored.Branch, &stored.Cluster, &stored.Image)
 	switch {
 	case err == nil && digest == ld.digest:
-		e.Seq = seq
+		// Unchanged, labels included: the entry as stored.
+		e.Seq, e.Commit, e.Branch, e.Cluster, e.Image = stored.Seq, stored.Commit, stored.Branch, stored.Cluster, stored.Image
 		return AddResult{Entry: e}, nil
 	case err == nil:
 		return AddResult{}, fmt.Errorf("history %s: run id %q is already stored with other content (from %s); give this one another --run-id", s.where, e.ID, e.Dir)

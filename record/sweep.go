@@ -49,8 +49,60 @@ type Sweep struct {
 	OverBound SweepOverBound `json:"over_bound"`
 	// Interrupted is true when the sweep stopped before every listed seed
 	// ran: on SIGINT/SIGTERM, or when its first seeds were all refused as
-	// bad usage by fiomig run (the rest would have been too).
+	// bad usage by fiomig run (the rest would have been too). A sweep
+	// that stopped on coverage (Coverage.Covered) is not interrupted.
 	Interrupted bool `json:"interrupted"`
+	// Determinism is the self-check: a share of the seeds run twice and
+	// their summary.json compared. Added field.
+	Determinism *SweepDeterminism `json:"determinism,omitempty"`
+	// Coverage is the fault coverage of fiomig sweep --until-covered.
+	// Added field.
+	Coverage *SweepCoverage `json:"coverage,omitempty"`
+}
+
+// SweepDeterminism is a sweep's determinism self-check: the seeds at
+// every 1/Share-th place of the seed list ran a second time, in another
+// run (another pod of a farm, or another run of the same process), and
+// each second run's summary.json was compared with the first's by SHA-256.
+// Which seeds, and what they gave, does not depend on where they ran, so
+// a farm and a local sweep of the same seeds record the same value.
+type SweepDeterminism struct {
+	// Share is the share of seeds rerun (fiomig sweep --self-check).
+	Share float64 `json:"share"`
+	// Seeds are the seeds rerun, in seed-list order (those of Seeds only).
+	Seeds []int64 `json:"seeds"`
+	// Mismatches are the seeds whose two runs gave different summaries:
+	// the sweep fails on any.
+	Mismatches []SweepMismatch `json:"mismatches"`
+}
+
+// SweepMismatch is one seed whose two runs differed: the SHA-256 (hex) of
+// each run's summary.json.
+type SweepMismatch struct {
+	Seed   int64  `json:"seed"`
+	First  string `json:"first_sha256"`
+	Second string `json:"second_sha256"`
+}
+
+// SweepCoverage is the kind × stage fault coverage of a sweep run with
+// --until-covered K: the cells are those the seeds' fault schedules place
+// a fault in (kind, stage at injection) for at least one listed seed, each
+// with how many faults landed there (left evidence) over Seeds. The sweep
+// ran the shortest prefix of the seed list after which every cell had
+// landed at least K times (Covered), or every seed when none did.
+type SweepCoverage struct {
+	K       int         `json:"k"`
+	Covered bool        `json:"covered"`
+	Cells   []SweepCell `json:"cells"`
+	// NeverLanded are the cells with no landed fault, as "kind × stage".
+	NeverLanded []string `json:"never_landed"`
+}
+
+// SweepCell is one cell of SweepCoverage.
+type SweepCell struct {
+	Kind   string `json:"kind"`
+	Stage  string `json:"stage"`
+	Landed int    `json:"landed"`
 }
 
 // SweepCounts are a sweep's seeds per verdict. Error counts seeds whose run

@@ -212,7 +212,9 @@ var DefaultCompareOptions = CompareOptions{PauseThresholdS: 0.5, LeakThreshold: 
 type CheckChange struct {
 	Name      string
 	Base, New map[string]int // verdict -> runs
-	// Regressed: the fraction of runs failing the check grew.
+	// Regressed: the fraction of runs failing the check grew. Changed: the
+	// share of some verdict differs (a sweep of 10 passing runs against one
+	// passing run is unchanged).
 	Regressed, Changed bool
 }
 
@@ -305,7 +307,7 @@ func Compare(base, nw RunSet, opts CompareOptions) Comparison {
 		if cc.New == nil {
 			cc.New = map[string]int{}
 		}
-		cc.Changed = verdictCounts(cc.Base) != verdictCounts(cc.New)
+		cc.Changed = sharesDiffer(cc.Base, cc.New, len(base.Runs), len(nw.Runs))
 		cc.Regressed = float64(cc.New[record.Fail])/nn > float64(cc.Base[record.Fail])/nb
 		unjudged := func(m map[string]int, runs int) int { return runs - m[record.Pass] - m[record.Fail] - m[record.Warn] }
 		single := !base.Sweep && !nw.Sweep && len(base.Runs) == 1 && len(nw.Runs) == 1
@@ -443,6 +445,20 @@ func orNotJudged(m map[string]int) string {
 }
 
 // verdictCounts prints verdict counts in a fixed order: "1 pass, 2 fail".
+// sharesDiffer reports whether some verdict's share of the runs differs
+// between base (nb runs) and nw (nn runs): base[v]/nb != nw[v]/nn,
+// compared as base[v]·nn != nw[v]·nb.
+func sharesDiffer(base, nw map[string]int, nb, nn int) bool {
+	for _, m := range []map[string]int{base, nw} {
+		for v := range m {
+			if base[v]*nn != nw[v]*nb {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func verdictCounts(m map[string]int) string {
 	var parts []string
 	order := []string{record.Pass, record.Fail, record.Inconclusive}

@@ -53,6 +53,26 @@ func TestCompareIdenticalIsNoChange(t *testing.T) {
 	}
 }
 
+// TestCompareCheckSharesNotCounts: a check is changed when a verdict's
+// share of the runs differs, not its count — 10 passing runs against one
+// passing run (compare --history's last 10 against tonight) is unchanged;
+// against one failing run it is changed and regressed.
+func TestCompareCheckSharesNotCounts(t *testing.T) {
+	base := syntheticSet(10, 5, 0, 0, 0, nil)
+	for _, c := range []struct {
+		failSeed         int64
+		changed, regress bool
+	}{{0, false, false}, {1, true, true}} {
+		cmp := Compare(base, syntheticSet(1, 5, 0, c.failSeed, 0, nil), DefaultCompareOptions)
+		for _, ch := range cmp.Checks {
+			want := c.changed && ch.Name == "pause-bound"
+			if ch.Changed != want || ch.Regressed != (c.regress && ch.Name == "pause-bound") {
+				t.Errorf("new run failing seed %d: %s changed %v regressed %v (base %v, new %v), want changed %v", c.failSeed, ch.Name, ch.Changed, ch.Regressed, ch.Base, ch.New, want)
+			}
+		}
+	}
+}
+
 // TestCompareDeterministicBootstrap: the same inputs and seed give the same
 // intervals; another seed gives other intervals (the resampling is real).
 func TestCompareDeterministicBootstrap(t *testing.T) {

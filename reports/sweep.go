@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/montanaflynn/stats"
@@ -141,6 +142,7 @@ func SweepMarkdown(s record.Sweep) []byte {
 	fmt.Fprintf(&b, "%d of %d migrations that cut over%s are over CUTOVER_PAUSE_CRIT_S = %s s: fraction %.6f, 95 %% interval [%.6f, %.6f].\n\n",
 		o.Over, o.Migrations, NoCutoverNote(o.NoCutover), fmtF(o.PauseCritS), o.Fraction, o.Low95, o.High95)
 	fmt.Fprintf(&b, "Interval method: %s.\n", o.IntervalMethod)
+	sweepChecksMarkdown(&b, s)
 
 	listSeeds := func(title, verdict string, checks func(record.SweepSeed) []string) {
 		var rows []record.SweepSeed
@@ -180,6 +182,44 @@ func SweepMarkdown(s record.Sweep) []byte {
 		fmt.Fprintf(&b, "| %d | %s | %d | %d | %s s | %s |\n", sd.Seed, sd.Verdict, len(sd.Migrations), over, fmtF(longest), dirNote(sd))
 	}
 	return b.Bytes()
+}
+
+// sweepChecksMarkdown renders the determinism self-check and the
+// coverage of --until-covered, when the sweep has them.
+func sweepChecksMarkdown(b *bytes.Buffer, s record.Sweep) {
+	if d := s.Determinism; d != nil {
+		fmt.Fprintf(b, "\n## Determinism self-check\n\n%d seed(s) (one every %s of the seed list, share %s) ran a second time and their summary.json was compared (SHA-256): ",
+			len(d.Seeds), fmtF(1/d.Share), fmtF(d.Share))
+		if len(d.Mismatches) == 0 {
+			b.WriteString("every one gave the same summary.\n")
+		} else {
+			fmt.Fprintf(b, "**%d did not** — the sweep fails:\n\n", len(d.Mismatches))
+			for _, m := range d.Mismatches {
+				fmt.Fprintf(b, "- seed %d: `%s` then `%s`\n", m.Seed, m.First, m.Second)
+			}
+		}
+	}
+	c := s.Coverage
+	if c == nil {
+		return
+	}
+	fmt.Fprintf(b, "\n## Fault coverage (--until-covered %d)\n\n", c.K)
+	if c.Covered {
+		fmt.Fprintf(b, "Every cell landed at least %d times within the %d seed(s) that ran, the shortest prefix of the seed list that does; the other listed seeds were not run.\n\n", c.K, len(s.Seeds))
+	} else {
+		fmt.Fprintf(b, "Not covered: after every seed that ran, some cell had landed fewer than %d times.\n\n", c.K)
+	}
+	b.WriteString("| kind | stage | landed |\n|---|---|---|\n")
+	for _, x := range c.Cells {
+		n := strconv.Itoa(x.Landed)
+		if x.Landed < c.K {
+			n = "**" + n + "**"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s |\n", x.Kind, x.Stage, n)
+	}
+	if len(c.NeverLanded) > 0 {
+		fmt.Fprintf(b, "\nNever landed: %s.\n", strings.Join(c.NeverLanded, ", "))
+	}
 }
 
 func dirNote(sd record.SweepSeed) string {
