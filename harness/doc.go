@@ -2,7 +2,9 @@
 // and reports a run from a typed spec (Spec: seed, record.Params with the
 // simulated world, the backend) — Run on the embedded simulator or a
 // Kubernetes cluster, RunOn on a cluster the caller built (the suites) —
-// and, on the same specs, a sweep over seeds (Sweep), the shrinking of a
+// and, on the same specs, a sweep over seeds (Sweep, with its determinism
+// self-check and coverage stop) run here or as a Kubernetes Indexed Job
+// whose pods run Shard (Farm, docs/farm.md), the shrinking of a
 // failing run's schedule (Shrink, from plan.json's typed spec), an
 // incident's reproduction with both operators and over seeds (Reproduce,
 // ReproduceSeeds), and the re-judging of a stored run (Rejudge). It holds

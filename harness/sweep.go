@@ -225,7 +225,8 @@ type sweeper struct {
 	cover *coverage
 	mu    sync.Mutex
 	runs  []seedRun
-	again map[int]string // position -> the second run's summary SHA-256
+	again map[int]string         // position -> the second run's summary SHA-256
+	extra []record.SweepMismatch // a farm's seeds that arrived twice, differing
 	tally record.SweepCounts
 	count int
 }
@@ -421,6 +422,12 @@ func (sw *sweeper) finish(ctx context.Context, keep func(record.SweepSeed) (*rec
 		}
 		out.Seeds = append(out.Seeds, x)
 		out.Counts = tallySeed(out.Counts, x)
+	}
+	if len(sw.extra) > 0 {
+		if det == nil {
+			det = &record.SweepDeterminism{Seeds: []int64{}, Mismatches: []record.SweepMismatch{}}
+		}
+		det.Mismatches = append(det.Mismatches, sw.extra...)
 	}
 	out.Determinism = det
 	if sw.cover != nil {

@@ -45,6 +45,9 @@
 //     a Lease that Janitor uses to tell dead runs from live ones.
 //   - The cluster secret is held in memory only: never printed, logged or
 //     recorded.
+//   - A farm (fiomig sweep --on kube, docs/farm.md): one Indexed Job of
+//     the fiomig image (FarmJobObject), its pods followed by their logs
+//     (pods/log), deleted with them and its Lease at the end (Farm).
 //
 // Time is monotonic wall seconds since setup ended.
 //

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	coordv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,8 +60,8 @@ func (r Removed) String() string {
 }
 
 // Janitor finds what dead runs left — VolumeMigrations (and the Jobs they
-// own) in the storage namespace, Pods, PVCs, ConfigMaps and Leases in the
-// run namespace, labelled
+// own) in the storage namespace, Jobs (a farm's), Pods, PVCs, ConfigMaps and
+// Leases in the run namespace, labelled
 // fiomig.io/run=<id> whose run has no Lease renewed within Stale — removes
 // it, waits until it is gone, and with SweepNFT deletes the dead runs'
 // nftables tables on every storage node. It prints one line per removed
@@ -141,11 +142,19 @@ func Janitor(ctx context.Context, jc JanitorConfig, w io.Writer) ([]Removed, err
 		list k8s.ObjectList
 		each func(func(k8s.Object))
 	}
+	var jobs batchv1.JobList
 	var pods corev1.PodList
 	var pvcs corev1.PersistentVolumeClaimList
 	var cms corev1.ConfigMapList
 	var dl coordv1.LeaseList
 	kinds := []kind{
+		// A farm's Job first (fiomig sweep --on kube), so that it starts
+		// no pod after its pods are gone.
+		{"Job", &jobs, func(f func(k8s.Object)) {
+			for i := range jobs.Items {
+				f(&jobs.Items[i])
+			}
+		}},
 		{"Pod", &pods, func(f func(k8s.Object)) {
 			for i := range pods.Items {
 				f(&pods.Items[i])

@@ -179,8 +179,8 @@ func TestHarnessCannotReadSecrets(t *testing.T) {
 // StorageCluster's namespace (simplyblock), where the operator works on
 // them; it reaches the control plane by port-forward there, which carries
 // the cluster secret, and has no pod proxy there (which would strip it);
-// in its own namespace it keeps the pod proxy for its agents and pods but
-// no VolumeMigrations or Jobs. As the RBAC authorizer of a real
+// in its own namespace it keeps the pod proxy for its agents and pods, and
+// a farm's Jobs and its pods' logs, but no VolumeMigrations. As the RBAC authorizer of a real
 // kube-apiserver decides.
 func TestHarnessRBACFollowsTheOperatorsNamespaces(t *testing.T) {
 	env := kubetest.Start(t)
@@ -205,7 +205,12 @@ func TestHarnessRBACFollowsTheOperatorsNamespaces(t *testing.T) {
 		{authzv1.ResourceAttributes{Namespace: "simplyblock", Verb: "create", Resource: "pods"}, false},
 		{authzv1.ResourceAttributes{Namespace: "simplyblock", Verb: "create", Group: "batch", Resource: "jobs"}, false},
 		{authzv1.ResourceAttributes{Namespace: "fiomig", Verb: "create", Group: "storage.simplyblock.io", Resource: "volumemigrations"}, false},
-		{authzv1.ResourceAttributes{Namespace: "fiomig", Verb: "delete", Group: "batch", Resource: "jobs"}, false},
+		// A farm's Indexed Job and its pods' logs (docs/farm.md).
+		{authzv1.ResourceAttributes{Namespace: "fiomig", Verb: "create", Group: "batch", Resource: "jobs"}, true},
+		{authzv1.ResourceAttributes{Namespace: "fiomig", Verb: "delete", Group: "batch", Resource: "jobs"}, true},
+		{authzv1.ResourceAttributes{Namespace: "fiomig", Verb: "get", Resource: "pods", Subresource: "log"}, true},
+		{authzv1.ResourceAttributes{Namespace: "fiomig", Verb: "update", Group: "batch", Resource: "jobs"}, false},
+		{authzv1.ResourceAttributes{Namespace: "simplyblock", Verb: "get", Resource: "pods", Subresource: "log"}, false},
 		{authzv1.ResourceAttributes{Namespace: "fiomig", Verb: "create", Resource: "pods", Subresource: "portforward"}, false},
 	} {
 		if got := allowed(t, h, tc.a); got != tc.want {

@@ -13,7 +13,7 @@ import (
 
 // The Kubernetes part of "fiomig janitor" (janitor_cmd.go runs it when
 // --kubeconfig is given): backend/kube's Janitor removes every
-// VolumeMigration, Job, Pod, PVC, ConfigMap and Lease labelled
+// VolumeMigration, Job (a migration's or a farm's), Pod, PVC, ConfigMap and Lease labelled
 // fiomig.io/run=<id> whose run's Lease is gone or older than --stale, and,
 // with --nft-sweep, the dead runs' nftables tables on every storage node.
 // Live runs are left alone.

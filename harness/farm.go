@@ -1,0 +1,667 @@
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+
+	"github.com/fiomig/fiomig/backend/kube"
+	"github.com/fiomig/fiomig/record"
+)
+
+// FarmFile is the farm's own record in the sweep directory: where each
+// seed ran, the pods, their CPU and wall time — everything of a farm that
+// a local sweep of the same seeds does not have (sweep.json, sweep.md and
+// the ECDF are the same bytes).
+const FarmFile = "farm.json"
+
+// FarmFlags are fiomig sweep's flags that say where and how a farm runs,
+// not what it runs: left out of sweep.json's command, which is the local
+// sweep that gives the same sweep.json.
+var FarmFlags = []string{"on", "parallelism", "attach", "kubeconfig", "namespace", "helper-image"}
+
+// FarmOptions are where and how a farm runs (fiomig sweep --on kube).
+type FarmOptions struct {
+	// Kubeconfig (or REST, when set: tests) reaches the cluster.
+	Kubeconfig string
+	REST       *rest.Config
+	// Namespace holds the Job, its pods and Lease (default "fiomig");
+	// Image is the fiomig image the pods run.
+	Namespace, Image string
+	// Parallelism is how many pods run at once; Shards how many indexes
+	// the seeds are dealt to (0 = 4 × Parallelism, at most one per seed).
+	Parallelism, Shards int
+	// Attach is the run id of a farm whose harness died: its sweep is
+	// rebuilt from its Job (kube.AnnotationFarm) and followed to the end.
+	Attach string
+	// Command is the farm's own command line, for farm.json.
+	Command string
+}
+
+// farmSettings are a farm's sweep as its Job's kube.AnnotationFarm holds
+// it: what --attach rebuilds the sweep from.
+type farmSettings struct {
+	SeedsArg     string   `json:"seeds_arg"`
+	RunArgs      []string `json:"run_args"`
+	Timelines    string   `json:"timelines"`
+	MaxTimelines int      `json:"max_timelines"`
+	SelfCheck    float64  `json:"self_check"`
+	UntilCovered int      `json:"until_covered"`
+	Command      string   `json:"command"`
+	FarmCommand  string   `json:"farm_command"`
+	StartUnix    int64    `json:"start_unix"`
+	Shards       int      `json:"shards"`
+	Parallelism  int      `json:"parallelism"`
+	Image        string   `json:"image"`
+}
+
+// farmLine is one line a farm pod prints on stdout (Shard): a seed's
+// result (its sweep.json line, summary.json's SHA-256, plan.json and
+// summary.json gzipped), a self-check rerun's SHA-256 (Again), or the
+// shard's end with its CPU and wall seconds.
+type farmLine struct {
+	Farm    int               `json:"fiomig_farm"`
+	Pos     int               `json:"pos"`
+	Seed    *record.SweepSeed `json:"seed,omitempty"`
+	Again   bool              `json:"again,omitempty"`
+	Sum     string            `json:"sum,omitempty"`
+	Plan    []byte            `json:"plan,omitempty"`
+	Summary []byte            `json:"summary,omitempty"`
+	End     bool              `json:"end,omitempty"`
+	Seeds   int               `json:"seeds,omitempty"`
+	CPUS    float64           `json:"cpu_s,omitempty"`
+	WallS   float64           `json:"wall_s,omitempty"`
+	// index is the completion index of the pod that printed it.
+	index int
+}
+
+// farmTask is one run of a shard: position pos of the seed list, or the
+// self-check's second run of it (again).
+type farmTask struct {
+	pos   int
+	again bool
+}
+
+// shardTasks deals n seeds to shards: position p to shard p mod shards,
+// in list order, so that the seeds done at any time are close to a prefix
+// of the list (--until-covered); the self-check's second run of position
+// p goes to the next shard (another pod), right after that shard's own
+// position p+1. With one shard the second runs are left to the harness.
+func shardTasks(n, shards int, check []bool) [][]farmTask {
+	out := make([][]farmTask, shards)
+	for p := range n {
+		out[p%shards] = append(out[p%shards], farmTask{p, false})
+		if p > 0 && check[p-1] && shards > 1 {
+			out[p%shards] = append(out[p%shards], farmTask{p - 1, true})
+		}
+	}
+	if n > 0 && check[n-1] && shards > 1 {
+		out[n%shards] = append(out[n%shards], farmTask{n - 1, true})
+	}
+	return out
+}
+
+// Shard is what a farm's pod runs: index of shards of o.Seeds
+// (shardTasks), each seed with the same call as a local sweep, printing a
+// farmLine per run on w and a last one with the shard's CPU and wall
+// seconds. s.Out holds the runs while they are read; each is removed
+// after. A signal ends it with ctx's error.
+func Shard(ctx context.Context, s Spec, o SweepOptions, shards, index int, w io.Writer) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if shards < 1 || index < 0 || index >= shards {
+		return Usagef("--shard %d: index %d ($JOB_COMPLETION_INDEX) is not one of 0..%d", shards, index, shards-1)
+	}
+	if err := os.MkdirAll(s.Out, 0o755); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp(s.Out, "shard-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	sw := &sweeper{s: s, o: o, dir: dir}
+	enc := json.NewEncoder(w)
+	start, cpu0 := time.Now(), cpuSeconds()
+	tasks := shardTasks(len(o.Seeds), shards, selfCheckAt(len(o.Seeds), o.SelfCheck))[index]
+	for _, t := range tasks {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		seed := o.Seeds[t.pos]
+		l := farmLine{Farm: 1, Pos: t.pos}
+		if t.again {
+			l.Again, l.Sum = true, sw.rerun(ctx, seed)
+		} else {
+			x, interrupted := runSeed(ctx, dir, s, seed, o.Timelines)
+			if interrupted {
+				return ctx.Err()
+			}
+			l.Seed = &x
+			if x.Dir != "" {
+				if l.Plan, err = gzipFile(filepath.Join(dir, x.Dir, record.PlanFile)); err == nil {
+					var b []byte
+					if b, err = os.ReadFile(filepath.Join(dir, x.Dir, record.SummaryFile)); err == nil {
+						l.Sum, _ = summaryFacts(b)
+						l.Summary, err = gzipBytes(b)
+					}
+				}
+				if x.Verdict != "error" && err != nil {
+					return fmt.Errorf("seed %d: %w", seed, err)
+				}
+				os.RemoveAll(filepath.Join(dir, x.Dir))
+			}
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := enc.Encode(l); err != nil {
+			return err
+		}
+	}
+	return enc.Encode(farmLine{Farm: 1, End: true, Pos: -1, Seeds: len(tasks), CPUS: cpuSeconds() - cpu0, WallS: time.Since(start).Seconds()})
+}
+
+// Farm runs the sweep of s and o as a farm: one Indexed Job of f.Image
+// (kube.FarmJobObject) whose index i runs Shard i, f.Parallelism at once;
+// the harness follows the pods' logs, reports progress as a local sweep
+// does, writes each seed's plan.json and summary.json into its seed
+// directory as it arrives, stops the Job once the coverage is reached
+// (o.UntilCovered), and finishes as Sweep does: the same sweep.json,
+// sweep.md and ECDF as a local sweep of the same seeds. The seeds that
+// keep their timeline are rerun here, their whole run directory
+// re-created and their summary compared with the pod's; the self-check's
+// second runs run on another pod (here, with one shard). farm.json says
+// where everything ran. A seed a pod ran twice (an index retried) is
+// compared too. The Job, its pods and its Lease are removed at the end, on
+// an error and on ctx's end (SIGINT). A cluster that cannot be reached, a
+// farm that cannot run these flags or a Job that failed are errors; the
+// sweep directory then holds what arrived.
+func Farm(ctx context.Context, s Spec, o SweepOptions, f FarmOptions) (SweepResult, error) {
+	if f.Namespace == "" {
+		f.Namespace = s.Kube.Namespace
+	}
+	runID := f.Attach
+	if runID == "" {
+		if err := farmable(s, o, f); err != nil {
+			return SweepResult{}, err
+		}
+		runID = kube.NewRunID(time.Now())
+	}
+	fc, err := kube.FarmClient(ctx, f.Kubeconfig, f.REST, f.Namespace, runID)
+	if err != nil {
+		return SweepResult{}, UsageError{fmt.Errorf("%s", oneLine(err))}
+	}
+	set := farmSettings{SeedsArg: o.SeedsArg, RunArgs: s.Flags("seed"), Timelines: o.Timelines, MaxTimelines: o.MaxTimelines,
+		SelfCheck: o.SelfCheck, UntilCovered: o.UntilCovered, Command: o.Command, FarmCommand: f.Command,
+		StartUnix: o.StartUnix, Parallelism: f.Parallelism, Image: f.Image}
+	if f.Attach != "" {
+		if s, o, set, err = attachFarm(ctx, fc, s, o); err != nil {
+			return SweepResult{}, err
+		}
+	} else {
+		if set.StartUnix == 0 {
+			set.StartUnix = time.Now().Unix()
+		}
+		set.Shards = f.Shards
+		if set.Shards <= 0 {
+			set.Shards = 4 * f.Parallelism
+		}
+		set.Shards = min(set.Shards, len(o.Seeds))
+		o.StartUnix = set.StartUnix
+	}
+	sw, err := newSweep(s, o)
+	if err != nil {
+		return SweepResult{}, err
+	}
+	if f.Attach != "" {
+		sw.dir = filepath.Join(s.Out, "sweep-"+strconv.FormatInt(set.StartUnix, 10))
+		err = os.MkdirAll(sw.dir, 0o755)
+	} else {
+		err = sw.create()
+	}
+	if err != nil {
+		return SweepResult{}, err
+	}
+	if f.Attach == "" {
+		if err := fc.Create(ctx, farmJob(f, runID, set)); err != nil {
+			return SweepResult{Dir: sw.dir}, UsageError{fmt.Errorf("%s", oneLine(err))}
+		}
+	}
+	if sw.o.Log != nil {
+		fmt.Fprintf(sw.o.Log, "fiomig sweep: farm %s: Job %s/%s of %s, %d shards, %d at a time (after this process ends: fiomig sweep --on kube --attach %s)\n",
+			runID, f.Namespace, runID, set.Image, set.Shards, set.Parallelism, runID)
+	}
+	rep := &farmRecord{RunID: runID, Namespace: f.Namespace, Image: set.Image, Shards: set.Shards, Parallelism: set.Parallelism,
+		Command: set.FarmCommand, SweepCommand: set.Command, Rechecks: []farmRecheck{}, LocalReruns: []int64{}}
+	start := time.Now()
+	ferr := sw.follow(ctx, fc, set.Shards, rep)
+	if derr := fc.Delete(ctx); derr != nil {
+		ferr = errors.Join(ferr, fmt.Errorf("%s (fiomig janitor --kubeconfig %s --namespace %s removes it)", oneLine(derr), f.Kubeconfig, f.Namespace))
+	}
+	rep.WallS = time.Since(start).Seconds()
+	res, err := sw.finish(ctx, func(x record.SweepSeed) (*record.SweepMismatch, error) {
+		rep.LocalReruns = append(rep.LocalReruns, x.Seed)
+		return sw.recreate(ctx, x)
+	})
+	if d := res.Sweep.Determinism; d != nil {
+		onPod := map[int64]bool{}
+		for _, r := range rep.Rechecks {
+			onPod[r.Seed] = true
+		}
+		for _, seed := range d.Seeds {
+			if !onPod[seed] {
+				rep.Rechecks = append(rep.Rechecks, farmRecheck{Seed: seed, On: "local"})
+			}
+		}
+	}
+	if werr := record.WriteJSON(filepath.Join(sw.dir, FarmFile), rep); err == nil {
+		err = werr
+	}
+	return res, errors.Join(ferr, err)
+}
+
+// farmable refuses what a farm cannot run: the kube backend (the pods run
+// the simulator), a fault file (the pods cannot read it), every timeline
+// (each would be rerun here).
+func farmable(s Spec, o SweepOptions, f FarmOptions) error {
+	switch {
+	case s.Backend != BackendSim:
+		return Usagef("--on kube runs simulator seeds in pods; --backend %s is one run's", s.Backend)
+	case s.faultFile() != "":
+		return Usagef("--on kube: the pods cannot read --fault-file %s; give --faults", s.faultFile())
+	case o.Timelines == KeepAll:
+		return Usagef("--on kube: --timelines all would rerun every seed here to bring its timeline back; use failing or none")
+	case f.Parallelism < 1:
+		return Usagef("--parallelism must be >= 1, got %d", f.Parallelism)
+	case f.Image == "":
+		return Usagef("--on kube needs the fiomig image (--helper-image)")
+	}
+	return nil
+}
+
+// farmJob is the Job of a farm: every pod runs `fiomig sweep --shard N`
+// with the sweep's seeds and flags, its runs under /work (an emptyDir).
+func farmJob(f FarmOptions, runID string, set farmSettings) kube.FarmJob {
+	settings, _ := json.Marshal(set)
+	args := append([]string{"sweep", "--shard=" + strconv.Itoa(set.Shards), "--seeds=" + set.SeedsArg, "--timelines=" + set.Timelines,
+		"--self-check=" + strconv.FormatFloat(set.SelfCheck, 'g', -1, 64), "--out=/work"}, set.RunArgs...)
+	var env []corev1.EnvVar
+	if v := os.Getenv(NondeterministicSeedEnv); v != "" {
+		env = append(env, corev1.EnvVar{Name: NondeterministicSeedEnv, Value: v})
+	}
+	return kube.FarmJob{Namespace: f.Namespace, RunID: runID, Image: set.Image, Args: args, Env: env,
+		Shards: set.Shards, Parallelism: set.Parallelism, Settings: string(settings)}
+}
+
+// attachFarm rebuilds a farm's sweep from its Job: the spec from the run
+// flags it recorded (s keeps its --out), the sweep's options (o keeps its
+// --jobs and writers).
+func attachFarm(ctx context.Context, fc *kube.Farm, s Spec, o SweepOptions) (Spec, SweepOptions, farmSettings, error) {
+	var set farmSettings
+	job, err := fc.Job(ctx)
+	if err != nil {
+		return s, o, set, UsageError{fmt.Errorf("--attach %s: %s", fc.RunID(), oneLine(err))}
+	}
+	if err := json.Unmarshal([]byte(job.Annotations[kube.AnnotationFarm]), &set); err != nil {
+		return s, o, set, Usagef("--attach %s: Job annotation %s: %v", fc.RunID(), kube.AnnotationFarm, err)
+	}
+	fs := flag.NewFlagSet("fiomig run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var x Spec
+	RegisterFlags(fs, &x)
+	if err := fs.Parse(set.RunArgs); err != nil {
+		return s, o, set, Usagef("--attach %s: the farm's run flags %q: %v", fc.RunID(), set.RunArgs, err)
+	}
+	x.Out = s.Out
+	seeds, err := ParseSeeds(set.SeedsArg)
+	if err != nil {
+		return s, o, set, UsageError{err}
+	}
+	o = SweepOptions{Seeds: seeds, SeedsArg: set.SeedsArg, Jobs: max(1, o.Jobs), Timelines: set.Timelines, MaxTimelines: set.MaxTimelines,
+		SelfCheck: set.SelfCheck, UntilCovered: set.UntilCovered, Command: set.Command, StartUnix: set.StartUnix, Log: o.Log, Progress: o.Progress}
+	return x, o, set, nil
+}
+
+// follow reads the farm's pods' logs until every index printed its end,
+// the coverage is reached, the Job failed or ctx ends; it renews the
+// Lease every 10 s and keeps the pods' story in rep.
+func (sw *sweeper) follow(ctx context.Context, fc *kube.Farm, shards int, rep *farmRecord) error {
+	lines := make(chan farmLine, 64)
+	type stream struct {
+		uid   types.UID
+		index int
+		done  bool
+	}
+	ended := make(chan stream, 16)
+	state := map[types.UID]string{} // "following", "done"
+	ends := map[int]farmLine{}
+	fctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	read := func(p corev1.Pod, terminal bool) {
+		defer wg.Done()
+		index, ok, sawEnd := kube.PodIndex(p), false, false
+		defer func() { ended <- stream{p.UID, index, ok} }()
+		rc, err := fc.Logs(fctx, p.Name, !terminal)
+		if err != nil {
+			return
+		}
+		defer rc.Close()
+		sc := bufio.NewScanner(rc)
+		sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+		for sc.Scan() {
+			var l farmLine
+			if json.Unmarshal(sc.Bytes(), &l) != nil || l.Farm != 1 {
+				continue
+			}
+			l.index, sawEnd = index, sawEnd || l.End
+			select {
+			case lines <- l:
+			case <-fctx.Done():
+				return
+			}
+		}
+		// A stream that ended on the shard's end line, or on a pod
+		// already ended, need not be read again.
+		ok = sc.Err() == nil && (terminal || sawEnd)
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	lease := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case st := <-ended:
+			if st.done {
+				state[st.uid] = "done"
+			} else {
+				delete(state, st.uid)
+			}
+		case l := <-lines:
+			stop, err := sw.farmLine(l, ends, rep)
+			if err != nil || stop {
+				return err
+			}
+			if len(ends) == shards {
+				return nil
+			}
+		case <-tick.C:
+			if time.Since(lease) > 10*time.Second {
+				if err := fc.RenewLease(ctx); err == nil {
+					lease = time.Now()
+				}
+			}
+			job, err := fc.Job(ctx)
+			if err != nil {
+				return err
+			}
+			pods, err := fc.Pods(ctx)
+			if err != nil {
+				continue
+			}
+			rep.notePods(pods)
+			following := false
+			for _, p := range pods {
+				switch state[p.UID] {
+				case "following":
+					following = true
+					continue
+				case "done":
+					continue
+				}
+				terminal := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+				if !terminal && !containerStarted(p) {
+					continue
+				}
+				state[p.UID], following = "following", true
+				wg.Add(1)
+				go read(p, terminal)
+			}
+			done, failed := kube.JobFinished(job)
+			switch {
+			case failed != "":
+				return fmt.Errorf("farm %s failed: %s", fc.RunID(), failed)
+			case done && !following && len(lines) == 0 && len(ends) < shards:
+				return fmt.Errorf("farm %s: the Job is complete but %d of %d indexes printed no end line (were their pods' logs lost?)", fc.RunID(), shards-len(ends), shards)
+			}
+		}
+	}
+}
+
+func containerStarted(p corev1.Pod) bool {
+	for _, c := range p.Status.ContainerStatuses {
+		if c.State.Running != nil || c.State.Terminated != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// farmLine takes one line of a farm pod: a seed's first run is written to
+// its seed directory and counted (stop: the sweep should stop), a second
+// run of the self-check is noted, an index's end is kept; a seed arriving
+// again (an index retried) is compared with its first arrival.
+func (sw *sweeper) farmLine(l farmLine, ends map[int]farmLine, rep *farmRecord) (stop bool, err error) {
+	if l.End {
+		ends[l.index] = l
+		rep.noteEnd(l)
+		return false, nil
+	}
+	if l.Pos < 0 || l.Pos >= len(sw.o.Seeds) || (l.Seed != nil && l.Seed.Seed != sw.o.Seeds[l.Pos]) {
+		return false, fmt.Errorf("a farm pod printed a result for position %d that is not this sweep's (another image or other flags?)", l.Pos)
+	}
+	sw.mu.Lock()
+	prev, ran := sw.runs[l.Pos], sw.runs[l.Pos].ran
+	prevAgain, again := sw.again[l.Pos]
+	sw.mu.Unlock()
+	seed := sw.o.Seeds[l.Pos]
+	switch {
+	case l.Again && again:
+		sw.differ(seed, prevAgain, l.Sum)
+		return false, nil
+	case l.Again:
+		rep.Rechecks = append(rep.Rechecks, farmRecheck{Seed: seed, On: "index " + strconv.Itoa(l.index)})
+		sw.second(l.Pos, l.Sum)
+		return false, nil
+	case l.Seed == nil:
+		return false, nil
+	case ran:
+		sw.differ(seed, prev.sum, l.Sum)
+		return false, nil
+	}
+	r := seedRun{seed: *l.Seed, sum: l.Sum}
+	if r.seed.Dir != "" && len(l.Summary) > 0 {
+		d := filepath.Join(sw.dir, r.seed.Dir)
+		sum, err := gunzip(l.Summary)
+		if err != nil {
+			return false, fmt.Errorf("seed %d: summary.json: %w", seed, err)
+		}
+		plan, err := gunzip(l.Plan)
+		if err != nil {
+			return false, fmt.Errorf("seed %d: plan.json: %w", seed, err)
+		}
+		_, r.landed = summaryFacts(sum)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return false, err
+		}
+		if err := errors.Join(os.WriteFile(filepath.Join(d, record.PlanFile), plan, 0o644), os.WriteFile(filepath.Join(d, record.SummaryFile), sum, 0o644)); err != nil {
+			return false, err
+		}
+	}
+	return sw.done(l.Pos, r), nil
+}
+
+// differ notes two summaries of seed that should be the same.
+func (sw *sweeper) differ(seed int64, a, b string) {
+	if a != b {
+		sw.mu.Lock()
+		sw.extra = append(sw.extra, record.SweepMismatch{Seed: seed, First: a, Second: b})
+		sw.mu.Unlock()
+	}
+}
+
+// recreate reruns seed x here into its seed directory — the whole run
+// directory, timeline included — and compares its summary with the one
+// the pod sent; on a difference the pod's plan.json and summary.json stay.
+func (sw *sweeper) recreate(ctx context.Context, x record.SweepSeed) (*record.SweepMismatch, error) {
+	tmp, err := os.MkdirTemp(sw.dir, ".local-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	y, interrupted := runSeed(ctx, tmp, sw.s, x.Seed, KeepAll)
+	if interrupted || y.Dir == "" {
+		return nil, fmt.Errorf("seed %d: its local rerun (for its timeline) ended early: %s", x.Seed, y.Error)
+	}
+	b, err := os.ReadFile(filepath.Join(tmp, y.Dir, record.SummaryFile))
+	if err != nil {
+		return nil, err
+	}
+	local, _ := summaryFacts(b)
+	remote, _ := os.ReadFile(filepath.Join(sw.dir, x.Dir, record.SummaryFile))
+	pod, _ := summaryFacts(remote)
+	if local != pod {
+		return &record.SweepMismatch{Seed: x.Seed, First: pod, Second: local}, nil
+	}
+	if err := os.RemoveAll(filepath.Join(sw.dir, x.Dir)); err != nil {
+		return nil, err
+	}
+	return nil, os.Rename(filepath.Join(tmp, y.Dir), filepath.Join(sw.dir, x.Dir))
+}
+
+// farmRecord is farm.json.
+type farmRecord struct {
+	RunID       string `json:"run_id"`
+	Namespace   string `json:"namespace"`
+	Image       string `json:"image"`
+	Shards      int    `json:"shards"`
+	Parallelism int    `json:"parallelism"`
+	// Command is the farm's command line; SweepCommand sweep.json's (the
+	// local sweep that writes the same sweep.json).
+	Command      string `json:"command"`
+	SweepCommand string `json:"sweep_command"`
+	// Indexes are the shards that ended: seeds run, CPU (user + system of
+	// the pod's fiomig) and wall seconds, by index.
+	Indexes []farmIndex `json:"indexes"`
+	// Pods are every pod the Job made, retries included.
+	Pods []farmPod `json:"pods"`
+	// Rechecks say where each self-check second run ran ("index N", or
+	// "local" here); LocalReruns are the seeds rerun here to bring back
+	// their timeline.
+	Rechecks    []farmRecheck `json:"rechecks"`
+	LocalReruns []int64       `json:"local_reruns"`
+	// CPUS is the pods' CPU seconds summed; WallS the farm's wall time
+	// from the Job's creation to the last result, seconds.
+	CPUS  float64 `json:"cpu_s"`
+	WallS float64 `json:"wall_s"`
+}
+
+type farmIndex struct {
+	Index int     `json:"index"`
+	Seeds int     `json:"runs"`
+	CPUS  float64 `json:"cpu_s"`
+	WallS float64 `json:"wall_s"`
+}
+
+type farmPod struct {
+	Name  string `json:"name"`
+	Index int    `json:"index"`
+	Node  string `json:"node"`
+	Phase string `json:"phase"`
+	// Disrupted: the pod carries the DisruptionTarget condition (evicted,
+	// preempted, its node drained): the Job's pod failure policy ignores
+	// its failure.
+	Disrupted bool `json:"disrupted,omitempty"`
+}
+
+type farmRecheck struct {
+	Seed int64  `json:"seed"`
+	On   string `json:"on"`
+}
+
+func (r *farmRecord) noteEnd(l farmLine) {
+	for i, x := range r.Indexes {
+		if x.Index == l.index {
+			r.CPUS -= x.CPUS
+			r.Indexes = append(r.Indexes[:i], r.Indexes[i+1:]...)
+			break
+		}
+	}
+	r.Indexes = append(r.Indexes, farmIndex{Index: l.index, Seeds: l.Seeds, CPUS: l.CPUS, WallS: l.WallS})
+	r.CPUS += l.CPUS
+}
+
+func (r *farmRecord) notePods(pods []corev1.Pod) {
+	for _, p := range pods {
+		fp := farmPod{Name: p.Name, Index: kube.PodIndex(p), Node: p.Spec.NodeName, Phase: string(p.Status.Phase)}
+		for _, c := range p.Status.Conditions {
+			fp.Disrupted = fp.Disrupted || (c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue)
+		}
+		found := false
+		for i := range r.Pods {
+			if r.Pods[i].Name == fp.Name {
+				r.Pods[i], found = fp, true
+			}
+		}
+		if !found {
+			r.Pods = append(r.Pods, fp)
+		}
+	}
+}
+
+// cpuSeconds is this process's user + system CPU time, seconds.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+func gzipFile(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return gzipBytes(b)
+}
+
+func gzipBytes(b []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	if _, err := w.Write(b); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func gunzip(b []byte) ([]byte, error) {
+	r, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(r)
+}
