@@ -19,6 +19,10 @@ type BandResult struct {
 	// Judged is false when the expectation is for another operator.
 	Judged bool `json:"judged"`
 	OK     bool `json:"ok"`
+	// Refuted: a compare expectation not exercised (nothing the fix
+	// removes occurred) whose intervals alone fail — a measured finding
+	// (SeedsComparison.Intervals).
+	Refuted bool `json:"refuted,omitempty"`
 }
 
 // FigureNames are the figures a band may name: the numeric json fields of

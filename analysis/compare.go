@@ -198,6 +198,13 @@ type SeedsComparison struct {
 	// seeds); Detail says why.
 	Verdict string `json:"verdict"`
 	Detail  string `json:"detail"`
+	// Intervals, set when Verdict is NotExercised, is what the intervals
+	// alone say (pass, fail or inconclusive). A fail there is a measured
+	// finding — fixed failed more in total, a cause the fix cannot change
+	// moved, or a failure went unexplained — which needs nothing removable
+	// to have occurred: it makes the exit code 1 (Refuted), while the
+	// fix's benefit stays untested.
+	Intervals string `json:"intervals,omitempty"`
 	// SeedsNeeded, when inconclusive, is how many seeds a paired
 	// t-interval would need at the observed means and SDs for every held
 	// row to fit ±δ and the total to stay ≤ δ; 0 when no number would
@@ -210,12 +217,13 @@ const NotJudged = "not judged"
 
 // NotExercised is SeedsComparison.Verdict when no validation failed on a
 // cause the fix removes (ClassRemovable) in either operator on any seed:
-// the comparison cannot tell whether the fix helps, so it replaces a pass
-// (vacuous) or an inconclusive (no number of seeds would show the fix's
-// effect). It does not replace a fail: the total wholly above 0, a held
-// cause whose interval excludes 0, or an unexplained failure is a
+// the comparison cannot tell whether the fix helps, whatever the
+// intervals say (a pass would be vacuous, an inconclusive unsettled by
+// any number of seeds). What the intervals alone say is kept in
+// SeedsComparison.Intervals: a fail there (the total wholly above 0, a
+// held cause whose interval excludes 0, an unexplained failure) is a
 // measured refutation of "fixed ≤ prefix, confined to what the fix
-// removes", which needs nothing removable to have occurred.
+// removes", reported beside "not exercised" and failing the exit code.
 const NotExercised = "not exercised"
 
 // NotExercisedDetail begins the Detail of a comparison NotExercised.
@@ -243,10 +251,10 @@ func halfWidth(sd float64, n int) float64 {
 //   - pass: every held cause's interval lies within [−δ, +δ] and the
 //     total's upper bound is ≤ δ;
 //   - inconclusive otherwise (an interval too wide), with SeedsNeeded;
-//   - NotExercised, instead of pass or inconclusive, when no failure of a
-//     class the fix removes occurred in either operator on any seed (a
-//     pass would be vacuous: the fix had nothing to remove); a fail stays
-//     fail, its detail adding that nothing the fix removes occurred;
+//   - NotExercised, instead of any of those, when no failure of a class
+//     the fix removes occurred in either operator on any seed (a pass
+//     would be vacuous: the fix had nothing to remove); Intervals keeps
+//     what the intervals alone say, and the detail says it;
 //   - NotJudged with fewer than 2 seeds.
 //
 // Pure: the same pairs and delta give the same result.
@@ -362,15 +370,11 @@ func JudgeOverSeeds(pairs []SeedPair, delta float64) SeedsComparison {
 	if !exercised {
 		nothing := fmt.Sprintf("%s: no validation failed on a leak kind the fix removes (nor on a loss window downstream of one) "+
 			"in either operator on any of the %d seeds", NotExercisedDetail, n)
+		c.Detail = fmt.Sprintf("%s, so the comparison cannot show what the fix does; the intervals alone: %s — %s", nothing, c.Verdict, c.Detail)
 		if c.Verdict == record.Fail {
-			// Fixed measurably worse, a cause the fix cannot change
-			// moved, or a failure left unexplained: each refutes the
-			// claim whatever the fix had to remove (NotExercised).
-			c.Detail += "; and " + nothing + ", so the comparison cannot show what the fix removes either"
-		} else {
-			c.Detail = fmt.Sprintf("%s, so the comparison cannot show what the fix does; the intervals alone: %s — %s", nothing, c.Verdict, c.Detail)
-			c.Verdict, c.SeedsNeeded = NotExercised, 0
+			c.Detail += " (a measured difference, whatever the fix had to remove)"
 		}
+		c.Intervals, c.Verdict, c.SeedsNeeded = c.Verdict, NotExercised, 0
 	}
 	return c
 }
@@ -430,6 +434,7 @@ func JudgeCompare(inc incidents.Incident, pairs []SeedPair) ([]BandResult, []See
 		r := BandResult{Expectation: e, Got: "not judged: needs both operators on ≥ 2 seeds (--seeds)"}
 		if c.Verdict != NotJudged {
 			r.Judged, r.Got, r.OK = true, c.Verdict, c.Verdict == e.Verdict
+			r.Refuted = c.Verdict == NotExercised && c.Intervals == record.Fail
 		}
 		out = append(out, r)
 	}

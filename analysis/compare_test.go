@@ -66,23 +66,23 @@ func TestJudgeOverSeeds(t *testing.T) {
 			pairs(func(_ int, p RunCauses) RunCauses {
 				return causes(p.Loss+3, p.Fault, p.Removable, p.Other, p.Unexplained)
 			}, nil), record.Fail, "sbcli subsystem-loss window: interval [3.00, 3.00] excludes 0"},
-		// Nothing removable occurs here either: a held cause that moved
-		// still fails, and the detail says nothing the fix removes occurred.
-		{"a systematic decrease of injected-fault failures in fixed fails (the fix cannot change them)",
+		// Nothing removable occurs here either: not exercised, and the
+		// intervals alone fail on the held cause that moved (Intervals).
+		{"a systematic decrease of injected-fault failures in fixed is not exercised, the intervals alone failing (the fix cannot change them)",
 			pairs(func(_ int, p RunCauses) RunCauses {
 				return causes(p.Loss, p.Fault+[]int{-1, -2}[int(p.Loss)%2], p.Removable, p.Other, p.Unexplained)
-			}, func(_ int, p RunCauses) RunCauses { return causes(p.Loss, p.Fault+2, 0, p.Other, 0) }), record.Fail,
-			"injected fault: interval [-1.88, -1.12] excludes 0, a cause the fix has no sourced way to change; and nothing the fix removes occurred"},
+			}, func(_ int, p RunCauses) RunCauses { return causes(p.Loss, p.Fault+2, 0, p.Other, 0) }), NotExercised,
+			"nothing the fix removes occurred: no validation failed on a leak kind the fix removes (nor on a loss window downstream of one) in either operator on any of the 10 seeds, so the comparison cannot show what the fix does; the intervals alone: fail — injected fault: interval [-1.88, -1.12] excludes 0"},
 		// The sourced default of fio-mig-1787159565 on seeds 1-10: nothing
 		// removable, no held cause alone out of ±its noise, yet fixed fails
-		// more in total on every seed: a measured difference, so fail (not
-		// "not exercised": that would call a refuted claim untested), and
-		// the detail still says nothing the fix removes occurred.
-		{"fixed failing more in total where nothing the fix removes occurred fails, saying both",
+		// more in total on every seed: not exercised (the fix's benefit is
+		// untested), and the intervals alone fail — a measured difference
+		// kept in Intervals, which fails the exit code (Refuted).
+		{"fixed failing more in total where nothing the fix removes occurred is not exercised, the intervals alone failing",
 			pairs(func(i int, p RunCauses) RunCauses {
 				return causes(p.Loss+[]int{2, -1}[i%2], p.Fault+[]int{-1, 2}[i%2], 0, p.Other, 0)
-			}, func(_ int, p RunCauses) RunCauses { return causes(p.Loss, p.Fault+1, 0, p.Other, 0) }), record.Fail,
-			"total: interval [1.00, 1.00] wholly above 0, fixed fails more; and nothing the fix removes occurred"},
+			}, func(_ int, p RunCauses) RunCauses { return causes(p.Loss, p.Fault+1, 0, p.Other, 0) }), NotExercised,
+			"the intervals alone: fail — total: interval [1.00, 1.00] wholly above 0, fixed fails more (a measured difference"},
 		{"a difference only in fix-removable causes passes",
 			pairs(func(_ int, p RunCauses) RunCauses {
 				return causes(p.Loss, p.Fault, 0, p.Other, 0)
@@ -114,6 +114,18 @@ func TestJudgeOverSeeds(t *testing.T) {
 			c := JudgeOverSeeds(tc.pairs, 2)
 			if c.Verdict != tc.verdict || !strings.Contains(c.Detail, tc.detail) {
 				t.Errorf("verdict %s — %s; want %s with %q", c.Verdict, c.Detail, tc.verdict, tc.detail)
+			}
+			// Intervals is kept exactly when not exercised, and says fail
+			// exactly when the detail quotes a failing interval.
+			wantIntervals := ""
+			if tc.verdict == NotExercised {
+				wantIntervals = record.Pass
+				if strings.Contains(tc.detail, "alone: fail") {
+					wantIntervals = record.Fail
+				}
+			}
+			if c.Intervals != wantIntervals {
+				t.Errorf("intervals %q, want %q", c.Intervals, wantIntervals)
 			}
 			if c.Verdict == record.Inconclusive && strings.Contains(tc.detail, "would need") {
 				// At sample SD 4 (D = +4, −4, 0), t(0.975, n−1)·4/√n ≤ 2
@@ -220,7 +232,9 @@ func TestJudgeOverSeedsLossDownstream(t *testing.T) {
 		verdict, want string
 	}{
 		{"downstream of a removable leak: the fix's, passes", CauseParkedLeak, "", record.Pass, "confined to the leak kinds the fix removes"},
-		{"downstream of an injected fault: held, a systematic −3 fails", fault, fault, record.Fail, CauseSubsystemLoss + ": interval [-3.00, -3.00] excludes 0"},
+		// Nothing removable occurs in this case: not exercised, with the
+		// intervals alone failing on the held loss window.
+		{"downstream of an injected fault: held, a systematic −3 fails the intervals", fault, fault, NotExercised, "the intervals alone: fail — " + CauseSubsystemLoss + ": interval [-3.00, -3.00] excludes 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var pairs []SeedPair
@@ -230,6 +244,9 @@ func TestJudgeOverSeedsLossDownstream(t *testing.T) {
 			c := JudgeOverSeeds(pairs, 2)
 			if c.Verdict != tc.verdict || !strings.Contains(c.Detail, tc.want) {
 				t.Errorf("verdict %s — %s; want %s with %q", c.Verdict, c.Detail, tc.verdict, tc.want)
+			}
+			if tc.verdict == NotExercised && c.Intervals != record.Fail {
+				t.Errorf("intervals %q, want fail", c.Intervals)
 			}
 			if tc.verdict == record.Pass {
 				if r := row(t, c, ClassRemovable); r.Mean != -4 {

@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -153,10 +154,12 @@ func CompareFio(plan record.Plan, migs []record.MigrationSummary, vols []record.
 
 // FioNoiseFloor returns fio's noise floor in this run: the longest closed
 // gap (between two completions, not at the run's edge) of any volume with
-// fio evidence that overlaps none of the pause windows its host saw in the
-// migrations of the volume's NQN (theirs and the faults' in their spans,
-// HostPauses.FaultWindows), with its volume set; nil when there is
-// none of at least the listing minimum (summary.json fio.min_gap_s).
+// fio evidence that overlaps none of the pause windows its host saw on the
+// volume's NQN — in its migrations (theirs and the faults' in their spans,
+// HostPauses.FaultWindows) or outside every migration (sum.FaultWindows:
+// a fault's, a silent stall's included; sum.Unattributed) — with its
+// volume set; nil when there is none of at least the listing minimum
+// (summary.json fio.min_gap_s). sum is the record's summary (checks.Judge).
 //
 // No ANA pause explains such a stall: on the simulator it is the harness
 // machine's own scheduling (fio, the FUSE daemon or the world's driver
@@ -172,17 +175,22 @@ func CompareFio(plan record.Plan, migs []record.MigrationSummary, vols []record.
 // whole run rather than only outside migrations: measured on this 2-core
 // machine at load 22, the longest stall outside the one migration of a run
 // was 0.13 s while a 0.71 s one fell inside it, clear of its pause.
-func FioNoiseFloor(migs []record.MigrationSummary, vols []record.FioVolume) *record.FioGap {
+func FioNoiseFloor(sum record.Summary, vols []record.FioVolume) *record.FioGap {
 	var floor *record.FioGap
 	for _, v := range vols {
 		if FioMissingEvidence(v) != "" {
 			continue
 		}
 		var windows [][2]float64
-		for _, m := range migs {
+		for _, m := range sum.Migrations {
 			if m.NQN == v.NQN {
 				windows = append(windows, m.Hosts[v.Host].Windows...)
 				windows = append(windows, m.Hosts[v.Host].FaultWindows...)
+			}
+		}
+		for _, w := range append(slices.Clone(sum.FaultWindows), sum.Unattributed...) {
+			if w.NQN == v.NQN && w.Host == v.Host {
+				windows = append(windows, w.Window)
 			}
 		}
 	gaps:

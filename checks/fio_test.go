@@ -209,10 +209,12 @@ func TestFioChecks(t *testing.T) {
 }
 
 // fio's noise floor is its longest closed stall that overlaps no pause
-// window its host saw in a migration of the volume's NQN, over the volumes
-// with fio evidence: inside a migration but clear of its pause counts,
-// another NQN's pause explains nothing, and a gap touching a pause window,
-// an open gap at the run's edge and a volume without evidence do not count.
+// window its host saw on the volume's NQN, over the volumes with fio
+// evidence: inside a migration but clear of its pause counts, another NQN's
+// pause explains nothing, and a gap touching a pause window (a migration's,
+// or outside every migration a fault's — a partition's silent stall — or an
+// unattributed one), an open gap at the run's edge and a volume without
+// evidence do not count.
 func TestFioNoiseFloor(t *testing.T) {
 	migs := []record.MigrationSummary{
 		{ID: "m1", NQN: "nA", Outcome: record.PhaseCompleted, StartS: 10, EndS: 20, Hosts: map[string]record.HostPauses{"h": {LongestPauseS: 1.6, Windows: [][2]float64{{15, 16.6}}}}},
@@ -226,16 +228,28 @@ func TestFioNoiseFloor(t *testing.T) {
 	}
 	b := record.FioVolume{Volume: "B", NQN: "nB", Host: "h", Completions: 900, Gaps: []record.FioGap{gapAt(5, 0.3), gapAt(35, 1.9)}}
 	c := record.FioVolume{Volume: "C", NQN: "nC", Host: "h", Problems: []string{"gone"}, Gaps: []record.FioGap{gapAt(5, 7)}}
-	if diff := cmp.Diff(ptrGap("A", gapAt(11, 0.7)), FioNoiseFloor(migs, []record.FioVolume{a, b, c})); diff != "" {
+	if diff := cmp.Diff(ptrGap("A", gapAt(11, 0.7)), FioNoiseFloor(record.Summary{Migrations: migs}, []record.FioVolume{a, b, c})); diff != "" {
 		t.Errorf("noise floor (-want +got):\n%s", diff)
 	}
 	a.Gaps = append(a.Gaps, gapAt(35.2, 1.2)) // during m2's pause, which is nB's
-	if diff := cmp.Diff(ptrGap("A", gapAt(35.2, 1.2)), FioNoiseFloor(migs, []record.FioVolume{a, b, c})); diff != "" {
+	if diff := cmp.Diff(ptrGap("A", gapAt(35.2, 1.2)), FioNoiseFloor(record.Summary{Migrations: migs}, []record.FioVolume{a, b, c})); diff != "" {
 		t.Errorf("noise floor (-want +got):\n%s", diff)
 	}
 	b.Gaps = b.Gaps[1:]
-	if got := FioNoiseFloor(migs, []record.FioVolume{b, c}); got != nil {
+	if got := FioNoiseFloor(record.Summary{Migrations: migs}, []record.FioVolume{b, c}); got != nil {
 		t.Errorf("noise floor %+v, want none: B's only gap is its pause, C has no evidence", got)
+	}
+	// Outside every migration: a partition's silent stall of h's path of
+	// nB (a fault window, 50-57.1 s) explains B's 7 s gap, and an
+	// unattributed pause of nB (60-61 s) its 1 s one; the fault window of
+	// another host explains nothing.
+	b.Gaps = append(b.Gaps, gapAt(50.1, 7), gapAt(60, 1), gapAt(70, 0.5))
+	sum := record.Summary{Migrations: migs,
+		FaultWindows: []record.HostWindow{{Host: "h", NQN: "nB", Window: [2]float64{50, 57.1}, Cause: "network-partition on h/s1 from 50 s"},
+			{Host: "other", NQN: "nB", Window: [2]float64{69, 72}}},
+		Unattributed: []record.HostWindow{{Host: "h", NQN: "nB", Window: [2]float64{60, 61}}}}
+	if diff := cmp.Diff(ptrGap("B", gapAt(70, 0.5)), FioNoiseFloor(sum, []record.FioVolume{b, c})); diff != "" {
+		t.Errorf("noise floor (-want +got):\n%s", diff)
 	}
 }
 
@@ -253,7 +267,7 @@ func TestFioAgreementNoiseFloor(t *testing.T) {
 		vols := []record.FioVolume{{Volume: "v", NQN: "n", Host: "h", Completions: 900, Gaps: gaps}}
 		fs := record.FioSummary{ToleranceS: FioToleranceS(plan), Volumes: vols, Load: &record.MachineLoad{Avg1: 10.2, CPUs: 2}}
 		fs.Comparisons, fs.Unattributed = CompareFio(plan, migs, vols)
-		if g := FioNoiseFloor(migs, vols); g != nil {
+		if g := FioNoiseFloor(record.Summary{Migrations: migs}, vols); g != nil {
 			fs.NoiseFloorS, fs.NoiseGap = g.LengthS, g
 		}
 		return FioChecks(plan, fs)[0]

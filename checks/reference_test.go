@@ -202,6 +202,20 @@ func refEvaluate(plan record.Plan, timeline []record.Line) record.Summary {
 	seed = notJudgedShort(seed, plan, timeline, r.coverage)
 	r.notJudgedStale(seed, timeline)
 	results = append(results, seed...)
+	kernelHosts := map[string]bool{}
+	for _, l := range timeline {
+		if l.Kind == record.KindKernel {
+			kernelHosts[l.Host] = true
+		}
+	}
+	var leaves []liveLeave
+	for _, h := range slices.Sorted(maps.Keys(r.samples)) {
+		ss := r.samples[h]
+		for i := 1; i < len(ss); i++ {
+			leaves = append(leaves, leftLive(ss[i-1], ss[i])...)
+		}
+	}
+	r.unheardInconclusive(results, pr, leaves, kernelHosts)
 	r.blind(results, holes)
 	outcomes, matrix := r.faultOutcomes()
 	cov := r.coverage

@@ -681,8 +681,9 @@ func SeedChecks(plan record.Plan, lines []record.Line) []record.CheckResult {
 // JudgesLine returns the filter of the lines the Judge reads for plan:
 // every kind Judges accepts, plus what the seed harness's checks read —
 // target lines; kernel lines of controllers created or removed, keep-alive
-// timeouts (which the Judge reads too), and the one reconnect attempt of a
-// controller that crosses MaxReconnects; io
+// timeouts (which the Judge reads too), the one reconnect attempt of a
+// controller that crosses MaxReconnects, and each host's first kernel line
+// (the Judge's sign that the record has the host's kernel log, unheard.go); io
 // lines except plain running intervals with I/O completed (a pod's first
 // line, and the first plain line after a non-plain one, are kept). The
 // checks give the same result on the filtered lines as on the whole
@@ -690,11 +691,16 @@ func SeedChecks(plan record.Plan, lines []record.Line) []record.CheckResult {
 func JudgesLine(plan record.Plan) func(record.Line) bool {
 	cross := plan.Params.Seed.WithDefaults().MaxReconnects + 1
 	prevPlain := map[string]bool{}
+	kernelSeen := map[string]bool{}
 	return func(l record.Line) bool {
 		switch l.Kind {
 		case record.KindTarget:
 			return true
 		case record.KindKernel:
+			if !kernelSeen[l.Host] {
+				kernelSeen[l.Host] = true
+				return true
+			}
 			switch e := l.Event(); e.Kind {
 			case record.KernelReconnectFailed:
 				return e.Attempt == cross

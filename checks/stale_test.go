@@ -163,6 +163,8 @@ func TestStateAtAnInstantNeedsAFreshObservation(t *testing.T) {
 	stale := thin(extra(tl), "host-a", 45, 1000)
 	cases = append(cases,
 		tc{"paths: dense record", plan, extra(tl), CheckPathsPerSubsystem, record.Pass, nil},
+		tc{"leaks: dense record", plan, extra(tl), CheckLeakedControllers, record.Pass, nil},
+		tc{"completeness: dense record", plan, extra(tl), CheckPathCompleteness, record.Pass, nil},
 		tc{"paths: last observation at 45 s", plan, stale, CheckPathsPerSubsystem, record.Inconclusive,
 			[]string{"the last sample of host-a is at 45 s, before the end of the settle period at 62.5 s"}},
 		tc{"leaks: last observation at 45 s", plan, stale, CheckLeakedControllers, record.Inconclusive,
@@ -173,6 +175,7 @@ func TestStateAtAnInstantNeedsAFreshObservation(t *testing.T) {
 	// dirty-start at the run start: host-a first seen at 30 s.
 	late := thin(tl, "host-a", -1, 30)
 	cases = append(cases,
+		tc{"dirty-start: dense record", plan, tl, CheckDirtyStart, record.Pass, nil},
 		tc{"dirty-start: first observation 30 s after the record's first", plan, late, CheckDirtyStart, record.Inconclusive,
 			[]string{"host-a first observed at 30 s, 30 s after the record's first observation at 0 s"}})
 

@@ -56,6 +56,10 @@ type Judge struct {
 	openStalls  map[string]stallSpan
 	endedStalls []string
 	stalls      []record.Stall
+	// kernelHosts are the hosts with a kernel line; leaves every
+	// controller that left live from an optimized leg (unheard.go).
+	kernelHosts map[string]bool
+	leaves      []liveLeave
 	hasObs      bool
 	obsStart    float64
 	closed      []closedWindow
@@ -167,7 +171,7 @@ func NewJudge(plan record.Plan) *Judge {
 	}
 	j := &Judge{r: r, byID: map[string]*smig{}, byNQN: map[string][]*smig{},
 		judges: map[string][]*served{}, learned: map[string]bool{}, hosts: map[string]*shost{},
-		served: map[*smig]*served{}, seedKeep: JudgesLine(plan), loss: lossAcc{over: map[string]int{}}}
+		served: map[*smig]*served{}, seedKeep: JudgesLine(plan), loss: lossAcc{over: map[string]int{}}, kernelHosts: map[string]bool{}}
 	for _, h := range plan.Topology.Hosts {
 		r.hostNQN[h.Name] = h.HostNQN
 	}
@@ -189,6 +193,9 @@ func (j *Judge) Add(l record.Line) error {
 		return j.err
 	}
 	j.started, j.lastT = true, l.T
+	if l.Kind == record.KindKernel {
+		j.kernelHosts[l.Host] = true
+	}
 	if l.Kind != record.KindSample && j.seedKeep(l) {
 		j.seedLines = append(j.seedLines, l)
 	}
@@ -411,6 +418,9 @@ func (j *Judge) sample(s record.Line) {
 		h.first = s
 	}
 	if changed {
+		if h.lastSample != nil {
+			j.leaves = append(j.leaves, leftLive(*h.lastSample, s)...)
+		}
 		j.loss.add(s, j.r.plan)
 		h.stateVer++
 		for _, c := range s.Controllers {
@@ -675,6 +685,7 @@ func (j *Judge) Summary(plan record.Plan) (record.Summary, error) {
 		r.faultsLanded(),
 	}
 	results = append(results, j.seedChecks()...)
+	r.unheardInconclusive(results, pr, j.leaves, j.kernelHosts)
 	r.blind(results, holes)
 	outcomes, matrix := r.faultOutcomes()
 	cov := r.coverage

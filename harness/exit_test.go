@@ -58,7 +58,8 @@ func TestReproduceExitCodes(t *testing.T) {
 }
 
 // TestCompareExitCode: the comparison over seeds maps to the exit code —
-// not judged or holding 0, inconclusive 3, failed 1, the worst wins.
+// not judged or holding 0, inconclusive or not exercised 3, failed (or
+// not exercised with intervals that alone fail) 1, the worst wins.
 func TestCompareExitCode(t *testing.T) {
 	b := func(judged, ok bool, got string) analysis.BandResult {
 		return analysis.BandResult{Judged: judged, OK: ok, Got: got}
@@ -74,6 +75,9 @@ func TestCompareExitCode(t *testing.T) {
 		{"inconclusive", []analysis.BandResult{b(true, false, record.Inconclusive)}, ExitInconclusive},
 		{"fail", []analysis.BandResult{b(true, false, record.Fail)}, ExitFail},
 		{"fail outranks inconclusive", []analysis.BandResult{b(true, false, record.Inconclusive), b(true, false, record.Fail)}, ExitFail},
+		{"not exercised", []analysis.BandResult{b(true, false, analysis.NotExercised)}, ExitInconclusive},
+		{"not exercised, the intervals alone failing (a measured finding)",
+			[]analysis.BandResult{{Judged: true, Got: analysis.NotExercised, Refuted: true}}, ExitFail},
 	} {
 		if got := CompareExitCode(tc.bands); got != tc.want {
 			t.Errorf("%s: exit %d, want %d", tc.name, got, tc.want)

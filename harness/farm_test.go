@@ -164,3 +164,66 @@ func TestFarmMergeIsTheLocalSweep(t *testing.T) {
 		t.Errorf("a retried seed with another summary: determinism %+v, want it named", d)
 	}
 }
+
+// TestFarmMergeStopsOnCoverage: a farm's lines arriving shard by shard in
+// turn (as four pods print them) stop the merge once the coverage is
+// reached, and the sweep is the local --until-covered sweep's, byte for
+// byte: the same shortest covering prefix.
+func TestFarmMergeStopsOnCoverage(t *testing.T) {
+	s := smallSpec(t)
+	s.Params.Migrations, s.Params.Faults = 4, "ana-flap,target-restart"
+	var seeds []int64
+	for i := range 24 {
+		seeds = append(seeds, int64(i+1))
+	}
+	o := SweepOptions{Seeds: seeds, SeedsArg: "1-24", Jobs: 2, Timelines: KeepNone, SelfCheck: 0.1, UntilCovered: 1, StartUnix: 1700000000}
+	local, err := Sweep(context.Background(), s, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !local.Sweep.Coverage.Covered || len(local.Sweep.Seeds) == len(seeds) {
+		t.Fatalf("local: covered %v after %d seeds; want covered before seed 24", local.Sweep.Coverage.Covered, len(local.Sweep.Seeds))
+	}
+	byShard := map[int][]farmLine{}
+	for _, l := range farmLines(t, s, o, 4) {
+		byShard[l.index] = append(byShard[l.index], l)
+	}
+	x := s
+	x.Out = t.TempDir()
+	sw, err := newSweep(x, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.create(); err != nil {
+		t.Fatal(err)
+	}
+	ends, rep := map[int]farmLine{}, &farmRecord{}
+	stopped := false
+	for i := 0; !stopped && i < len(seeds); i++ {
+		for shard := range 4 {
+			if i >= len(byShard[shard]) {
+				continue
+			}
+			if stopped, err = sw.farmLine(byShard[shard][i], ends, rep); err != nil {
+				t.Fatal(err)
+			}
+			if stopped {
+				break
+			}
+		}
+	}
+	if !stopped {
+		t.Fatal("the merge never stopped on coverage")
+	}
+	farm, err := sw.finish(context.Background(), func(record.SweepSeed) (*record.SweepMismatch, error) { return nil, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{record.SweepFile, record.SweepReportFile} {
+		a, _ := os.ReadFile(filepath.Join(local.Dir, f))
+		b, _ := os.ReadFile(filepath.Join(farm.Dir, f))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: the farm's differs from the local --until-covered sweep's", f)
+		}
+	}
+}

@@ -345,12 +345,15 @@ func BandsExitCode(runs []analysis.Run) int {
 // CompareExitCode is the exit code of compare expectations judged over
 // seeds: 3 when one that does not hold came out inconclusive or not
 // exercised (nothing the fix removes occurred: a pass would be vacuous),
-// 1 when one does not hold otherwise, else 0 (not judged counts as
-// holding).
+// 1 when one does not hold otherwise or came out not exercised with
+// intervals that alone fail (BandResult.Refuted: a measured finding),
+// else 0 (not judged counts as holding).
 func CompareExitCode(bands []analysis.BandResult) int {
 	code := ExitPass
 	for _, b := range bands {
 		switch {
+		case b.Got == analysis.NotExercised && b.Refuted:
+			code = Worse(code, ExitFail)
 		case b.Got == analysis.NotExercised:
 			code = Worse(code, ExitInconclusive)
 		case !b.Judged || b.OK:

@@ -23,6 +23,7 @@ import (
 	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/reports"
 	"github.com/fiomig/fiomig/scenario"
+	"github.com/fiomig/fiomig/sim"
 )
 
 // Timeline policies of a sweep (SweepOptions.Timelines).
@@ -37,9 +38,9 @@ const MaxSeeds = 100000
 
 // NondeterministicSeedEnv is a test hook, for the determinism self-check's
 // tests only (docs/farm.md): every run of the seed it names, in a sweep
-// or a farm's pods (Farm passes it on), adds 0.01–0.51 s drawn from
-// crypto/rand to the cutover pause, so that no two runs of that seed are
-// alike. Never set it otherwise.
+// or a farm's pods (Farm passes it on), starts every validation Job
+// 0.25–0.75 s later (one draw from crypto/rand per run), so that no two
+// runs of that seed are alike. Never set it otherwise.
 const NondeterministicSeedEnv = "FIOMIG_TEST_NONDETERMINISTIC_SEED"
 
 // DefaultSelfCheck is the share of a sweep's seeds fiomig sweep reruns to
@@ -592,7 +593,17 @@ func runSeed(ctx context.Context, dir string, s Spec, seed int64, timelines stri
 	if v := os.Getenv(NondeterministicSeedEnv); v != "" && v == strconv.FormatInt(seed, 10) {
 		var b [8]byte
 		rand.Read(b[:])
-		s.Params.Model.CutoverPauseS += 0.01 + 0.5*float64(binary.LittleEndian.Uint64(b[:])>>11)/(1<<53)
+		// Every validation Job starts later by a draw from [0.25, 0.75) s:
+		// each migration's times (kept to the microsecond in summary.json)
+		// move, which a nudged cutover pause, rounded to the sample
+		// interval, did not always do.
+		u := 0.25 + 0.5*float64(binary.LittleEndian.Uint64(b[:])>>11)/(1<<53)
+		m := &s.Params.Model
+		if m.JobStartMinS == 0 && m.JobStartMaxS == 0 {
+			m.JobStartMinS, m.JobStartMaxS = sim.DefaultJobStartMinS, sim.DefaultJobStartMaxS
+		}
+		m.JobStartMinS += u
+		m.JobStartMaxS += u
 	}
 	res, err := Run(ctx, s, Options{})
 	if res.Dir != "" {

@@ -323,6 +323,22 @@ func worstAnatomy(sum record.Summary) (AnatomyView, bool) {
 	return v, true
 }
 
+// noSamplesNote says why a report with a worst cutover shows no pause
+// anatomy, swimlane or churn: it was drawn without the timeline's samples
+// (summary.json has no churn, WriteRun's sign of it) — a run past the host
+// states a report keeps in memory (scenario.ReportStatesMax), while the
+// checks judged every sample. "" otherwise.
+func noSamplesNote(sum record.Summary) string {
+	if _, _, ok := worstPair(sum); !ok || sum.Churn != nil {
+		return ""
+	}
+	if _, ok := worstAnatomy(sum); ok {
+		return ""
+	}
+	return "No pause anatomy, swimlane or churn count: this report was drawn without the timeline's samples " +
+		"(a run keeps them for its report only up to a bound of host states; the checks judged every sample)."
+}
+
 // anatomyMarkdown renders worstAnatomy's view, "" without one.
 func anatomyMarkdown(sum record.Summary) string {
 	v, ok := worstAnatomy(sum)

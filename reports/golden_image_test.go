@@ -311,6 +311,30 @@ func TestWriteWithTimeline(t *testing.T) {
 	}
 }
 
+// TestWriteWithoutSamplesSaysSo: the same run written without its
+// timeline (a run past the host states a report keeps) has a worst cutover
+// but no anatomy or swimlane, and report.md and report.html say why; with
+// the timeline they do not.
+func TestWriteWithoutSamplesSaysSo(t *testing.T) {
+	plan, sum, tl := swimlaneFixture()
+	const note = "No pause anatomy, swimlane or churn count: this report was drawn without the timeline"
+	for _, c := range []struct {
+		tl   []record.Line
+		want bool
+	}{{nil, true}, {tl, false}} {
+		d := t.TempDir()
+		if err := WriteRun(d, Input{Plan: plan, Summary: sum, Timeline: c.tl}); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{ReportFile, HTMLReportFile} {
+			b, _ := os.ReadFile(filepath.Join(d, f))
+			if got := bytes.Contains(b, []byte(note)); got != c.want || !bytes.Contains(b, []byte("Worst cutover:")) {
+				t.Errorf("timeline given %v: %s says why there is no anatomy: %v, want %v", c.tl != nil, f, got, c.want)
+			}
+		}
+	}
+}
+
 // TestMarkdownFitsAPullRequest: a run of 1,000 migrations, every one over
 // the bound on three hosts, with 1,000 leaks and unattributed pauses,
 // still gives a report.md under 60,000 characters that starts with the

@@ -63,8 +63,9 @@ type htmlView struct {
 	// worst cutover ("" without any (migration, host) pair).
 	Sentence, Worst string
 	// Anatomy is the worst cutover's longest pause window split into steps
-	// (nil without one).
-	Anatomy *AnatomyView
+	// (nil without one); NoSamples says why there is none (noSamplesNote).
+	Anatomy   *AnatomyView
+	NoSamples string
 	// Figures are the plots (SVG embedded as data: URIs), Swimlanes the
 	// per-migration ones among them.
 	Figures, Swimlanes []htmlFigure
@@ -152,6 +153,7 @@ func htmlPage(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 	if a, ok := worstAnatomy(sum); ok {
 		v.Anatomy = &a
 	}
+	v.NoSamples = noSamplesNote(sum)
 	if sum.Rejudged != nil {
 		v.RunCrit = secs(sum.Rejudged.RunPauseCritS)
 	}

@@ -121,6 +121,8 @@ func markdown(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 		b.WriteString("\n\n")
 		if a := anatomyMarkdown(sum); a != "" {
 			b.WriteString(a + "\n")
+		} else if n := noSamplesNote(sum); n != "" {
+			b.WriteString(n + "\n\n")
 		}
 	}
 	for _, c := range coverageItems(sum) {

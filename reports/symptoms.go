@@ -8,6 +8,7 @@ import (
 
 	"github.com/fiomig/fiomig/analysis"
 	"github.com/fiomig/fiomig/incidents"
+	"github.com/fiomig/fiomig/record"
 )
 
 // BandsExitMeaning says what reproduce's exit code judges.
@@ -210,12 +211,16 @@ func fixText(c *analysis.SeedsComparison) string {
 	if c == nil {
 		return "not judged (one operator)"
 	}
+	v := c.Verdict
+	if c.Intervals == record.Fail {
+		v += "; intervals fail"
+	}
 	for _, r := range c.Rows {
 		if r.Class == analysis.ClassTotal {
-			return fmt.Sprintf("%s (D %+.1f [%+.1f, %+.1f])", c.Verdict, r.Mean, r.Lo, r.Hi)
+			return fmt.Sprintf("%s (D %+.1f [%+.1f, %+.1f])", v, r.Mean, r.Lo, r.Hi)
 		}
 	}
-	return c.Verdict
+	return v
 }
 
 // SeedsText is a seed list as ranges: "seeds 1–5, 9", "seed 3".

@@ -10,7 +10,8 @@ import (
 // swimlanes and churn counts: ~100 MB. The default run keeps ~17,000; a run
 // past the bound (100 hosts × 1,000 migrations holds ~43 million) is
 // judged in full by the streaming checks, but its report draws no swimlane
-// and summary.json has no churn (reports.Input.Timeline nil) — until the
+// or pause anatomy (report.md and report.html say so) and summary.json has
+// no churn (reports.Input.Timeline nil) — until the
 // reports read the timeline per migration, streaming.
 const ReportStatesMax = 200_000
 

@@ -326,7 +326,7 @@ func FioEvaluate(dir string, plan record.Plan, lines []record.Line, sum record.S
 		fsum.Volumes = append(fsum.Volumes, v)
 	}
 	fsum.Comparisons, fsum.Unattributed = checks.CompareFio(plan, sum.Migrations, fsum.Volumes)
-	if g := checks.FioNoiseFloor(sum.Migrations, fsum.Volumes); g != nil {
+	if g := checks.FioNoiseFloor(sum, fsum.Volumes); g != nil {
 		fsum.NoiseFloorS, fsum.NoiseGap = g.LengthS, g
 	}
 	fsum.Load = wl.Load

@@ -22,7 +22,8 @@ import (
 // retransmission delivers what the target sent meanwhile [inference: the
 // connection survives a silence shorter than the host's keep-alive timeout;
 // SPDK's own keep-alive timer, at least NVMF_DEFAULT_MIN_KATO = 10 s
-// (SPDK lib/nvmf/nvmf_internal.h:34, ctrlr.c:493-499, ctrlr.c:155-190),
+// (SPDK lib/nvmf/nvmf_internal.h:34, ctrlr.c:493-499, ctrlr.c:155-190 at
+// 3230130e),
 // fires only after the host's 1.5 × kato for kato ≤ 6 s, so the model
 // leaves it out].
 
@@ -161,8 +162,8 @@ func (w *World) tcpConnect(ip string, port int, nqn, hostNQN string, wait bool, 
 }
 
 // synTimeoutMsg is the host's log line when the TCP connect of the admin
-// queue times out (tcp.c:2131-2135 "failed to connect socket: %d",
-// -ETIMEDOUT).
+// queue times out (Linux 6.12 drivers/nvme/host/tcp.c:2131-2135 "failed to
+// connect socket: %d", -ETIMEDOUT).
 const synTimeoutMsg = "failed to connect socket: -110"
 
 // pathSilent reports whether nothing gets through between host h and
@@ -190,10 +191,10 @@ type silence struct {
 // goSilent: c's path stopped carrying packets. The controller looks live
 // and I/O sent to it does not complete; the host notices when a keep-alive
 // times out: the last one answered was sent at most kato/2 before, the
-// next one is sent within kato/2 and times out kato later (core.c:1280-1293,
-// 1372), so detection falls in [kato, 1.5 kato) after the silence began,
-// drawn uniformly [inference: the phase of the keep-alive timer against the
-// fault is unknown].
+// next one is sent within kato/2 and times out kato later (Linux 6.12
+// drivers/nvme/host/core.c:1280-1293, 1372), so detection falls in
+// [kato, 1.5 kato) after the silence began, drawn uniformly [inference:
+// the phase of the keep-alive timer against the fault is unknown].
 func (c *Ctrl) goSilent(reason string) {
 	if c.silent != nil || c.State != nvmeof.StateLive {
 		return
@@ -289,9 +290,10 @@ func (w *World) silentAt(n *Node, h *Host) []*Ctrl {
 // Silent stalls (issue 28 item 3): the time a controller was live and
 // showed an optimized leg while its path was silent. The kernel's default
 // iopolicy (numa) keeps sending a head's I/O to its current path while
-// that path is live and optimized (multipath.c:402-413 nvme_numa_path), so
-// such a path holds the I/O until the keep-alive expires or the path heals
-// — a pause no sample shows. The simulator knows when a path is silent and
+// that path is live and optimized (Linux 6.12
+// drivers/nvme/host/multipath.c:402-413 nvme_numa_path), so such a path
+// holds the I/O until the keep-alive expires or the path heals — a pause
+// no sample shows. The simulator knows when a path is silent and
 // reports each stall as a pair of stall events.
 
 // stallStart opens a stall for c if it shows an optimized leg.

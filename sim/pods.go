@@ -146,9 +146,9 @@ func (h *Host) headStatus(nqn string, nsid int) ioStatus {
 	return ioFail
 }
 
-// route is nvme_numa_path (multipath.c:402-413): the head keeps its
-// current path while that path's controller is live and its leg
-// optimized — the leg as the host last read it, so a silent path whose
+// route is nvme_numa_path (Linux 6.12 drivers/nvme/host/multipath.c:402-413):
+// the head keeps its current path while that path's controller is live and
+// its leg optimized — the leg as the host last read it, so a silent path whose
 // node moved the ANA state elsewhere stays current — and otherwise picks
 // anew (__nvme_find_path, multipath.c:260-298): the first path in sibling
 // order, skipping disabled ones (controller neither live nor deleting,

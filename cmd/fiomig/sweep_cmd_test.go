@@ -239,6 +239,11 @@ func TestSweepUsageErrorsExitTwo(t *testing.T) {
 		{"sweep", "--seeds", "1", "--until-covered=-1"},
 		{"sweep", "--seeds", "1", "--until-covered=some"},
 		{"sweep", "--seeds", "1", "--faults", "none", "--until-covered"},
+		{"sweep", "--seeds", "1", "--on", "elsewhere"},
+		{"sweep", "--attach", "fiomig-1-abcd"},
+		{"sweep", "--seeds", "1", "--on", "kube", "--timelines", "all"},
+		{"sweep", "--seeds", "1", "--on", "kube", "--parallelism", "0"},
+		{"sweep", "--seeds", "1", "--on", "kube", "--backend", "kube", "--kubeconfig", "x", "--storage-class", "y"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := dispatch(append(args, "--out", t.TempDir()), &stdout, &stderr); code != exitUsage {

@@ -65,12 +65,14 @@ func farmCluster(t testing.TB) (*Cluster, kubernetes.Interface, *rest.Config) {
 	return c, cs, as
 }
 
-// farmSpec is the farm tests' run: 8 migrations, the default fault
-// schedule (about 0.5 CPU-s a seed here, reports included, against the
-// main job's 0.57).
+// farmFlags are the farm test's run: 5 migrations with the default fault
+// schedule (3 faults), a 35 s settle — about 0.3 CPU-s a seed, reports
+// included, against the main job's 0.57 (the CI budget).
+var farmFlags = []string{"--migrations", "5", "--settle", "35"}
+
 func farmSpec(t testing.TB) harness.Spec {
 	s := harness.DefaultSpec()
-	s.Params.Migrations, s.Out = 8, t.TempDir()
+	s.Params.Migrations, s.Params.SettleS, s.Out = 5, 35, t.TempDir()
 	return s
 }
 
@@ -187,7 +189,9 @@ func evictOnce(ctx context.Context, cs kubernetes.Interface) string {
 // sweep.json, sweep.md and ECDF bytes as the local sweep of those seeds,
 // though index 0's pod is evicted mid-run (retried, its failure ignored by
 // the pod failure policy); a farm fed a non-deterministic seed (the test
-// hook) fails naming it; an interrupted farm leaves no object of its run.
+// hook) fails naming it; fiomig sweep --on kube interrupted by SIGINT
+// exits 130 and leaves no object of its run;
+// a farm whose harness process was killed is finished by --attach.
 func TestFarmOnRealPods(t *testing.T) {
 	c, cs, as := farmCluster(t)
 	ctx := context.Background()
@@ -195,7 +199,7 @@ func TestFarmOnRealPods(t *testing.T) {
 
 	seeds := seedList(200)
 	o := harness.SweepOptions{Seeds: seeds, SeedsArg: "1-200", Jobs: 2, Timelines: harness.KeepFailing, MaxTimelines: 10,
-		SelfCheck: harness.DefaultSelfCheck, Command: "fiomig sweep --seeds=1-200 --migrations=8"}
+		SelfCheck: harness.DefaultSelfCheck, Command: "fiomig sweep --seeds=1-200 --migrations=5 --settle=35"}
 	t0, cpu0 := time.Now(), cpuNow()
 	local, err := harness.Sweep(ctx, farmSpec(t), o)
 	if err != nil {
@@ -253,47 +257,74 @@ func TestFarmOnRealPods(t *testing.T) {
 	}
 	os.Unsetenv(harness.NondeterministicSeedEnv)
 
-	// Interrupted once the first results are in: 130, the seeds that
-	// arrived, nothing of the run left.
-	ictx, cancel := context.WithCancel(ctx)
-	var pr progressCut
-	pr.cancel = cancel
-	o40 := harness.SweepOptions{Seeds: seedList(40), SeedsArg: "1-40", Jobs: 2, Timelines: harness.KeepNone, Progress: &pr}
-	cut, err := harness.Farm(ictx, farmSpec(t), o40, f)
-	if err != nil {
+	// `fiomig sweep --on kube` (the image's binary, make images builds it
+	// static beside the image) gets SIGINT at its first seed's progress
+	// line: exit 130, sweep.json over the seeds that arrived, nothing of
+	// the run left.
+	bin := filepath.Join(c.opts.ImagesDir, "fiomig-linux-amd64")
+	iout := t.TempDir()
+	icmd := exec.Command(bin, append([]string{"sweep", "--on", "kube", "--kubeconfig", c.Kubeconfig, "--helper-image", c.Images["fiomig"],
+		"--seeds", "1-40", "--timelines", "none", "--out", iout}, farmFlags...)...)
+	istdout, _ := icmd.StdoutPipe()
+	istderr, _ := icmd.StderrPipe()
+	if err := icmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if !cut.Sweep.Interrupted || cut.ExitCode(true) != harness.ExitInterrupted || len(cut.Sweep.Seeds) == 0 || len(cut.Sweep.Seeds) == 40 {
-		t.Errorf("interrupted farm: %d seeds, interrupted %v", len(cut.Sweep.Seeds), cut.Sweep.Interrupted)
+	ids := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(istdout)
+		sent := false
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "fiomig sweep: farm "); ok && !sent {
+				id, _, _ := strings.Cut(rest, ":")
+				ids <- id
+				sent = true
+			}
+		}
+		if !sent {
+			ids <- ""
+		}
+	}()
+	var ierr strings.Builder
+	sc := bufio.NewScanner(istderr)
+	for sc.Scan() {
+		ierr.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "sweep: seed ") {
+			icmd.Process.Signal(syscall.SIGINT)
+			break
+		}
 	}
-	if left := leftOf(ctx, t, cs, readFarm(t, cut.Dir).RunID); len(left) > 0 {
-		t.Errorf("left of the interrupted farm: %v", left)
+	rest, _ := io.ReadAll(istderr)
+	ierr.Write(rest)
+	icmd.Wait()
+	iid := <-ids
+	if code := icmd.ProcessState.ExitCode(); code != harness.ExitInterrupted || iid == "" {
+		t.Errorf("fiomig sweep --on kube after SIGINT: exit %d, farm %q; want 130\n%s", code, iid, tail(ierr.String(), 8))
 	}
-}
+	dirs, _ := filepath.Glob(filepath.Join(iout, "sweep-*"))
+	if len(dirs) != 1 {
+		t.Fatalf("interrupted farm: sweep directories %v", dirs)
+	}
+	if sw, err := record.ReadSweep(filepath.Join(dirs[0], record.SweepFile)); err != nil || !sw.Interrupted || len(sw.Seeds) == 0 || len(sw.Seeds) == 40 {
+		t.Errorf("interrupted farm's sweep.json: %v, interrupted %v, %d seeds; want some of 40", err, sw.Interrupted, len(sw.Seeds))
+	}
+	if left := leftOf(ctx, t, cs, iid); len(left) > 0 {
+		t.Errorf("left of the interrupted farm %s: %v", iid, left)
+	}
 
-// progressCut cancels the farm at its first progress line.
-type progressCut struct{ cancel func() }
-
-func (p *progressCut) Write(b []byte) (int, error) { p.cancel(); return len(b), nil }
-
-// TestFarmAttachAfterTheHarnessDied starts `fiomig sweep --on kube` as a
-// process, kills it (SIGKILL) once its farm runs, and attaches to the farm
-// from its run id: the sweep is finished from the Job, the same bytes as
-// the local sweep of its seeds, and nothing of the farm is left.
-func TestFarmAttachAfterTheHarnessDied(t *testing.T) {
-	c, cs, as := farmCluster(t)
-	ctx := context.Background()
-	// The fiomig of the image (make images builds it static, beside it).
-	bin := filepath.Join(c.opts.ImagesDir, "fiomig-linux-amd64")
+	// `fiomig sweep --on kube` (the image's binary) killed with SIGKILL
+	// while its farm runs; --attach with its run id finishes the sweep, the
+	// same bytes as the local sweep of its seeds, and nothing is left.
 	out := t.TempDir()
 	cmd := exec.Command(bin, "sweep", "--on", "kube", "--kubeconfig", c.Kubeconfig, "--helper-image", c.Images["fiomig"],
-		"--seeds", "1-16", "--migrations", "8", "--out", out)
+		"--seeds", "1-16", "--out", out)
+	cmd.Args = append(cmd.Args, farmFlags...)
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	var id string
-	sc := bufio.NewScanner(stdout)
+	sc = bufio.NewScanner(stdout)
 	for sc.Scan() {
 		if rest, ok := strings.CutPrefix(sc.Text(), "fiomig sweep: farm "); ok {
 			id, _, _ = strings.Cut(rest, ":")
@@ -317,12 +348,12 @@ func TestFarmAttachAfterTheHarnessDied(t *testing.T) {
 		t.Fatalf("attached farm %s: %d seeds, want 16", id, len(res.Sweep.Seeds))
 	}
 	ls := farmSpec(t)
-	local, err := harness.Sweep(ctx, ls, harness.SweepOptions{Seeds: seedList(16), SeedsArg: "1-16", Jobs: 2, Timelines: harness.KeepFailing,
+	local16, err := harness.Sweep(ctx, ls, harness.SweepOptions{Seeds: seedList(16), SeedsArg: "1-16", Jobs: 2, Timelines: harness.KeepFailing,
 		MaxTimelines: 10, SelfCheck: harness.DefaultSelfCheck, Command: res.Sweep.Command})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameSweep(t, local.Dir, res.Dir)
+	sameSweep(t, local16.Dir, res.Dir)
 	if left := leftOf(ctx, t, cs, id); len(left) > 0 {
 		t.Errorf("left of farm %s: %v", id, left)
 	}

@@ -35,9 +35,17 @@ import (
 // Not taken, being no host state: TestInspect_RequiresAnNQN (the library's
 // argument check; inspect without --nqn asks every NQN),
 // TestReleaseMigrationPaths_EmptyNQN and TestReapDeadControllers_EmptyNQN
-// (TestOperatorEmptyNQN checks nvmeof's), TestDeviceRank and TestLegHead
-// (the device resolver's ranking and name parsing, which the host tools do
-// not have), TestFormatReleased (a log line).
+// (TestOperatorEmptyNQN checks nvmeof's), TestDeviceRank, TestLegHead and
+// TestPickPrefersLiveSubsystem (the device resolver's ranking and name
+// parsing, which the host tools do not have), TestFormatReleased (a log
+// line). Not Inspect's: paths_test.go's VerifyMigrationPaths_
+// ConnectDidNotTakeEffect, _TargetAlreadyServing, _ReportsPreExisting,
+// _EmptyNQN and TestPresentAddresses assert the validation Job's own
+// per-address checks (no controller, not live, accessible before cutover),
+// which the simulated operator plays (sim/operator.go), not the host
+// tools. TestLiveSysfs reads a live host only when ATLAS_SYSROOT is set.
+// Checked against simplyblock-operator ce23822e (2026-08-22): every other
+// test function of those five files is a case here.
 //
 // The operator's fixtures leave out attributes its resolver does not read;
 // the captures carry what the kernel always shows for a fabrics controller
