@@ -148,5 +148,5 @@ fuzz: ## run every fuzz target for FUZZTIME each (a duration, or a count like 30
 		done; \
 	done
 
-clean: ## remove bin/ and $(OUT)/
+clean: ## remove bin/ and the runs' directory (OUT, default out/)
 	rm -rf bin $(OUT)

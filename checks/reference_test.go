@@ -693,8 +693,8 @@ func refStallWindows(samples []record.Line, spans []stallSpan, nqn string, nsids
 		}
 	}
 	type run struct {
-		first, next int // first paused sample, first unpaused after (len = none)
-		w           window
+		first int // first paused sample
+		w     window
 	}
 	var runs []*run
 	runOf := make([]*run, len(samples))

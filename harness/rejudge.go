@@ -70,11 +70,13 @@ type Rejudged struct {
 // plan.json and timeline.jsonl (either format version), streamed into the
 // checks (checks.Judge), a real-fio run's fio/ evidence with fio's checks
 // — with other bounds if o says so, and rewrites summary.json and the
-// reports into o.Out (or dir). A run summary.json says was interrupted
-// stays so (inconclusive). A timeline whose last line was cut off is
-// judged up to its last complete line, and report.md says so. Bad input
-// (plan.json, timeline.jsonl, an unwritable destination) is a UsageError
-// naming the file, line or field.
+// reports into o.Out (or dir; into o.Out with a copy of plan.json, so that
+// it is a run directory of its own). A run summary.json says was
+// interrupted stays so (failing on a violation it saw, else
+// inconclusive). A timeline whose last line was cut off is judged up to
+// its last complete line, and report.md says so. Bad input (plan.json,
+// timeline.jsonl, an unwritable destination) is a UsageError naming the
+// file, line or field.
 func Rejudge(dir string, o RejudgeOptions) (Rejudged, error) {
 	dest := dir
 	if o.Out != "" {
@@ -162,6 +164,17 @@ func Rejudge(dir string, o RejudgeOptions) (Rejudged, error) {
 	}
 	if err := reports.WriteRun(dest, in); err != nil {
 		return out, UsageError{err}
+	}
+	if o.Out != "" && filepath.Clean(o.Out) != filepath.Clean(dir) {
+		// plan.json beside the new summary, byte for byte: the --out
+		// directory is then a run directory that compare and shrink take.
+		b, err := os.ReadFile(filepath.Join(dir, record.PlanFile))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dest, record.PlanFile), b, 0o644)
+		}
+		if err != nil {
+			return out, UsageError{err}
+		}
 	}
 	out.Summary = sum
 	return out, nil

@@ -88,7 +88,9 @@ var (
 // <out>/shrink-<run dir name>[-N]/ with the minimal schedule as a fault
 // file, the command that reruns it, that run, and every step tried. A run
 // that cannot be shrunk (not a run directory of fiomig run, real fio, did
-// not fail, an unknown check) is a UsageError.
+// not fail, an unknown check) is a UsageError. A run fiomig report
+// re-judged by other bounds (summary.json "rejudged") is rerun and judged
+// by those bounds.
 func Shrink(ctx context.Context, runDir string, o ShrinkOptions) (ShrinkResult, error) {
 	if fi, err := os.Stat(runDir); err != nil || !fi.IsDir() {
 		if err == nil {
@@ -154,6 +156,14 @@ func Shrink(ctx context.Context, runDir string, o ShrinkOptions) (ShrinkResult, 
 		o.Started(res)
 	}
 	s := &shrinker{ctx: ctx, dir: dir, base: SpecFromPlan(plan), check: check, log: log, res: &res, seen: map[string]bool{}}
+	if rj := sum.Rejudged; rj != nil {
+		// The verdicts came from other bounds (fiomig report --pause-crit,
+		// --freezes-allowed): the reruns are judged by those, and the
+		// rerun command names them.
+		s.base.Params.PauseCritS, s.base.Params.FreezesAllowed = rj.PauseCritS, rj.FreezesAllowed
+		fmt.Fprintf(log, "shrink: judged by the bounds it was re-judged by: --pause-crit %s --freezes-allowed %d (%s)\n",
+			record.FormatT(rj.PauseCritS), rj.FreezesAllowed, rj.Command)
+	}
 
 	cur := orig
 	err = func() error {

@@ -52,7 +52,8 @@ type Summary struct {
 	Rejudged *Rejudged `json:"rejudged,omitempty"`
 	// Interrupted is true when the run was stopped by SIGINT or SIGTERM
 	// (exit 130): the checks then judged only what the timeline holds, and
-	// the verdict is inconclusive. Added field.
+	// the verdict is fail on a violation seen, else inconclusive. Added
+	// field.
 	Interrupted bool `json:"interrupted,omitempty"`
 }
 

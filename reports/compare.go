@@ -68,10 +68,10 @@ func LoadRunSet(dir string) (RunSet, error) {
 	set := RunSet{Dir: dir}
 	st, err := os.Stat(dir)
 	if err != nil {
-		return set, fmt.Errorf("compare: %w", err)
+		return set, err
 	}
 	if !st.IsDir() {
-		return set, fmt.Errorf("compare: %s is not a directory", dir)
+		return set, fmt.Errorf("%s is not a directory", dir)
 	}
 	if isRunDir(dir) {
 		r, err := readRun(dir)
@@ -93,7 +93,7 @@ func LoadRunSet(dir string) (RunSet, error) {
 			set.Runs = append(set.Runs, r)
 		}
 		if len(set.Runs) == 0 {
-			return set, fmt.Errorf("compare: %s: no seed with a run directory", filepath.Join(dir, sweepFile))
+			return set, fmt.Errorf("%s: no seed with a run directory", filepath.Join(dir, sweepFile))
 		}
 		sortRuns(set.Runs)
 		return set, nil
@@ -127,7 +127,7 @@ func LoadRunSet(dir string) (RunSet, error) {
 		return set, err
 	}
 	if len(set.Runs) == 0 {
-		return set, fmt.Errorf("compare: %s is neither a run directory (with %s and %s) nor a sweep directory (run directories below it)",
+		return set, fmt.Errorf("%s is neither a run directory (with %s and %s) nor a sweep directory (run directories below it)",
 			dir, record.PlanFile, record.SummaryFile)
 	}
 	sortRuns(set.Runs)
@@ -159,7 +159,7 @@ func sweepSeedDirs(dir string) ([]string, bool, error) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("compare: %w", err)
+		return nil, false, err
 	}
 	var sw struct {
 		Seeds []struct {
@@ -168,7 +168,7 @@ func sweepSeedDirs(dir string) ([]string, bool, error) {
 		} `json:"seeds"`
 	}
 	if err := json.Unmarshal(b, &sw); err != nil {
-		return nil, false, fmt.Errorf("compare: %s: %w", path, err)
+		return nil, false, fmt.Errorf("%s: %w", path, err)
 	}
 	var dirs []string
 	for _, s := range sw.Seeds {
@@ -249,6 +249,14 @@ type Comparison struct {
 	Tallies     []Tally
 	SeedChanges []string
 	Regressions []string
+	// Inconclusive names the checks the new side judged in fewer runs
+	// than the base (inconclusive or absent where the base had a verdict):
+	// the comparison cannot tell whether they regressed.
+	Inconclusive []string
+	// BoundsDiffer, when set, says that the sides were judged by different
+	// pause bounds (CUTOVER_PAUSE_CRIT_S, CUTOVER_FREEZES_ALLOWED: the
+	// run's, or those fiomig report re-judged it by), and which.
+	BoundsDiffer string
 	// BaseNoCutover and NewNoCutover count each side's migrations left out
 	// of the quantiles for never cutting over (MigrationSummary.NoCutover).
 	BaseNoCutover, NewNoCutover int
@@ -301,11 +309,30 @@ func Compare(base, nw RunSet, opts CompareOptions) Comparison {
 		}
 		cc.Changed = sharesDiffer(cc.Base, cc.New, len(base.Runs), len(nw.Runs))
 		cc.Regressed = float64(cc.New[record.Fail])/nn > float64(cc.Base[record.Fail])/nb
-		if cc.Regressed {
+		unjudged := func(m map[string]int, runs int) int { return runs - m[record.Pass] - m[record.Fail] - m[record.Warn] }
+		single := !base.Sweep && !nw.Sweep && len(base.Runs) == 1 && len(nw.Runs) == 1
+		switch {
+		case cc.Regressed && single:
+			c.Regressions = append(c.Regressions, fmt.Sprintf("check %s: %s → %s", n, orNotJudged(cc.Base), orNotJudged(cc.New)))
+		case cc.Regressed:
 			c.Regressions = append(c.Regressions, fmt.Sprintf("check %s: fails in %s, was %s", n, fracRuns(cc.New[record.Fail], len(nw.Runs)), fracRuns(cc.Base[record.Fail], len(base.Runs))))
+		case float64(unjudged(cc.New, len(nw.Runs)))/nn > float64(unjudged(cc.Base, len(base.Runs)))/nb && single:
+			c.Inconclusive = append(c.Inconclusive, fmt.Sprintf("check %s: %s, was %s", n, orNotJudged(cc.New), orNotJudged(cc.Base)))
+		case float64(unjudged(cc.New, len(nw.Runs)))/nn > float64(unjudged(cc.Base, len(base.Runs)))/nb:
+			c.Inconclusive = append(c.Inconclusive, fmt.Sprintf("check %s: not judged (inconclusive or absent) in %s, was %s", n,
+				fracRuns(unjudged(cc.New, len(nw.Runs)), len(nw.Runs)), fracRuns(unjudged(cc.Base, len(base.Runs)), len(base.Runs))))
 		}
 		c.Changed = c.Changed || cc.Changed
 		c.Checks = append(c.Checks, cc)
+	}
+
+	if bb, nb := judgedBounds(base), judgedBounds(nw); bb != nb {
+		c.BoundsDiffer = "base judged by " + bb + ", new by " + nb
+		for i, r := range c.Regressions {
+			if strings.HasPrefix(r, "check pause-bound:") || strings.HasPrefix(r, "check freezes:") {
+				c.Regressions[i] = r + " (the sides were judged by different bounds: see Bounds differ)"
+			}
+		}
 	}
 
 	bp, np := longestAll(base), longestAll(nw)
@@ -373,6 +400,48 @@ func Compare(base, nw RunSet, opts CompareOptions) Comparison {
 		}
 	}
 	return c
+}
+
+// Verdict is the comparison's verdict for the exit code: fail on a
+// regression, else inconclusive when the new side judged less than the
+// base, else pass.
+func (c Comparison) Verdict() string {
+	switch {
+	case len(c.Regressions) > 0:
+		return record.Fail
+	case len(c.Inconclusive) > 0:
+		return record.Inconclusive
+	}
+	return record.Pass
+}
+
+// judgedBounds names the pause bounds that judged the set's runs: each
+// run's --pause-crit and --freezes-allowed, or those fiomig report
+// re-judged it by (summary.json "rejudged"); distinct ones joined by " or ".
+func judgedBounds(set RunSet) string {
+	var out []string
+	for _, r := range set.Runs {
+		crit, freezes := r.Plan.Params.PauseCritS, r.Plan.Params.FreezesAllowed
+		via := ""
+		if rj := r.Summary.Rejudged; rj != nil {
+			crit, freezes, via = rj.PauseCritS, rj.FreezesAllowed, " (re-judged: "+rj.Command+")"
+		}
+		b := fmt.Sprintf("--pause-crit %s --freezes-allowed %d%s", secs(crit), freezes, via)
+		if !slices.Contains(out, b) {
+			out = append(out, b)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, " or ")
+}
+
+// orNotJudged is a single run's verdict of a check, "not judged" when it
+// has none.
+func orNotJudged(m map[string]int) string {
+	if v := verdictCounts(m); v != "—" {
+		return v[2:]
+	}
+	return "not judged"
 }
 
 // verdictCounts prints verdict counts in a fixed order: "1 pass, 2 fail".
@@ -533,12 +602,24 @@ func CompareMarkdown(c Comparison, rerun string) []byte {
 			}
 			b.WriteString("- " + clip(r) + "\n")
 		}
+		for _, r := range c.Inconclusive {
+			b.WriteString("- inconclusive: " + clip(r) + "\n")
+		}
+	case len(c.Inconclusive) > 0:
+		b.WriteString("# fiomig compare — INCONCLUSIVE\n\n")
+		fmt.Fprintf(&b, "**Inconclusive** (%d): the new side did not judge what the base judged, so whether it regressed is unknown:\n\n", len(c.Inconclusive))
+		for _, r := range c.Inconclusive {
+			b.WriteString("- " + clip(r) + "\n")
+		}
 	case c.Changed:
 		b.WriteString("# fiomig compare — changed, no regression\n\n**No regression** beyond the thresholds; figures changed (below).\n")
 	default:
 		b.WriteString("# fiomig compare — no change\n\n**No change**: the same check verdicts, pause quantiles, leaks and churn.\n")
 	}
 	fmt.Fprintf(&b, "\n- Base: %s\n- New: %s\n", side(c.Base), side(c.New))
+	if c.BoundsDiffer != "" {
+		fmt.Fprintf(&b, "- **Bounds differ**: %s; pause-bound and freezes verdicts compare different bounds\n", clip(c.BoundsDiffer))
+	}
 
 	b.WriteString("\n## Check verdicts\n\n| Check | Base | New | Change |\n|---|---|---|---|\n")
 	for _, ch := range c.Checks {

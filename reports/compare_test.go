@@ -133,3 +133,52 @@ func TestCompareSweepRegressions(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareSingleRunsBoundsAndLostEvidence (issue 27 item 4): two single
+// runs name their verdicts ("pass → fail"); a side re-judged by other
+// bounds says so, on the regression and in the markdown; a check the new
+// side could not judge (inconclusive or absent) where the base judged it
+// makes the comparison inconclusive, never "no regression"; a regression
+// still wins over that.
+func TestCompareSingleRunsBoundsAndLostEvidence(t *testing.T) {
+	base := syntheticSet(1, 5, 0, 0, 0, nil)
+	base.Runs[0].Plan.Params.PauseCritS, base.Runs[0].Plan.Params.FreezesAllowed = 5, 1
+	strict := syntheticSet(1, 5, 0, 1, 0, nil)
+	strict.Runs[0].Plan.Params = base.Runs[0].Plan.Params
+	strict.Runs[0].Summary.Rejudged = &record.Rejudged{PauseCritS: 1, FreezesAllowed: 1, RunPauseCritS: 5, RunFreezesAllowed: 1, Command: "fiomig report r --pause-crit 1 --freezes-allowed 1"}
+	c := Compare(base, strict, DefaultCompareOptions)
+	want := []string{"check pause-bound: pass → fail (the sides were judged by different bounds: see Bounds differ)"}
+	if d := cmp.Diff(want, c.Regressions); d != "" {
+		t.Errorf("regressions (-want +got):\n%s", d)
+	}
+	if c.Verdict() != record.Fail {
+		t.Errorf("verdict %s, want fail", c.Verdict())
+	}
+	md := string(CompareMarkdown(c, "rerun"))
+	if w := "- **Bounds differ**: base judged by --pause-crit 5 s --freezes-allowed 1, new by --pause-crit 1 s --freezes-allowed 1 (re-judged: fiomig report r --pause-crit 1 --freezes-allowed 1)"; !strings.Contains(md, w) {
+		t.Errorf("markdown lacks %q:\n%s", w, md)
+	}
+	if c := Compare(base, base, DefaultCompareOptions); c.BoundsDiffer != "" {
+		t.Errorf("a run against itself: bounds differ %q", c.BoundsDiffer)
+	}
+
+	lost := syntheticSet(1, 0, 0, 0, 0, nil)
+	lost.Runs[0].Summary.Verdict = record.Inconclusive
+	lost.Runs[0].Summary.Checks = []record.CheckResult{{Name: "pause-bound", Verdict: record.Inconclusive}} // freezes absent
+	c = Compare(base, lost, DefaultCompareOptions)
+	want = []string{"check pause-bound: inconclusive, was pass", "check freezes: not judged, was pass"}
+	if d := cmp.Diff(want, c.Inconclusive); d != "" || len(c.Regressions) > 0 || c.Verdict() != record.Inconclusive {
+		t.Errorf("good run vs lost record: inconclusive (-want +got):\n%s\nregressions %v, verdict %s", d, c.Regressions, c.Verdict())
+	}
+	if md := string(CompareMarkdown(c, "rerun")); !strings.HasPrefix(md, "# fiomig compare — INCONCLUSIVE") {
+		t.Errorf("markdown:\n%s", md)
+	}
+	// Sweeps: fractions of runs; a regression wins over lost evidence.
+	sweep := syntheticSet(4, 5, 0, 0, 0, nil)
+	worse := syntheticSet(4, 5, 0, 2, 0, nil)
+	worse.Runs[3].Summary.Checks[1].Verdict = record.Inconclusive
+	c = Compare(sweep, worse, DefaultCompareOptions)
+	if d := cmp.Diff([]string{"check freezes: not judged (inconclusive or absent) in 1 of 4 runs, was 0 of 4 runs"}, c.Inconclusive); d != "" || c.Verdict() != record.Fail {
+		t.Errorf("sweep: inconclusive (-want +got):\n%s\nverdict %s, want fail", d, c.Verdict())
+	}
+}

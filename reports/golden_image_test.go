@@ -492,5 +492,14 @@ func TestSwimlaneBound(t *testing.T) {
 		if tc.omitted == "" && bytes.Contains(md, []byte("not drawn")) || tc.omitted != "" && !bytes.Contains(md, []byte(tc.omitted)) {
 			t.Errorf("Swimlanes %d: report.md does not say %q:\n%s", tc.lanes, tc.omitted, md)
 		}
+		// report.html says it with the command as code, no literal
+		// backticks (issue 27 item 9).
+		page, err := os.ReadFile(filepath.Join(dir, HTMLReportFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(page, []byte("`")) || tc.lanes == 0 && !bytes.Contains(page, []byte("<code>fiomig report &lt;run-dir&gt; --swimlanes all</code> draws them")) {
+			t.Errorf("Swimlanes %d: report.html has a literal backtick or lacks the command as code", tc.lanes)
+		}
 	}
 }

@@ -69,7 +69,7 @@ type htmlView struct {
 	// Figures are the plots (SVG embedded as data: URIs), Swimlanes the
 	// per-migration ones among them.
 	Figures, Swimlanes []htmlFigure
-	Omitted            []string
+	Omitted            []template.HTML
 	Rejudged           *record.Rejudged
 	RunCrit            string
 	Churn              string
@@ -148,7 +148,7 @@ func htmlPage(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 		Stats:       sum.Stats, P50: secs(sum.Stats.P50PauseS), P95: secs(sum.Stats.P95PauseS), Max: secs(sum.Stats.MaxPauseS),
 		Unfinished: unfinishedNote(sum),
 		Sentence:   verdictSentence(sum), Worst: strings.ReplaceAll(worstCutover(plan, sum, nqns), "**", ""),
-		Omitted: omitted, Rejudged: sum.Rejudged,
+		Omitted: codeSpans(omitted), Rejudged: sum.Rejudged,
 	}
 	if a, ok := worstAnatomy(sum); ok {
 		v.Anatomy = &a
@@ -221,4 +221,23 @@ func verdictClass(v string) string {
 		return record.Inconclusive // coloured like a verdict to look at
 	}
 	return "other"
+}
+
+// codeSpans renders markdown-ish notes for HTML: each escaped, and a
+// `backticked` span as <code> (report.md writes the same notes as
+// markdown).
+func codeSpans(notes []string) []template.HTML {
+	out := make([]template.HTML, len(notes))
+	for i, n := range notes {
+		var b strings.Builder
+		for k, part := range strings.Split(n, "`") {
+			if k%2 == 1 {
+				b.WriteString("<code>" + template.HTMLEscapeString(part) + "</code>")
+			} else {
+				b.WriteString(template.HTMLEscapeString(part))
+			}
+		}
+		out[i] = template.HTML(b.String())
+	}
+	return out
 }

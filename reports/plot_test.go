@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"testing"
 
@@ -108,6 +109,33 @@ func TestPausePlotYTickAtBound(t *testing.T) {
 				if d := math.Abs(float64(at[i] - at[j])); d < float64(p.Y.Tick.Label.Height(ts[i].Label)) {
 					t.Errorf("crit %v: y labels %q and %q overlap (%.1f pt apart)", crit, ts[i].Label, ts[j].Label, d)
 				}
+			}
+		}
+	}
+}
+
+// TestSwimlaneLegendColoursApart (issue 27 item 9): the fault band and the
+// shading of a fault's pause window, as drawn over white, are far from
+// every lane state's colour and from the pause shading, so that a reader
+// tells "fault" from "connecting" (they were two near purples) in the
+// legend. Distance: Euclidean in 8-bit RGB; 40 is the least kept here.
+func TestSwimlaneLegendColoursApart(t *testing.T) {
+	over := func(c color.Color) [3]float64 { // straight alpha over white
+		r, g, b, a := c.RGBA() // premultiplied, 16 bit
+		w := 65535 - float64(a)
+		return [3]float64{(float64(r) + w) / 257, (float64(g) + w) / 257, (float64(b) + w) / 257}
+	}
+	dist := func(x, y [3]float64) float64 {
+		return math.Sqrt((x[0]-y[0])*(x[0]-y[0]) + (x[1]-y[1])*(x[1]-y[1]) + (x[2]-y[2])*(x[2]-y[2]))
+	}
+	others := map[string]color.Color{"pause window": colorPause}
+	for st, c := range laneColors {
+		others[st] = c
+	}
+	for name, c := range map[string]color.Color{"fault": colorFault, "fault's pause window": colorFaultPause} {
+		for st, o := range others {
+			if d := dist(over(c), over(o)); d < 40 {
+				t.Errorf("legend colour of %s is %.0f from %s's (want >= 40)", name, d, st)
 			}
 		}
 	}

@@ -41,11 +41,13 @@ var laneColors = map[string]color.RGBA{
 var (
 	colorUnknownState = color.RGBA{R: 0xff, G: 0x00, B: 0xff, A: 0xff}
 	colorPause        = color.NRGBA{R: 0xd0, G: 0x10, B: 0x10, A: 0x60}
-	colorFaultPause   = color.NRGBA{R: 0x6e, G: 0x40, B: 0xc9, A: 0x50}
-	colorFault        = color.NRGBA{R: 0x6e, G: 0x40, B: 0xc9, A: 0xc0}
-	colorFioOK        = color.RGBA{R: 0xdd, G: 0xf4, B: 0xff, A: 0xff}
-	colorFioGap       = color.RGBA{R: 0x00, G: 0x00, B: 0x00, A: 0xff}
-	colorPhase        = color.RGBA{R: 0x24, G: 0x29, B: 0x2f, A: 0xff}
+	// Faults are teal, apart from the controller states' purples
+	// (TestSwimlaneLegendColoursApart).
+	colorFaultPause = color.NRGBA{R: 0x00, G: 0x83, B: 0x8f, A: 0x50}
+	colorFault      = color.NRGBA{R: 0x00, G: 0x83, B: 0x8f, A: 0xc0}
+	colorFioOK      = color.RGBA{R: 0xdd, G: 0xf4, B: 0xff, A: 0xff}
+	colorFioGap     = color.RGBA{R: 0x00, G: 0x00, B: 0x00, A: 0xff}
+	colorPhase      = color.RGBA{R: 0x24, G: 0x29, B: 0x2f, A: 0xff}
 )
 
 func stateColor(s string) color.Color {
@@ -122,9 +124,9 @@ type LegendItem struct {
 // role), each segment coloured by its state (laneColors), and, when fio ran
 // on the subsystem, a row with fio's I/O gaps in black; each host's pause
 // windows are shaded red across that host's rows, the windows a fault's
-// silent stall began in its span (HostPauses.FaultWindows) purple. The x axis is seconds
-// since run start. It returns the plot, its legend and the height the
-// caller should render it at.
+// silent stall began in its span (HostPauses.FaultWindows) teal, as the
+// fault bars are. The x axis is seconds since run start. It returns the
+// plot, its legend and the height the caller should render it at.
 func Swimlane(plan record.Plan, c Cutover) (*plot.Plot, []LegendItem, vg.Length) {
 	p := plot.New()
 	m := c.Migration

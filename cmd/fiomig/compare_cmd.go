@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/fiomig/fiomig/harness"
 	"github.com/fiomig/fiomig/history"
 	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/reports"
@@ -76,8 +77,5 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fiomig compare: %v\n", err)
 		return exitUsage
 	}
-	if len(c.Regressions) > 0 {
-		return exitCheckFailed
-	}
-	return exitPass
+	return harness.ExitCode(c.Verdict()) // 1 a regression, 3 the new side judged less
 }

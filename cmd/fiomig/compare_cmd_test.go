@@ -99,7 +99,7 @@ func TestCompareGate(t *testing.T) {
 	if code != exitCheckFailed {
 		t.Fatalf("compare default vs --cutover-pause 7: exit %d, want 1\n%s", code, md)
 	}
-	for _, want := range []string{"# fiomig compare — REGRESSION", "- check pause-bound: fails in the run, was no run",
+	for _, want := range []string{"# fiomig compare — REGRESSION", "- check pause-bound: pass → fail",
 		"| pause-bound | 1 pass | 1 fail | **regressed** |", "wholly above --pause-threshold 0.5 s"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("compare output lacks %q:\n%s", want, md)
@@ -313,7 +313,11 @@ func TestExportSeedCSVJudgedBySeedRules(t *testing.T) {
 		dir := runInto(t, parent, fmt.Sprint("run", i), anyVerdict, args...)
 		out := filepath.Join(parent, fmt.Sprint("export", i))
 		var stdout, stderr bytes.Buffer
-		if code := dispatch([]string{"export", dir, "--format", "seed-csv", "--out", out}, &stdout, &stderr); code != exitPass {
+		args := []string{"export", dir, "--out", out} // seed-csv, the only format, is the default (issue 27 item 9)
+		if i%2 == 1 {
+			args = append(args, "--format", "seed-csv")
+		}
+		if code := dispatch(args, &stdout, &stderr); code != exitPass {
 			t.Fatalf("export: exit %d\n%s", code, stderr.String())
 		}
 		b, err := os.ReadFile(filepath.Join(dir, record.SummaryFile))
@@ -365,7 +369,7 @@ func stalled(sum record.Summary, nqn string) bool {
 
 func TestExportUsage(t *testing.T) {
 	dir := t.TempDir()
-	for _, args := range [][]string{{"export"}, {"export", dir}, {"export", dir, "--format", "json", "--out", dir}, {"export", dir, "--format", "seed-csv"}, {"export", dir, "--format", "seed-csv", "--out", dir}} {
+	for _, args := range [][]string{{"export"}, {"export", dir}, {"export", dir, "--format", "json", "--out", dir}, {"export", dir, "--format", "seed-csv"}, {"export", dir, "--out", dir}} {
 		var stdout, stderr bytes.Buffer
 		if code := dispatch(args, &stdout, &stderr); code != exitUsage {
 			t.Errorf("%v: exit %d, want 2", args, code)
@@ -416,5 +420,76 @@ func TestReportRejudges(t *testing.T) {
 		if code := dispatch(args, &stdout, &stderr); code != exitUsage {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
+	}
+}
+
+// TestRejudgedRunComparesAndShrinks (issue 27 item 4): re-judged bounds
+// travel with the run. A run re-judged into --out by a stricter
+// --pause-crit is a run directory compare takes; compare says the bounds
+// differ and names the single runs' verdicts (not "fails in the run, was
+// no run"); shrink reruns it by the re-judged bound and its command names
+// it; a run whose record was lost (an empty timeline, re-judged) against a
+// good one is inconclusive (exit 3), never "no regression"; and an error
+// is prefixed once ("compare: base: ...", not "compare: base: compare:").
+func TestRejudgedRunComparesAndShrinks(t *testing.T) {
+	parent := t.TempDir()
+	base := runInto(t, parent, "base", anyVerdict, "--migrations", "2", "--settle", "35", "--faults", "none")
+	if v := checkVerdict(t, base, "pause-bound"); v != record.Pass {
+		t.Fatalf("pause-bound %s in the base run, want pass", v)
+	}
+	strict := filepath.Join(parent, "strict")
+	var stdout, stderr bytes.Buffer
+	if code := dispatch([]string{"report", base, "--pause-crit", "1", "--out", strict, "--quiet"}, &stdout, &stderr); code != exitCheckFailed {
+		t.Fatalf("report --pause-crit 1 --out: exit %d, want 1\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+
+	code, md := compare(t, base, strict)
+	if code != exitCheckFailed {
+		t.Fatalf("compare base vs its re-judged --out directory: exit %d, want 1\n%s", code, md)
+	}
+	for _, want := range []string{"- check pause-bound: pass → fail (the sides were judged by different bounds",
+		"- **Bounds differ**: base judged by --pause-crit 5 s --freezes-allowed 1, new by --pause-crit 1 s --freezes-allowed 1 (re-judged: fiomig report " + base + " --pause-crit 1 --freezes-allowed 1)"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("compare output lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "was no run") {
+		t.Errorf("compare of two single runs speaks of runs as fractions:\n%s", md)
+	}
+
+	stdout.Reset()
+	stderr.Reset()
+	shrinkOut := t.TempDir()
+	if code := dispatch([]string{"shrink", strict, "--out", shrinkOut}, &stdout, &stderr); code != exitPass {
+		t.Fatalf("shrink of the re-judged run: exit %d, want 0\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "--pause-crit=1") || !strings.Contains(stderr.String(), "judged by the bounds it was re-judged by: --pause-crit 1") {
+		t.Errorf("shrink does not rerun by the re-judged bound:\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+
+	lost := filepath.Join(parent, "lost")
+	if err := os.MkdirAll(lost, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{record.PlanFile, record.SummaryFile} {
+		b, err := os.ReadFile(filepath.Join(base, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, lost, f, string(b))
+	}
+	writeFile(t, lost, record.TimelineFile, "")
+	if code := dispatch([]string{"report", lost, "--quiet"}, &stdout, &stderr); code != exitInconclusive {
+		t.Fatalf("report of an empty timeline: exit %d, want 3", code)
+	}
+	code, md = compare(t, base, lost)
+	if code != exitInconclusive || !strings.HasPrefix(md, "# fiomig compare — INCONCLUSIVE") || !strings.Contains(md, "- check pause-bound: inconclusive, was pass") {
+		t.Errorf("compare of a good run with an empty record: exit %d, want 3 and INCONCLUSIVE\n%s", code, md)
+	}
+
+	stderr.Reset()
+	if code := dispatch([]string{"compare", filepath.Join(parent, "nonexistent"), base}, &stdout, &stderr); code != exitUsage ||
+		!strings.HasPrefix(stderr.String(), "fiomig compare: base: stat ") {
+		t.Errorf("compare of a missing directory: exit %d, stderr %q; want 2 and one prefix", code, stderr.String())
 	}
 }

@@ -21,7 +21,7 @@ func init() {
 func runExport(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	format := fs.String("format", "", "output format: seed-csv")
+	format := fs.String("format", "seed-csv", "output format: seed-csv (the only one)")
 	out := fs.String("out", "", "`directory` to write into (created when missing)")
 	pos, code, ok := parseSubcommand("export", helpText("export"), fs, args, stdout, stderr)
 	if !ok {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fiomig/fiomig/harness"
+	"github.com/fiomig/fiomig/nvmeof/hostcmd"
 )
 
 // stringList is a repeatable string flag.
@@ -26,31 +27,11 @@ func newHostFlagSet(name, usage string) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args with fs for run, janitor and the kube commands:
-// --help (-h) prints fs.Usage to stdout (exit 0); a bad flag or a stray
-// argument is one line on stderr pointing at --help (exit 2). report and
-// reproduce take positional arguments and parse their flags themselves.
-// stop is true when the command should return code now. fs's output is left
-// as it was. (The host tools parse theirs alike, in nvmeof/hostcmd.)
-func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, stop bool) {
-	out := fs.Output()
-	defer fs.SetOutput(out)
-	fs.SetOutput(io.Discard) // the flag package would print the whole usage on an error
-	err := fs.Parse(args)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		fs.SetOutput(stdout)
-		fs.Usage()
-		return exitPass, true
-	case err != nil:
-		fmt.Fprintf(stderr, "%s: %v (see %s --help)\n", fs.Name(), err, fs.Name())
-		return exitUsage, true
-	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "%s: unexpected argument %q (flags only; see %s --help)\n", fs.Name(), fs.Arg(0), fs.Name())
-		return exitUsage, true
-	}
-	return 0, false
-}
+// parseFlags parses args with fs for run, janitor and the kube commands as
+// the host tools parse theirs (hostcmd.ParseFlags: --help to stdout, a bad
+// flag in one line with "did you mean"); report and reproduce take
+// positional arguments and use parseSubcommand.
+var parseFlags = hostcmd.ParseFlags
 
 func fail(stderr io.Writer, name string, err error) int {
 	fmt.Fprintf(stderr, "fiomig %s: %v\n", name, err)
@@ -105,6 +86,6 @@ func parseSubcommand(name, help string, fs *flag.FlagSet, args []string, stdout,
 		fs.SetOutput(io.Discard)
 		return nil, exitPass, false
 	}
-	fmt.Fprintf(stderr, "fiomig %s: %v (see fiomig %s --help)\n", name, err, name)
+	fmt.Fprintf(stderr, "fiomig %s: %v%s (see fiomig %s --help)\n", name, err, hostcmd.FlagHint(fs, err), name)
 	return nil, exitUsage, false
 }

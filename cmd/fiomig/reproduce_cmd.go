@@ -168,8 +168,7 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 
-	fmt.Fprintf(stdout, "fiomig reproduce %s (%s) — parameters:\n", inc.Name, inc.File)
-	fs.VisitAll(func(fl *flag.Flag) { fmt.Fprintf(stdout, "  --%-21s %s\n", fl.Name, fl.Value.String()) })
+	fmt.Fprintf(stdout, "fiomig reproduce %s (%s), seed %d; every parameter in each run's plan.json\n", inc.Name, inc.File, f.seed)
 	scenarioLine, err := r.Describe()
 	if err != nil {
 		return usage(err)

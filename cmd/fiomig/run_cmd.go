@@ -103,9 +103,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	for _, w := range s.Warnings() {
 		fmt.Fprintf(stderr, "fiomig run: warning: %s\n", w)
 	}
-	fmt.Fprintln(stdout, "fiomig run — parameters:")
-	fs.VisitAll(func(fl *flag.Flag) { fmt.Fprintf(stdout, "  --%-24s %s\n", fl.Name, fl.Value.String()) })
-	fmt.Fprintf(stdout, "  reproduce with: %s\n", s.Command())
+	m := s.Params.Model // every parameter is in plan.json; the command names those not the defaults
+	fmt.Fprintf(stdout, "fiomig run: seed %d, %d migrations of %d volumes on %d hosts (%s backend); every parameter in plan.json\n  reproduce with: %s\n",
+		s.Seed, s.Params.Migrations, m.Volumes, m.Hosts, s.Backend, s.Command())
 	res, err := harness.Run(ctx, s, harness.Options{Progress: stdout, Warn: stderr})
 	switch {
 	case err != nil:

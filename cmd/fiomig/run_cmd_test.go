@@ -31,8 +31,11 @@ func TestRunLongCutoverExitsOneAndNamesThePauses(t *testing.T) {
 	if code != exitCheckFailed {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitCheckFailed, stdout.String(), stderr.String())
 	}
-	if !strings.HasPrefix(stdout.String(), "fiomig run — parameters:") {
-		t.Errorf("parameters are not printed first:\n%s", stdout.String())
+	// One line of shape and the rerun command naming what differs from the
+	// defaults, not a dump of every flag (issue 27 item 9).
+	if first := "fiomig run: seed 1, 3 migrations of 10 volumes on 3 hosts (sim backend); every parameter in plan.json\n" +
+		"  reproduce with: fiomig run --cutover-pause=7 --faults=none --migrations=3 --settle=35\n"; !strings.HasPrefix(stdout.String(), first) {
+		t.Errorf("the run does not start with its shape and rerun command:\n%s", stdout.String())
 	}
 	md, err := os.ReadFile(filepath.Join(runDirOf(t, out), "report.md"))
 	if err != nil {
@@ -251,6 +254,27 @@ func TestRunFioSettleDefault(t *testing.T) {
 		named := strings.Contains(s.Command(), fmt.Sprintf("--settle=%g", tc.want))
 		if s.Params.SettleS != tc.want || named != (tc.want != 400) {
 			t.Errorf("%v: settle %v, reproduce command %q; want %v, named unless the default", tc.args, s.Params.SettleS, s.Command(), tc.want)
+		}
+	}
+}
+
+// TestMistypedFlagSaysDidYouMean (issue 27 item 9): a mistyped flag of any
+// verb is one line on stderr naming the nearest flag, and nothing on
+// stdout before it; a name near none gets no guess.
+func TestMistypedFlagSaysDidYouMean(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--migratons", "5"}, "fiomig run: flag provided but not defined: -migratons; did you mean --migrations? (see fiomig run --help)\n"},
+		{[]string{"sweep", "--seds", "1-3"}, "fiomig sweep: flag provided but not defined: -seds; did you mean --seeds? (see fiomig sweep --help)\n"},
+		{[]string{"report", "x", "--pause-cirt", "3"}, "fiomig report: flag provided but not defined: -pause-cirt; did you mean --pause-crit? (see fiomig report --help)\n"},
+		{[]string{"inspect", "--nqm", "x"}, "fiomig inspect: flag provided but not defined: -nqm; did you mean --nqn? (see fiomig inspect --help)\n"},
+		{[]string{"run", "--zzzzzz", "1"}, "fiomig run: flag provided but not defined: -zzzzzz (see fiomig run --help)\n"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := dispatch(c.args, &stdout, &stderr); code != exitUsage || stderr.String() != c.want || stdout.Len() > 0 {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want 2, %q and nothing", c.args, code, stderr.String(), stdout.String(), c.want)
 		}
 	}
 }

@@ -44,7 +44,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	s, fs, code, stop := bindRun("fiomig sweep", args, stdout, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&seeds, "seeds", "", "the `seeds` to run: seeds (any int64, as --seed) and ranges A-B, comma-separated, e.g. 1-100 or 1,5,9-12 or -3--1 (required)")
 		fs.IntVar(&o.Jobs, "jobs", runtime.GOMAXPROCS(0), "seeds run at once (default GOMAXPROCS: one per core)")
-		fs.StringVar(&o.Timelines, "timelines", harness.KeepFailing, "which seeds keep timeline.jsonl (about 40 MB each with the default flags): `failing` (seeds that did not pass, at most --max-timelines of them), all or none; the rest of each run directory is always kept, and every seed's command reruns it byte for byte")
+		fs.StringVar(&o.Timelines, "timelines", harness.KeepFailing, "which seeds keep timeline.jsonl (about 1 MB each with the default flags): `failing` (seeds that did not pass, at most --max-timelines of them), all or none; the rest of each run directory is always kept, and every seed's command reruns it byte for byte")
 		fs.IntVar(&o.MaxTimelines, "max-timelines", 10, "with --timelines failing: keep the timelines of the first `N` seeds that did not pass, in --seeds order (0 = no limit)")
 		fs.Float64Var(&o.SelfCheck, "self-check", harness.DefaultSelfCheck, "`share` of the seeds (one every 1/share of the list, the first included) run a second time and their summary.json compared; a seed whose two runs differ fails the sweep (0 = off)")
 		fs.Var(coverK{&o.UntilCovered}, "until-covered", "stop after the shortest prefix of --seeds in which every fault kind × stage cell the seeds' schedules place a fault in has landed `K` times (bare: 3); cells that never landed are named")

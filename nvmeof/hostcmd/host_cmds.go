@@ -212,7 +212,7 @@ func inspectCmd(prog string, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&nqn, "nqn", "", "subsystem `NQN` to inspect (default: every NQN on the host)")
 	fs.Int64Var(&nsid, "nsid", 0, "namespace `ID` the caller expects, 1..4294967294 (default: the bare NQN and each namespace)")
 	fs.Var(&targets, "target", "an endpoint the control plane publishes for --nqn, `IP:PORT` (repeatable)")
-	if code, stop := parseFlags(fs, args, stdout, stderr); stop {
+	if code, stop := ParseFlags(fs, args, stdout, stderr); stop {
 		return code
 	}
 	if err := hf.validate(fs); err != nil {
@@ -489,7 +489,7 @@ func releaseCmd(prog string, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&nqn, "nqn", "", "subsystem `NQN` of the migration (required)")
 	fs.StringVar(&connections, "connections", "", "the migration's connections: VMIG_CONNECTIONS `JSON`, inline or @file (required)")
 	fs.BoolVar(&dryRun, "dry-run", false, "print what would be released; touch nothing")
-	if code, stop := parseFlags(fs, args, stdout, stderr); stop {
+	if code, stop := ParseFlags(fs, args, stdout, stderr); stop {
 		return code
 	}
 	if err := hf.validate(fs); err != nil {
@@ -546,7 +546,7 @@ func reapCmd(prog string, args []string, stdout, stderr io.Writer) int {
 	hf.register(fs, true)
 	fs.StringVar(&nqn, "nqn", "", "subsystem `NQN` (default: every NQN on the host)")
 	fs.BoolVar(&dryRun, "dry-run", false, "print what would be reaped; touch nothing")
-	if code, stop := parseFlags(fs, args, stdout, stderr); stop {
+	if code, stop := ParseFlags(fs, args, stdout, stderr); stop {
 		return code
 	}
 	if err := hf.validate(fs); err != nil {

@@ -158,7 +158,7 @@ func hostsCmd(prog string, args []string, stdout, stderr io.Writer) int {
 	var hf hostFlags
 	fs := newFlagSet(prog, "hosts", hostsUsage)
 	hf.register(fs, false)
-	if code, stop := parseFlags(fs, args, stdout, stderr); stop {
+	if code, stop := ParseFlags(fs, args, stdout, stderr); stop {
 		return code
 	}
 	if err := hf.validate(fs); err != nil {

@@ -151,10 +151,12 @@ func newFlagSet(prog, name, usage string) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args with fs: --help (-h) prints fs.Usage to stdout
-// (exit 0); a bad flag or a stray argument is one line on stderr pointing at
-// --help (exit 2). stop is true when the command should return code now.
-func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, stop bool) {
+// ParseFlags parses args with fs, for the host tools and fiomig's verbs
+// alike: --help (-h) prints fs.Usage to stdout (exit 0); a bad flag or a
+// stray argument is one line on stderr pointing at --help (exit 2), a
+// mistyped flag with the nearest one (FlagHint). stop is true when the
+// command should return code now. fs's output is left as it was.
+func ParseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, stop bool) {
 	out := fs.Output()
 	defer fs.SetOutput(out)
 	fs.SetOutput(io.Discard) // the flag package would print the whole usage on an error
@@ -165,13 +167,60 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code
 		fs.Usage()
 		return exitPass, true
 	case err != nil:
-		fmt.Fprintf(stderr, "%s: %v (see %s --help)\n", fs.Name(), err, fs.Name())
+		fmt.Fprintf(stderr, "%s: %v%s (see %s --help)\n", fs.Name(), err, FlagHint(fs, err), fs.Name())
 		return exitUsage, true
 	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "%s: unexpected argument %q (flags only; see %s --help)\n", fs.Name(), fs.Arg(0), fs.Name())
 		return exitUsage, true
 	}
 	return 0, false
+}
+
+// FlagHint is "; did you mean --NAME?" when err is the flag package's
+// "flag provided but not defined" for a name within two edits (insert,
+// delete, substitute) of one of fs's flags, the nearest (the first in
+// order on a tie), and "" otherwise.
+func FlagHint(fs *flag.FlagSet, err error) string {
+	const undefined = "flag provided but not defined: "
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	if !strings.HasPrefix(msg, undefined) {
+		return ""
+	}
+	typed := strings.TrimLeft(strings.TrimPrefix(msg, undefined), "-")
+	best, bestD := "", 3
+	fs.VisitAll(func(f *flag.Flag) {
+		if d := editDistance(typed, f.Name); d < bestD && d < len(f.Name) {
+			best, bestD = f.Name, d
+		}
+	})
+	if best == "" {
+		return ""
+	}
+	return "; did you mean --" + best + "?"
+}
+
+// editDistance is the Levenshtein distance of a and b (bytes).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // flagGiven reports whether flag name was set on the command line.
