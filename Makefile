@@ -54,7 +54,7 @@ help: ## print this help
 	@echo
 	@echo "Quick start:  make run    then    make test"
 	@echo
-	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
 	@echo
 	@echo "Variables: RUN_FLAGS='--seed 7 --cutover-pause 7' (passed to fiomig run), OUT=$(OUT), FUZZTIME=$(FUZZTIME)"
 
