@@ -74,6 +74,9 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	defer stopSignals()
 	if shard > 0 {
 		index, err := strconv.Atoi(os.Getenv("JOB_COMPLETION_INDEX"))
+		if err != nil {
+			return fail(stderr, "sweep", usagef("--shard %d: $JOB_COMPLETION_INDEX: %v", shard, err))
+		}
 		if err = harness.Shard(ctx, s, o, shard, index, stdout); ctx.Err() != nil {
 			return exitInterrupted
 		} else if err != nil {
