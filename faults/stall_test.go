@@ -96,7 +96,10 @@ func TestPartitionOfOptimizedSourceDuringCutoverIsAStall(t *testing.T) {
 // CutoverIsAStall.) The second run of that seed partitions the
 // host from that path's node at that instant; the injector fires at a
 // step's instant before the step's sample, so after the kernel's read and
-// before the sample. Every sample from then on shows the host served (the
+// before the sample. (I/O may have moved on that path between the read
+// and the partition, less than one sample interval: the record cannot
+// resolve it, nor could a real host's samples; docs/concepts.md "What the
+// samples can see".) Every sample from then on shows the host served (the
 // seed harness's view), but the numa iopolicy keeps its I/O on the silent
 // optimized path (Linux 6.12 drivers/nvme/host/multipath.c:402-413) until
 // the keep-alive expires, kato to 1.5 × kato later (the migration path's
@@ -242,7 +245,7 @@ func TestPartitionOfTheNewOptimizedPathLengthensTheCutoverPause(t *testing.T) {
 			host, hp.Stalls, hp.FaultWindows, sum.FaultWindows)
 	}
 	if cutWin[1]-cutWin[0] > crit || w[1]-w[0] <= crit {
-		t.Fatalf("cutover window %.3f s, combined %.3f s, bound %g s: want the cutover's within the bound, the combined window over it",
+		t.Errorf("cutover window %.3f s, combined %.3f s, bound %g s: want the cutover's within the bound, the combined window over it",
 			cutWin[1]-cutWin[0], w[1]-w[0], crit)
 	}
 	pb := check(sum, "pause-bound")
