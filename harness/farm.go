@@ -66,6 +66,44 @@ type FarmOptions struct {
 	Command string
 }
 
+// RegisterFarmFlags defines --on, --parallelism and --attach on fs, bound
+// to f, for a command whose farm runs what ("the seeds") and writes the
+// same file ("sweep.json"); with cluster also --kubeconfig, --namespace
+// and --helper-image (fiomig sweep has them among fiomig run's flags).
+func RegisterFarmFlags(fs *flag.FlagSet, f *FarmOptions, what, file string, cluster bool) {
+	fs.StringVar(&f.On, "on", "", "`kube`: run "+what+" as one Indexed Job of --helper-image in --namespace of the cluster of --kubeconfig, writing the same "+file+" (docs/farm.md); empty: here")
+	fs.IntVar(&f.Parallelism, "parallelism", 2, "with --on kube: `pods` running at once (the runs are dealt to 4 times as many Job indexes, more when an index would hold over 200 runs)")
+	fs.StringVar(&f.Attach, "attach", "", "with --on kube: follow the farm of this run `id` to its end after the process that started it died; what it runs comes from its Job")
+	if cluster {
+		d := DefaultSpec()
+		fs.StringVar(&f.Kubeconfig, "kubeconfig", d.Kubeconfig, "with --on kube: kubeconfig `file` (default $KUBECONFIG)")
+		fs.StringVar(&f.Namespace, "namespace", d.Kube.Namespace, "with --on kube: `namespace` of the farm's Job, pods and Lease")
+		fs.StringVar(&f.Image, "helper-image", d.Kube.HelperImage, "with --on kube: `image` whose entry point is fiomig, which the pods run (make images builds it)")
+	}
+}
+
+// CompletionIndex is a farm pod's shard: the Job controller's
+// $JOB_COMPLETION_INDEX (-1 when it is not a number: no pod of a farm).
+func CompletionIndex() int {
+	i, err := strconv.Atoi(os.Getenv("JOB_COMPLETION_INDEX"))
+	if err != nil {
+		return -1
+	}
+	return i
+}
+
+// Local says whether f runs here (--on empty) rather than on a farm;
+// --on other than kube, or --attach without it, is a UsageError.
+func (f FarmOptions) Local() (bool, error) {
+	switch {
+	case f.On == "kube":
+		return false, nil
+	case f.On != "" || f.Attach != "":
+		return false, Usagef("--on must be kube or empty, got %q (--attach needs --on kube)", f.On)
+	}
+	return true, nil
+}
+
 // farmSettings are a farm's sweep as its Job's kube.AnnotationFarm holds
 // it: what --attach rebuilds the sweep from.
 type farmSettings struct {

@@ -201,6 +201,10 @@ func (h *hypRun) finish(command string) (HypothesesResult, error) {
 	return out, os.WriteFile(out.Report, out.Markdown, 0o644)
 }
 
+// HypothesesNote says what fiomig reproduce --hypotheses' exit code means,
+// after its report.
+const HypothesesNote = "Exit 0: a combination reproduces every modelled symptom; 1: none does (a ranking judges no band).\n"
+
 // Combination is the combination of inc's hypotheses named id ("H3"), or
 // an error naming the known ones.
 func Combination(inc incidents.Incident, id string) (incidents.Combination, error) {
