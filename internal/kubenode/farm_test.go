@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/fiomig/fiomig/analysis"
 	"github.com/fiomig/fiomig/backend/kube"
 	"github.com/fiomig/fiomig/harness"
 	"github.com/fiomig/fiomig/internal/kubetest"
@@ -455,4 +457,104 @@ func daemonsCPU(c *Cluster) float64 {
 		}
 	}
 	return total
+}
+
+// TestFarmHypothesesOnRealPods: fiomig reproduce --hypotheses --on kube
+// (the image's binary) of the synthetic incident over seeds 1-3 (4
+// combinations × 3 seeds × 2 operators = 24 runs, 8 shards) at parallelism
+// 2 on two real kubelets, killed with SIGKILL once its first (combination,
+// seed) arrived, is finished by FarmHypotheses with --attach as the
+// fiomig-harness ServiceAccount — every run made in the pods and read back
+// from their logs — and gives the reproduce.md, exit code and every run's
+// plan.json and summary.json of the local --hypotheses of those seeds,
+// byte for byte; nothing of the farm is left.
+func TestFarmHypothesesOnRealPods(t *testing.T) {
+	c, cs, as := farmCluster(t)
+	ctx := context.Background()
+	root, _ := kubetest.RepoRoot()
+	syn := filepath.Join(root, "cmd", "fiomig", "testdata", "incidents", "synthetic-one-combination.yaml")
+	bin := filepath.Join(c.opts.ImagesDir, "fiomig-linux-amd64")
+	out := t.TempDir()
+	t0, c0, d0 := time.Now(), podsCPU(c), daemonsCPU(c)
+	cmd := exec.Command(bin, "reproduce", syn, "--hypotheses", "--seeds", "1-3", "--on", "kube", "--kubeconfig", c.Kubeconfig,
+		"--helper-image", c.Images["fiomig"], "--out", out)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	var log strings.Builder
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+		if rest, ok := strings.CutPrefix(sc.Text(), "fiomig reproduce: farm "); ok {
+			id, _, _ = strings.Cut(rest, ":")
+		}
+		if strings.HasPrefix(sc.Text(), "hypotheses: ") {
+			break
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	go io.Copy(io.Discard, stderr)
+	cmd.Wait()
+	if id == "" {
+		t.Fatalf("fiomig reproduce --on kube printed no farm run id before its first result:\n%s", log.String())
+	}
+	var progress bytes.Buffer
+	farm, err := harness.FarmHypotheses(ctx, harness.Reproduction{Out: out}, nil, "", harness.FarmOptions{REST: as, Namespace: "fiomig", Attach: id}, &progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fj := readFarm(t, farm.Dir)
+	t.Logf("farm %s of 24 runs: %.1f s wall, pods %.1f CPU-s (fiomig in them %.1f), cluster daemons %.1f CPU-s; %d shards",
+		id, time.Since(t0).Seconds(), podsCPU(c)-c0, fj.CPUS, daemonsCPU(c)-d0, fj.Shards)
+	if fj.Shards != 8 || len(fj.Indexes) != 8 || !strings.Contains(progress.String(), "12/12") {
+		t.Errorf("farm.json: %d shards, %d ended; progress:\n%s\nwant 8 shards ended and 12/12 (combination, seed) done", fj.Shards, len(fj.Indexes), tail(progress.String(), 3))
+	}
+	if left := leftOf(ctx, t, cs, id); len(left) > 0 {
+		t.Errorf("left of farm %s: %v", id, left)
+	}
+
+	inc, err := analysis.LoadIncident(syn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, _ := strconv.ParseInt(farm.Dir[strings.LastIndexByte(farm.Dir, '-')+1:], 10, 64)
+	r := harness.Reproduction{Incident: inc, Name: syn, Operators: inc.OperatorList(), Out: t.TempDir(), StartUnix: start}
+	t0, cpu0 := time.Now(), cpuNow()
+	local, err := harness.Hypotheses(ctx, r, []int64{1, 2, 3}, 2, r.CommandWith("--hypotheses=true", "--operator=both", "--seeds=1-3"), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("local --hypotheses of the 24 runs: %.1f s wall, %.1f CPU-s (2 at a time)", time.Since(t0).Seconds(), cpuNow()-cpu0)
+	if !bytes.Equal(local.Markdown, farm.Markdown) || local.ExitCode != farm.ExitCode || local.ExitCode != harness.ExitPass {
+		t.Errorf("the farm's reproduce.md (exit %d) differs from the local run's (exit %d, want 0):\n%s", farm.ExitCode, local.ExitCode, farm.Markdown)
+	}
+	a, b := treeFiles(t, local.Dir), treeFiles(t, farm.Dir)
+	if len(a) != 2*24+1 || len(b) != len(a)+1 {
+		t.Errorf("local %d files, farm %d; want plan.json and summary.json of 24 runs and reproduce.md (and farm.json)", len(a), len(b))
+	}
+	for name, x := range a {
+		if !bytes.Equal(x, b[name]) {
+			t.Errorf("%s: the farm's differs from the local run's", name)
+		}
+	}
+}
+
+// treeFiles are the files under dir by path relative to it.
+func treeFiles(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[rel], err = os.ReadFile(p)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
