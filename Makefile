@@ -54,7 +54,7 @@ help: ## print this help
 	@echo
 	@echo "Quick start:  make run    then    make test"
 	@echo
-	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
 	@echo
 	@echo "Variables: RUN_FLAGS='--seed 7 --cutover-pause 7' (passed to fiomig run), OUT=$(OUT), FUZZTIME=$(FUZZTIME)"
 
@@ -106,7 +106,7 @@ node-tools: ## install Debian's containerd, runc, CNI plugins and nftables when 
 
 e2e-node: tools node-tools kube-node-bins images ## real pods here: the internal/kubenode cluster tests and the kube suite on real kubelets (suites, label node; root)
 	FIOMIG_REQUIRE_TOOLS=1 $(GO) test -count=1 -timeout 30m -v ./internal/kubenode/
-	FIOMIG_REQUIRE_TOOLS=1 FIOMIG_JUNIT_DIR=$(CURDIR)/$(OUT)/junit $(GO) test -count=1 -timeout 40m -v ./suites/ -ginkgo.label-filter=node -ginkgo.v
+	FIOMIG_REQUIRE_TOOLS=1 FIOMIG_JUNIT_DIR=$(abspath $(OUT))/junit $(GO) test -count=1 -timeout 40m -v ./suites/ -ginkgo.label-filter=node -ginkgo.v
 
 images: ## build the fiomig, fio and pause images (OCI, reproducible, no registry) into bin/images (IMAGES); PUSH=registry/prefix also pushes them
 	@mkdir -p $(IMAGES)
@@ -117,9 +117,9 @@ test: tools kube-bins node-tools kube-node-bins images ## install missing tools,
 	$(GO) vet ./...
 	@race="$$($(GO) list $(RACE_PKGS))" && rest="$$($(GO) list ./... | grep -vxF "$$race")" && \
 	echo "$(GO) test -count=1 -timeout 35m <every package but RACE_PKGS>" && \
-	FIOMIG_JUNIT_DIR=$(CURDIR)/$(OUT)/junit $(GO) test -count=1 -timeout 35m $$rest && \
+	FIOMIG_JUNIT_DIR=$(abspath $(OUT))/junit $(GO) test -count=1 -timeout 35m $$rest && \
 	echo "$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)" && \
-	FIOMIG_JUNIT_DIR=$(CURDIR)/$(OUT)/junit $(GO) test -race -count=1 -timeout 20m $$race
+	FIOMIG_JUNIT_DIR=$(abspath $(OUT))/junit $(GO) test -race -count=1 -timeout 20m $$race
 
 kind-up: ## create the kind cluster of kind-config/ and apply deploy/ (needs kind, docker and kubectl; no test needs it)
 	@command -v kind >/dev/null 2>&1 || { echo "kind-up: kind is not installed (https://kind.sigs.k8s.io); nothing done"; exit 2; }

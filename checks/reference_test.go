@@ -95,9 +95,12 @@ func newRefIndex(plan record.Plan, timeline []record.Line) *refIndex {
 			if m.nqn == "" {
 				m.nqn = l.NQN
 			}
-			if m.source == nil && (len(l.SourceEndpoints) > 0 || len(l.TargetEndpoints) > 0) {
+			switch {
+			case m.source == nil && (len(l.SourceEndpoints) > 0 || len(l.TargetEndpoints) > 0):
 				m.source = endpointSet(l.SourceEndpoints)
 				m.target = endpointSet(l.TargetEndpoints)
+			case len(l.TargetEndpoints) > 0:
+				m.target = endpointSet(l.TargetEndpoints) // a later line corrects the target
 			}
 			if math.IsInf(m.terminal, 1) {
 				m.outcome = l.Phase

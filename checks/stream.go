@@ -342,8 +342,14 @@ func (j *Judge) phase(l record.Line) {
 	if m.nqn == "" {
 		m.nqn = l.NQN
 	}
-	if m.source == nil && (len(l.SourceEndpoints) > 0 || len(l.TargetEndpoints) > 0) {
+	switch {
+	case m.source == nil && (len(l.SourceEndpoints) > 0 || len(l.TargetEndpoints) > 0):
 		m.source = endpointSet(l.SourceEndpoints)
+		m.target = endpointSet(l.TargetEndpoints)
+	case len(l.TargetEndpoints) > 0:
+		// A later phase line corrects the target endpoints: on kube the
+		// operator's status.connections, written at Validating, replace
+		// what the harness announced at creation (docs/run-record.md).
 		m.target = endpointSet(l.TargetEndpoints)
 	}
 	if math.IsInf(m.terminal, 1) {

@@ -165,3 +165,36 @@ func BenchmarkJudgePerMigration(b *testing.B) {
 		})
 	}
 }
+
+// A later phase line's target endpoints replace the first line's: on kube
+// the harness announces the target at creation and the operator's
+// status.connections, written at Validating, correct it. Judged against
+// the first line's (wrong) target, the cutover serves nothing at the
+// target; against the correction it serves every namespace.
+func TestLaterTargetEndpointsReplaceTheFirst(t *testing.T) {
+	plan, lines := migrationRun(clean)
+	wrong := []string{"10.0.0.3:4420"} // the target node's nvmfPort: nothing listens there
+	announce := func(correct bool) []record.Line {
+		out := slices.Clone(lines)
+		for i, l := range out {
+			if l.Kind != record.KindPhase || l.Migration != "m1" {
+				continue
+			}
+			switch l.Phase {
+			case record.PhasePending:
+				out[i].TargetEndpoints = wrong
+			case record.PhaseValidating:
+				if correct {
+					out[i].TargetEndpoints = []string{tgt1, tgt2}
+				}
+			}
+		}
+		return out
+	}
+	if c := checkOf(Evaluate(plan, announce(false)), CheckServedAfterCutover); c.Verdict != record.Fail {
+		t.Fatalf("target %v only: served-after-cutover %s (%s), want fail", wrong, c.Verdict, c.Detail)
+	}
+	if c := checkOf(Evaluate(plan, announce(true)), CheckServedAfterCutover); c.Verdict != record.Pass {
+		t.Errorf("target corrected at Validating: served-after-cutover %s (%s), want pass", c.Verdict, c.Detail)
+	}
+}

@@ -143,6 +143,8 @@ type Line struct {
 	// phase (on the migration's first line, Pending): the canonical ip:port
 	// endpoints of the subsystem's source listeners and of the target
 	// listeners the migration adds; they tell source legs from target legs.
+	// TargetEndpoints on a later line replace the first's (on kube the
+	// operator's status.connections, written at Validating).
 	SourceEndpoints []string `json:"source_endpoints,omitempty"`
 	TargetEndpoints []string `json:"target_endpoints,omitempty"`
 

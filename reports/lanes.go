@@ -143,7 +143,7 @@ func indexTimeline(timeline []record.Line) *timelineIndex {
 			if len(l.SourceEndpoints) > 0 && ix.source[l.Migration] == nil {
 				ix.source[l.Migration] = endpointSet(l.SourceEndpoints)
 			}
-			if len(l.TargetEndpoints) > 0 && ix.target[l.Migration] == nil {
+			if len(l.TargetEndpoints) > 0 { // a later line corrects the target (kube: status.connections)
 				ix.target[l.Migration] = endpointSet(l.TargetEndpoints)
 			}
 		case record.KindFault:

@@ -1,8 +1,10 @@
 package suites_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -145,9 +147,11 @@ var _ = Describe("Migrations with every kube fault kind, on Kubernetes", Label("
 		Expect(env.Labelled(ctx, id)).To(BeEmpty())
 	})
 
+	kubeRunSpecs(func() *framework.KubeEnv { return env }, kubeRes)
+
 	It("gives the same verdict as the simulator backend on the same seed", func(ctx SpecContext) {
 		sim := framework.Sim()
-		simRes, err := framework.Run(context.Background(), sim, GinkgoT().TempDir(), faultSeed, faultParams(), faultSchedule(sim))
+		simRes, err := framework.Run(context.Background(), sim, GinkgoT().TempDir(), faultSeed, standInWorld(env.KubeBackend(id), faultParams()), faultSchedule(sim))
 		Expect(err).NotTo(HaveOccurred())
 		kubeSum := kubeRes().Summary
 		diff := verdictDiff(simRes.Summary, kubeSum)
@@ -172,4 +176,68 @@ func verdictDiff(a, b record.Summary) string {
 		s = "  none"
 	}
 	return s
+}
+
+// kubeRunSpecs are the specs of a kube fault run beyond the shared ones.
+func kubeRunSpecs(env func() *framework.KubeEnv, res func() scenario.Result) {
+	// The harness announces each migration's target endpoints when it
+	// creates the VolumeMigration (the target's lvolPort on every storage
+	// node's data address) and writes them again only where the
+	// operator's status.connections, at Validating, differ: no migration
+	// may need that correction.
+	It("announces each migration's target endpoints where the operator puts them (data addresses, the target's lvolPort)", func() {
+		lines, err := record.ReadTimeline(filepath.Join(res().Dir, record.TimelineFile))
+		Expect(err).NotTo(HaveOccurred())
+		seen := map[string]bool{}
+		validated := 0
+		var corrected []string
+		for _, l := range lines {
+			if l.Kind != record.KindPhase {
+				continue
+			}
+			if !seen[l.Migration] {
+				seen[l.Migration] = true
+				continue
+			}
+			if l.Phase == record.PhaseValidating {
+				validated++
+			}
+			if len(l.TargetEndpoints) > 0 {
+				corrected = append(corrected, fmt.Sprintf("%s at %s: %v", l.Migration, l.Phase, l.TargetEndpoints))
+			}
+		}
+		Expect(validated).To(BeNumerically(">", 0), "no migration reached Validating, where the operator writes status.connections")
+		Expect(corrected).To(BeEmpty(), "the operator's status.connections differ from the announced target")
+	})
+
+	It("shows the cluster secret in no file of the run directory", func() {
+		Expect(secretNowhere(res().Dir, env().StandIn.ClusterSecret())).To(Succeed())
+	})
+}
+
+// secretNowhere walks dir and fails naming the first file holding secret.
+func secretNowhere(dir, secret string) error {
+	if secret == "" {
+		return fmt.Errorf("no secret to look for")
+	}
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err == nil && bytes.Contains(b, []byte(secret)) {
+			return fmt.Errorf("%s holds the cluster secret", p)
+		}
+		return err
+	})
+}
+
+// standInWorld is p with the world the stand-in plays (kb.World: the
+// simulator's defaults, its sourced operator and control plane, with no
+// release of source paths, lvol monitor or CSI path restore), so that the
+// simulator backend it is compared with runs the same world; fiomig run's
+// defaults switch those three on (scenario.DefaultParams).
+func standInWorld(kb framework.Backend, p record.Params) record.Params {
+	p.Model = kb.World(p.Model)
+	return p
 }

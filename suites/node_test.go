@@ -120,9 +120,11 @@ var _ = Describe("Migrations with every kube fault kind, on real kubelets", Labe
 		Expect(env.Labelled(ctx, id)).To(BeEmpty())
 	})
 
+	kubeRunSpecs(func() *framework.KubeEnv { return env }, res)
+
 	It("gives the same verdict as the simulator backend on the same seed", func(ctx SpecContext) {
 		sim := framework.Sim()
-		simRes, err := framework.Run(context.Background(), sim, GinkgoT().TempDir(), faultSeed, nodeFaultParams(), faultSchedule(sim))
+		simRes, err := framework.Run(context.Background(), sim, GinkgoT().TempDir(), faultSeed, standInWorld(env.KubeBackend(id), nodeFaultParams()), faultSchedule(sim))
 		Expect(err).NotTo(HaveOccurred())
 		diff := verdictDiff(simRes.Summary, res().Summary)
 		AddReportEntry("sim vs real-node check verdicts", diff)
@@ -169,6 +171,9 @@ func interruptRun(ctx context.Context, env *framework.KubeEnv) {
 	}
 	Expect(id).NotTo(BeEmpty(), "the run never said its id")
 	Expect(env.Labelled(ctx, id)).NotTo(BeEmpty(), "mid-run, the run's objects should exist")
+	if env.Node != nil {
+		Expect(fioLeftovers()).NotTo(BeEmpty(), "mid-run, the run's fio pods should hold CSI mounts and fio processes")
+	}
 	Expect(cmd.Process.Signal(syscall.SIGINT)).To(Succeed())
 	go func() {
 		for sc.Scan() {
@@ -180,9 +185,38 @@ func interruptRun(ctx context.Context, env *framework.KubeEnv) {
 	Expect(err).To(BeAssignableToTypeOf(ee))
 	Expect(err.(*exec.ExitError).ExitCode()).To(Equal(130))
 	Expect(env.Labelled(ctx, id)).To(BeEmpty())
+	if env.Node != nil {
+		// Its pods are gone from the API server; on the nodes too.
+		Expect(fioLeftovers()).To(BeEmpty(), "left on the nodes by the interrupted run")
+	}
 	dirs, _ := filepath.Glob(filepath.Join(outDir, "fio-mig-*"))
 	Expect(dirs).To(HaveLen(1))
 	fi, err := os.Stat(filepath.Join(dirs[0], record.TimelineFile))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(fi.Size()).To(BeNumerically(">", 0))
+}
+
+// fioLeftovers lists what fio pods hold on the real nodes: CSI volume
+// mounts under the kubelets' roots (the played CSI node plugin's
+// publishes) and fio processes in the kubelets' cgroups. Nothing else on
+// the nodes has either (agents, SPDK and control-plane pods use none).
+func fioLeftovers() []string {
+	var out []string
+	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) > 4 && strings.HasPrefix(f[4], kubenode.BaseDir+"/") && strings.Contains(f[4], "/volumes/kubernetes.io~csi/") {
+				out = append(out, "mount "+f[4])
+			}
+		}
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		comm, err1 := os.ReadFile(filepath.Join(p, "comm"))
+		cg, err2 := os.ReadFile(filepath.Join(p, "cgroup"))
+		if err1 == nil && err2 == nil && strings.TrimSpace(string(comm)) == "fio" && strings.Contains(string(cg), "/fiomig-kubenode-") {
+			out = append(out, "fio process "+filepath.Base(p))
+		}
+	}
+	return out
 }

@@ -318,3 +318,15 @@ func BenchmarkSweep(b *testing.B) {
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)/seeds, "s/seed")
 	b.ReportMetric((cpu()-cpu0)/float64(b.N)/seeds, "cpu-s/seed")
 }
+
+// TestShardNeedsItsIndex: a farm pod's --shard with a $JOB_COMPLETION_INDEX
+// that is not a number is bad usage (it ran shard 0 instead: staticcheck
+// SA4006 found the parse error dropped).
+func TestShardNeedsItsIndex(t *testing.T) {
+	t.Setenv("JOB_COMPLETION_INDEX", "x")
+	var stdout, stderr bytes.Buffer
+	if code := dispatch([]string{"sweep", "--seeds", "1-2", "--shard", "2", "--out", t.TempDir()}, &stdout, &stderr); code != exitUsage || stdout.Len() > 0 ||
+		!strings.Contains(stderr.String(), "$JOB_COMPLETION_INDEX") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing run, the variable named", code, stdout.String(), stderr.String())
+	}
+}

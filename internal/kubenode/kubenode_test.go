@@ -109,6 +109,7 @@ func TestNodeRunsTheImages(t *testing.T) {
 		if phase != corev1.PodSucceeded || !strings.HasPrefix(log, "fiomig ") {
 			t.Errorf("fiomig --version on %s: phase %s, log %q", n.Name, phase, log)
 		}
+		t.Logf("%s: fiomig --version as uid %d, read-only root: %s, %q", n.Name, uid, phase, strings.TrimSpace(log))
 		phase, log = runPod(ctx, t, cs, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: "fio-version-" + n.Name, Namespace: "default"},
 			Spec: corev1.PodSpec{NodeName: n.Name, RestartPolicy: corev1.RestartPolicyNever,
@@ -118,6 +119,7 @@ func TestNodeRunsTheImages(t *testing.T) {
 		if phase != corev1.PodSucceeded || !strings.Contains(log, "fio-3") || !strings.Contains(log, "sh-ok") {
 			t.Errorf("fio --version on %s: phase %s, log %q", n.Name, phase, log)
 		}
+		t.Logf("%s: fio --version: %s, %q", n.Name, phase, strings.TrimSpace(log))
 	}
 	logRSS(t, c)
 	if t.Failed() {
