@@ -41,7 +41,7 @@ var FarmFlags = []string{"on", "parallelism", "attach", "kubeconfig", "namespace
 // maxShardTasks bounds the runs of one shard, whatever the parallelism,
 // so that a pod's log stays far below the kubelet's rotation
 // (containerLogMaxSize, 10 MiB by default; docs/farm.md): 200 lines of
-// about 9 KB (a sweep's seed) to 15 KB (an incident's run).
+// about 9 KB (a sweep's seed) to 23 KB (a run of fio-mig-1787159565).
 const maxShardTasks = 200
 
 // FarmOptions are where and how a farm runs (fiomig sweep --on kube,

@@ -106,7 +106,7 @@ func sameSweep(t *testing.T, local, farm string) {
 }
 
 // leftOf lists the Jobs, pods and Leases labelled with run id.
-func leftOf(ctx context.Context, t *testing.T, cs kubernetes.Interface, id string) []string {
+func leftOf(ctx context.Context, t testing.TB, cs kubernetes.Interface, id string) []string {
 	sel := metav1.ListOptions{LabelSelector: kube.LabelRun + "=" + id}
 	var left []string
 	jobs, err := cs.BatchV1().Jobs("fiomig").List(ctx, sel)
@@ -542,7 +542,7 @@ func TestFarmHypothesesOnRealPods(t *testing.T) {
 }
 
 // treeFiles are the files under dir by path relative to it.
-func treeFiles(t *testing.T, dir string) map[string][]byte {
+func treeFiles(t testing.TB, dir string) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -557,4 +557,89 @@ func treeFiles(t *testing.T, dir string) map[string][]byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// BenchmarkFarmHypotheses measures fiomig reproduce --hypotheses of an
+// incident (fio-mig-1787159565 over seeds 1-10: 32 combinations × 10
+// seeds × 2 operators = 640 runs; FIOMIG_BENCH_INCIDENT and
+// FIOMIG_BENCH_SEEDS change them for a quicker trial) here with 2 runs at
+// once and as a farm at parallelism 2 on a two-kubelet cluster on the same
+// machine: each one's wall time, the local run's CPU (this process), the
+// farm's CPU where it is spent — its pods (cpuacct of the kubelets'
+// cgroup roots), the cluster's daemons and the harness process — and the
+// machine's load average around each (the cluster starts after the
+// first local run, so that it is not held during it); it fails unless both give the same
+// reproduce.md, exit code and run files (docs/farm.md, docs/incidents.md).
+func BenchmarkFarmHypotheses(b *testing.B) {
+	name, seedsArg := os.Getenv("FIOMIG_BENCH_INCIDENT"), os.Getenv("FIOMIG_BENCH_SEEDS")
+	if name == "" {
+		name = "fio-mig-1787159565"
+	}
+	if seedsArg == "" {
+		seedsArg = "1-10"
+	}
+	inc, err := analysis.LoadIncident(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	seeds, err := harness.ParseSeeds(seedsArg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var c *Cluster // started after the first local run: the machine's one real-node cluster is not held during it
+	var cs kubernetes.Interface
+	var as *rest.Config
+	ctx := context.Background()
+	runs := float64(len(inc.Combinations()) * len(seeds) * len(inc.OperatorList()))
+	load := func() string {
+		l, _ := os.ReadFile("/proc/loadavg")
+		return strings.Join(strings.Fields(string(l))[:3], " ")
+	}
+	var localWall, localCPU, farmWall, pods, daemons, self float64
+	for b.Loop() {
+		r := harness.Reproduction{Incident: inc, Name: name, Operators: inc.OperatorList(), Out: b.TempDir(), StartUnix: time.Now().Unix()}
+		command := r.CommandWith("--hypotheses=true", "--operator="+inc.Operators.Value, "--seeds="+seedsArg)
+		b.Logf("local: load %s", load())
+		t0, p0 := time.Now(), cpuNow()
+		local, err := harness.Hypotheses(ctx, r, seeds, 2, command, io.Discard)
+		if err != nil {
+			b.Fatal(err)
+		}
+		localWall, localCPU = localWall+time.Since(t0).Seconds(), localCPU+cpuNow()-p0
+		b.Logf("local: %.0f s wall, %.0f CPU-s; load %s; farm: load %s", time.Since(t0).Seconds(), cpuNow()-p0, load(), load())
+		if c == nil {
+			c, cs, as = farmCluster(b)
+		}
+		r.Out = b.TempDir()
+		c0, d0, p0, t0 := podsCPU(c), daemonsCPU(c), cpuNow(), time.Now()
+		farm, err := harness.FarmHypotheses(ctx, r, seeds, command, harness.FarmOptions{REST: as, Namespace: "fiomig", Image: c.Images["fiomig"], Parallelism: 2}, io.Discard)
+		if err != nil {
+			b.Fatal(err)
+		}
+		farmWall, pods, daemons, self = farmWall+time.Since(t0).Seconds(), pods+podsCPU(c)-c0, daemons+daemonsCPU(c)-d0, self+cpuNow()-p0
+		fj := readFarm(b, farm.Dir)
+		b.Logf("farm: %.0f s wall, pods %.0f CPU-s (fiomig in them %.0f), daemons %.0f, harness %.1f; %d shards; load %s; exit %d (local %d)",
+			time.Since(t0).Seconds(), podsCPU(c)-c0, fj.CPUS, daemonsCPU(c)-d0, cpuNow()-p0, fj.Shards, load(), farm.ExitCode, local.ExitCode)
+		la, fa := treeFiles(b, local.Dir), treeFiles(b, farm.Dir)
+		delete(fa, harness.FarmFile)
+		same := bytes.Equal(local.Markdown, farm.Markdown) && local.ExitCode == farm.ExitCode && len(la) == len(fa)
+		for k, v := range la {
+			same = same && bytes.Equal(v, fa[k])
+		}
+		if !same {
+			b.Errorf("the farm's reproduce.md, exit code or run files differ from the local run's (%d files, farm %d)", len(la), len(fa))
+		}
+		if left := leftOf(ctx, b, cs, fj.RunID); len(left) > 0 {
+			b.Errorf("left of farm %s: %v", fj.RunID, left)
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(localWall/n, "local-wall-s")
+	b.ReportMetric(localCPU/n, "local-cpu-s")
+	b.ReportMetric(farmWall/n, "farm-wall-s")
+	b.ReportMetric(pods/n, "pod-cpu-s")
+	b.ReportMetric(daemons/n, "cluster-cpu-s")
+	b.ReportMetric(self/n, "harness-cpu-s")
+	b.ReportMetric(runs*n/localCPU, "runs/cpu-s-local")
+	b.ReportMetric(runs*n/(pods+daemons+self), "runs/cpu-s-farm")
 }
