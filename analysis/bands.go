@@ -134,6 +134,16 @@ func LoadIncident(name string, dirs ...string) (incidents.Incident, error) {
 	return inc, checkFigureNames(inc)
 }
 
+// ParseIncident is LoadIncident of an incident file's bytes b (incidents
+// Parse; file names it), as a seed farm's pods receive it.
+func ParseIncident(file string, b []byte) (incidents.Incident, error) {
+	inc, err := incidents.Parse(file, b)
+	if err != nil {
+		return inc, err
+	}
+	return inc, checkFigureNames(inc)
+}
+
 // checkNames are the checks a run's summary.json can hold (checks.Check*):
 // an expectation naming another check could never hold, so it is a bad
 // incident file rather than a failed band.

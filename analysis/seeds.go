@@ -21,7 +21,16 @@ type Run struct {
 // judges inc's expectations on them (JudgeBands, ShapeOf) and sets inc's
 // symptoms beside them (Symptoms).
 func Analyse(inc incidents.Incident, plan record.Plan, lines []record.Line, sum record.Summary) Run {
-	r := Run{Figures: ComputeIncidentFigures(plan, lines, sum)}
+	return JudgeRun(inc, ComputeIncidentFigures(plan, lines, sum), sum)
+}
+
+// JudgeRun is the run of figures f and summary sum (summary.json, whose
+// checks the check bands read) as Analyse makes it: inc's expectations
+// judged on them and its symptoms set beside them. A seed farm's pods send
+// a run's figures and summary.json (docs/farm.md); the harness judges them
+// here with the same call.
+func JudgeRun(inc incidents.Incident, f IncidentFigures, sum record.Summary) Run {
+	r := Run{Figures: f}
 	r.Bands = JudgeBands(inc, r.Figures, sum)
 	r.Shape = ShapeOf(r.Bands, r.Figures)
 	r.Symptoms = Symptoms(inc, []Run{r})

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
+	"github.com/fiomig/fiomig/analysis"
 	"github.com/fiomig/fiomig/backend/kube"
 	"github.com/fiomig/fiomig/record"
 )
@@ -31,13 +32,23 @@ import (
 // the ECDF are the same bytes).
 const FarmFile = "farm.json"
 
-// FarmFlags are fiomig sweep's flags that say where and how a farm runs,
-// not what it runs: left out of sweep.json's command, which is the local
-// sweep that gives the same sweep.json.
+// FarmFlags are the flags of fiomig sweep and fiomig reproduce that say
+// where and how a farm runs, not what it runs: left out of sweep.json's
+// and reproduce.md's command, which is the local command that writes the
+// same bytes.
 var FarmFlags = []string{"on", "parallelism", "attach", "kubeconfig", "namespace", "helper-image"}
 
-// FarmOptions are where and how a farm runs (fiomig sweep --on kube).
+// maxShardTasks bounds the runs of one shard, whatever the parallelism,
+// so that a pod's log stays far below the kubelet's rotation
+// (containerLogMaxSize, 10 MiB by default; docs/farm.md): 200 lines of
+// about 9 KB (a sweep's seed) to 23 KB (a run of fio-mig-1787159565).
+const maxShardTasks = 200
+
+// FarmOptions are where and how a farm runs (fiomig sweep --on kube,
+// fiomig reproduce --on kube).
 type FarmOptions struct {
+	// On is --on: "kube" runs on a farm, "" here.
+	On string
 	// Kubeconfig (or REST, when set: tests) reaches the cluster.
 	Kubeconfig string
 	REST       *rest.Config
@@ -45,13 +56,52 @@ type FarmOptions struct {
 	// Image is the fiomig image the pods run.
 	Namespace, Image string
 	// Parallelism is how many pods run at once; Shards how many indexes
-	// the seeds are dealt to (0 = 4 × Parallelism, at most one per seed).
+	// the runs are dealt to (0 = 4 × Parallelism, more when a shard would
+	// hold over 200 runs; at most one per run).
 	Parallelism, Shards int
 	// Attach is the run id of a farm whose harness died: its sweep is
 	// rebuilt from its Job (kube.AnnotationFarm) and followed to the end.
 	Attach string
 	// Command is the farm's own command line, for farm.json.
 	Command string
+}
+
+// RegisterFarmFlags defines --on, --parallelism and --attach on fs, bound
+// to f, for a command whose farm runs what ("the seeds") and writes the
+// same file ("sweep.json"); with cluster also --kubeconfig, --namespace
+// and --helper-image (fiomig sweep has them among fiomig run's flags).
+func RegisterFarmFlags(fs *flag.FlagSet, f *FarmOptions, what, file string, cluster bool) {
+	fs.StringVar(&f.On, "on", "", "`kube`: run "+what+" as one Indexed Job of --helper-image in --namespace of the cluster of --kubeconfig, writing the same "+file+" (docs/farm.md); empty: here")
+	fs.IntVar(&f.Parallelism, "parallelism", 2, "with --on kube: `pods` running at once (the runs are dealt to 4 times as many Job indexes, more when an index would hold over 200 runs)")
+	fs.StringVar(&f.Attach, "attach", "", "with --on kube: follow the farm of this run `id` to its end after the process that started it died; what it runs comes from its Job")
+	if cluster {
+		d := DefaultSpec()
+		fs.StringVar(&f.Kubeconfig, "kubeconfig", d.Kubeconfig, "with --on kube: kubeconfig `file` (default $KUBECONFIG)")
+		fs.StringVar(&f.Namespace, "namespace", d.Kube.Namespace, "with --on kube: `namespace` of the farm's Job, pods and Lease")
+		fs.StringVar(&f.Image, "helper-image", d.Kube.HelperImage, "with --on kube: `image` whose entry point is fiomig, which the pods run (make images builds it)")
+	}
+}
+
+// CompletionIndex is a farm pod's shard: the Job controller's
+// $JOB_COMPLETION_INDEX (-1 when it is not a number: no pod of a farm).
+func CompletionIndex() int {
+	i, err := strconv.Atoi(os.Getenv("JOB_COMPLETION_INDEX"))
+	if err != nil {
+		return -1
+	}
+	return i
+}
+
+// Local says whether f runs here (--on empty) rather than on a farm;
+// --on other than kube, or --attach without it, is a UsageError.
+func (f FarmOptions) Local() (bool, error) {
+	switch {
+	case f.On == "kube":
+		return false, nil
+	case f.On != "" || f.Attach != "":
+		return false, Usagef("--on must be kube or empty, got %q (--attach needs --on kube)", f.On)
+	}
+	return true, nil
 }
 
 // farmSettings are a farm's sweep as its Job's kube.AnnotationFarm holds
@@ -69,24 +119,41 @@ type farmSettings struct {
 	Shards       int      `json:"shards"`
 	Parallelism  int      `json:"parallelism"`
 	Image        string   `json:"image"`
+	// Reproduce, when set, makes it a farm of fiomig reproduce
+	// (FarmHypotheses), whose own settings it holds; the fields above
+	// that are a sweep's stay empty.
+	Reproduce *reproduceSettings `json:"reproduce,omitempty"`
 }
 
-// farmLine is one line a farm pod prints on stdout (Shard): a seed's
-// result (its sweep.json line, summary.json's SHA-256, plan.json and
-// summary.json gzipped), a self-check rerun's SHA-256 (Again), or the
-// shard's end with its CPU and wall seconds.
+// farmShards is how many indexes n runs are dealt to (FarmOptions.Shards).
+func farmShards(n int, f FarmOptions) int {
+	shards := f.Shards
+	if shards <= 0 {
+		shards = max(4*f.Parallelism, (n+maxShardTasks-1)/maxShardTasks)
+	}
+	return max(1, min(shards, n))
+}
+
+// farmLine is one line a farm pod prints on stdout (runShard): a seed's
+// result (Shard: its sweep.json line, summary.json's SHA-256, plan.json
+// and summary.json gzipped), a self-check rerun's SHA-256 (Again), an
+// incident run's (ReproduceShard: its figures, summary.json's SHA-256,
+// plan.json and summary.json gzipped, or the error that kept it from
+// being made), or the shard's end with its CPU and wall seconds.
 type farmLine struct {
-	Farm    int               `json:"fiomig_farm"`
-	Pos     int               `json:"pos"`
-	Seed    *record.SweepSeed `json:"seed,omitempty"`
-	Again   bool              `json:"again,omitempty"`
-	Sum     string            `json:"sum,omitempty"`
-	Plan    []byte            `json:"plan,omitempty"`
-	Summary []byte            `json:"summary,omitempty"`
-	End     bool              `json:"end,omitempty"`
-	Seeds   int               `json:"seeds,omitempty"`
-	CPUS    float64           `json:"cpu_s,omitempty"`
-	WallS   float64           `json:"wall_s,omitempty"`
+	Farm    int                       `json:"fiomig_farm"`
+	Pos     int                       `json:"pos"`
+	Seed    *record.SweepSeed         `json:"seed,omitempty"`
+	Figures *analysis.IncidentFigures `json:"figures,omitempty"`
+	Err     string                    `json:"error,omitempty"`
+	Again   bool                      `json:"again,omitempty"`
+	Sum     string                    `json:"sum,omitempty"`
+	Plan    []byte                    `json:"plan,omitempty"`
+	Summary []byte                    `json:"summary,omitempty"`
+	End     bool                      `json:"end,omitempty"`
+	Seeds   int                       `json:"seeds,omitempty"`
+	CPUS    float64                   `json:"cpu_s,omitempty"`
+	WallS   float64                   `json:"wall_s,omitempty"`
 	// index is the completion index of the pod that printed it.
 	index int
 }
@@ -117,66 +184,96 @@ func shardTasks(n, shards int, check []bool) [][]farmTask {
 	return out
 }
 
-// Shard is what a farm's pod runs: index of shards of o.Seeds
-// (shardTasks), each seed with the same call as a local sweep, printing a
-// farmLine per run on w and a last one with the shard's CPU and wall
-// seconds. s.Out holds the runs while they are read; each is removed
-// after. A signal ends it with ctx's error.
+// Shard is what a sweep farm's pod runs: index of shards of o.Seeds
+// (runShard), each seed with the same call as a local sweep (runSeed),
+// its line carrying its sweep.json line, plan.json and summary.json.
+// s.Out holds the runs while they are read; each is removed after. A
+// signal ends it with ctx's error.
 func Shard(ctx context.Context, s Spec, o SweepOptions, shards, index int, w io.Writer) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	if shards < 1 || index < 0 || index >= shards {
-		return Usagef("--shard %d: index %d ($JOB_COMPLETION_INDEX) is not one of 0..%d", shards, index, shards-1)
-	}
-	if err := os.MkdirAll(s.Out, 0o755); err != nil {
-		return err
-	}
-	dir, err := os.MkdirTemp(s.Out, "shard-")
+	dir, err := shardDir(s.Out, shards, index)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
 	sw := &sweeper{s: s, o: o, dir: dir}
+	return runShard(ctx, len(o.Seeds), selfCheckAt(len(o.Seeds), o.SelfCheck), shards, index, w, func(t farmTask) (farmLine, error) {
+		seed := o.Seeds[t.pos]
+		if t.again {
+			return farmLine{Again: true, Sum: sw.rerun(ctx, seed)}, nil
+		}
+		x, interrupted := runSeed(ctx, dir, s, seed, o.Timelines)
+		if interrupted {
+			return farmLine{}, context.Canceled
+		}
+		l := farmLine{Seed: &x}
+		if x.Dir != "" {
+			l.Plan, l.Summary, l.Sum, err = shipRun(filepath.Join(dir, x.Dir))
+			if x.Verdict != "error" && err != nil {
+				return l, fmt.Errorf("seed %d: %w", seed, err)
+			}
+			os.RemoveAll(filepath.Join(dir, x.Dir))
+		}
+		return l, nil
+	})
+}
+
+// shardDir checks a shard's index and makes the directory its runs are
+// made in, under out.
+func shardDir(out string, shards, index int) (string, error) {
+	if shards < 1 || index < 0 || index >= shards {
+		return "", Usagef("--shard %d: index %d ($JOB_COMPLETION_INDEX) is not one of 0..%d", shards, index, shards-1)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(out, "shard-")
+}
+
+// runShard is a farm pod's loop: the tasks of shard index of shards over
+// n positions (shardTasks; check marks the self-check's), one at a time,
+// run by run, printing the farmLine it returns (its position set) on w,
+// then a last line with the shard's CPU and wall seconds. Once ctx is done
+// (a signal) it ends with ctx's error, printing no line of a run that
+// signal cut short.
+func runShard(ctx context.Context, n int, check []bool, shards, index int, w io.Writer, run func(farmTask) (farmLine, error)) error {
 	enc := json.NewEncoder(w)
 	start, cpu0 := time.Now(), cpuSeconds()
-	tasks := shardTasks(len(o.Seeds), shards, selfCheckAt(len(o.Seeds), o.SelfCheck))[index]
+	tasks := shardTasks(n, shards, check)[index]
 	for _, t := range tasks {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		seed := o.Seeds[t.pos]
-		l := farmLine{Farm: 1, Pos: t.pos}
-		if t.again {
-			l.Again, l.Sum = true, sw.rerun(ctx, seed)
-		} else {
-			x, interrupted := runSeed(ctx, dir, s, seed, o.Timelines)
-			if interrupted {
-				return ctx.Err()
-			}
-			l.Seed = &x
-			if x.Dir != "" {
-				if l.Plan, err = gzipFile(filepath.Join(dir, x.Dir, record.PlanFile)); err == nil {
-					var b []byte
-					if b, err = os.ReadFile(filepath.Join(dir, x.Dir, record.SummaryFile)); err == nil {
-						l.Sum, _ = summaryFacts(b)
-						l.Summary, err = gzipBytes(b)
-					}
-				}
-				if x.Verdict != "error" && err != nil {
-					return fmt.Errorf("seed %d: %w", seed, err)
-				}
-				os.RemoveAll(filepath.Join(dir, x.Dir))
-			}
-		}
+		l, err := run(t)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if err != nil {
+			return err
+		}
+		l.Farm, l.Pos = 1, t.pos
 		if err := enc.Encode(l); err != nil {
 			return err
 		}
 	}
 	return enc.Encode(farmLine{Farm: 1, End: true, Pos: -1, Seeds: len(tasks), CPUS: cpuSeconds() - cpu0, WallS: time.Since(start).Seconds()})
+}
+
+// shipRun is what a farm line carries of the run directory dir: plan.json
+// and summary.json gzipped, and summary.json's SHA-256.
+func shipRun(dir string) (plan, summary []byte, sum string, err error) {
+	if plan, err = gzipFile(filepath.Join(dir, record.PlanFile)); err != nil {
+		return nil, nil, "", err
+	}
+	b, err := os.ReadFile(filepath.Join(dir, record.SummaryFile))
+	if err != nil {
+		return nil, nil, "", err
+	}
+	sum, _ = summaryFacts(b)
+	summary, err = gzipBytes(b)
+	return plan, summary, sum, err
 }
 
 // Farm runs the sweep of s and o as a farm: one Indexed Job of f.Image
@@ -195,19 +292,14 @@ func Shard(ctx context.Context, s Spec, o SweepOptions, shards, index int, w io.
 // farm that cannot run these flags or a Job that failed are errors; the
 // sweep directory then holds what arrived.
 func Farm(ctx context.Context, s Spec, o SweepOptions, f FarmOptions) (SweepResult, error) {
-	if f.Namespace == "" {
-		f.Namespace = s.Kube.Namespace
-	}
-	runID := f.Attach
-	if runID == "" {
+	if f.Attach == "" {
 		if err := farmable(s, o, f); err != nil {
 			return SweepResult{}, err
 		}
-		runID = kube.NewRunID(time.Now())
 	}
-	fc, err := kube.FarmClient(ctx, f.Kubeconfig, f.REST, f.Namespace, runID)
+	fc, err := openFarm(ctx, &f, s.Kube.Namespace)
 	if err != nil {
-		return SweepResult{}, UsageError{fmt.Errorf("%s", oneLine(err))}
+		return SweepResult{}, err
 	}
 	set := farmSettings{SeedsArg: o.SeedsArg, RunArgs: s.Flags("seed"), Timelines: o.Timelines, MaxTimelines: o.MaxTimelines,
 		SelfCheck: o.SelfCheck, UntilCovered: o.UntilCovered, Command: o.Command, FarmCommand: f.Command,
@@ -220,11 +312,7 @@ func Farm(ctx context.Context, s Spec, o SweepOptions, f FarmOptions) (SweepResu
 		if set.StartUnix == 0 {
 			set.StartUnix = time.Now().Unix()
 		}
-		set.Shards = f.Shards
-		if set.Shards <= 0 {
-			set.Shards = 4 * f.Parallelism
-		}
-		set.Shards = min(set.Shards, len(o.Seeds))
+		set.Shards = farmShards(len(o.Seeds), f)
 		o.StartUnix = set.StartUnix
 	}
 	sw, err := newSweep(s, o)
@@ -240,23 +328,13 @@ func Farm(ctx context.Context, s Spec, o SweepOptions, f FarmOptions) (SweepResu
 	if err != nil {
 		return SweepResult{}, err
 	}
-	if f.Attach == "" {
-		if err := fc.Create(ctx, farmJob(f, runID, set)); err != nil {
-			return SweepResult{Dir: sw.dir}, UsageError{fmt.Errorf("%s", oneLine(err))}
-		}
+	args := append([]string{"sweep", "--shard=" + strconv.Itoa(set.Shards), "--seeds=" + set.SeedsArg, "--timelines=" + set.Timelines,
+		"--self-check=" + strconv.FormatFloat(set.SelfCheck, 'g', -1, 64), "--out=/work"}, set.RunArgs...)
+	rep, ferr := driveFarm(ctx, fc, f, set, args, "sweep", sw.o.Log, sw.farmLine)
+	if rep == nil {
+		return SweepResult{Dir: sw.dir}, ferr
 	}
-	if sw.o.Log != nil {
-		fmt.Fprintf(sw.o.Log, "fiomig sweep: farm %s: Job %s/%s of %s, %d shards, %d at a time (after this process ends: fiomig sweep --on kube --attach %s)\n",
-			runID, f.Namespace, runID, set.Image, set.Shards, set.Parallelism, runID)
-	}
-	rep := &farmRecord{RunID: runID, Namespace: f.Namespace, Image: set.Image, Shards: set.Shards, Parallelism: set.Parallelism,
-		Command: set.FarmCommand, SweepCommand: set.Command, Rechecks: []farmRecheck{}, LocalReruns: []int64{}}
-	start := time.Now()
-	ferr := sw.follow(ctx, fc, set.Shards, rep)
-	if derr := fc.Delete(ctx); derr != nil {
-		ferr = errors.Join(ferr, fmt.Errorf("%s (fiomig janitor --kubeconfig %s --namespace %s removes it)", oneLine(derr), f.Kubeconfig, f.Namespace))
-	}
-	rep.WallS = time.Since(start).Seconds()
+	rep.Rechecks = append(rep.Rechecks, sw.rechecks...)
 	res, err := sw.finish(ctx, func(x record.SweepSeed) (*record.SweepMismatch, error) {
 		rep.LocalReruns = append(rep.LocalReruns, x.Seed)
 		return sw.recreate(ctx, x)
@@ -278,6 +356,52 @@ func Farm(ctx context.Context, s Spec, o SweepOptions, f FarmOptions) (SweepResu
 	return res, errors.Join(ferr, err)
 }
 
+// openFarm connects to f's cluster for a new farm, or for f.Attach's;
+// f.Namespace defaults to ns.
+func openFarm(ctx context.Context, f *FarmOptions, ns string) (*kube.Farm, error) {
+	if f.Namespace == "" {
+		f.Namespace = ns
+	}
+	runID := f.Attach
+	if runID == "" {
+		runID = kube.NewRunID(time.Now())
+	}
+	fc, err := kube.FarmClient(ctx, f.Kubeconfig, f.REST, f.Namespace, runID)
+	if err != nil {
+		return nil, UsageError{fmt.Errorf("%s", oneLine(err))}
+	}
+	return fc, nil
+}
+
+// driveFarm runs a farm to its end: it creates the Job (unless attaching)
+// whose pods run args, says so on log, follows the pods' logs (follow;
+// take gets every line but the shards' end lines) and removes the Job,
+// its pods and Lease — at the end, on an error and on ctx's end. The
+// record is farm.json's so far (nil when the Job could not be created);
+// cmd names the fiomig command for the messages.
+func driveFarm(ctx context.Context, fc *kube.Farm, f FarmOptions, set farmSettings, args []string, cmd string, log io.Writer,
+	take func(farmLine) (stop bool, err error)) (*farmRecord, error) {
+	runID := fc.RunID()
+	if f.Attach == "" {
+		if err := fc.Create(ctx, farmJob(f, runID, set, args)); err != nil {
+			return nil, UsageError{fmt.Errorf("%s", oneLine(err))}
+		}
+	}
+	if log != nil {
+		fmt.Fprintf(log, "fiomig %s: farm %s: Job %s/%s of %s, %d shards, %d at a time (after this process ends: fiomig %s --on kube --attach %s)\n",
+			cmd, runID, f.Namespace, runID, set.Image, set.Shards, set.Parallelism, cmd, runID)
+	}
+	rep := &farmRecord{RunID: runID, Namespace: f.Namespace, Image: set.Image, Shards: set.Shards, Parallelism: set.Parallelism,
+		Command: set.FarmCommand, LocalCommand: set.Command, Rechecks: []farmRecheck{}, LocalReruns: []int64{}}
+	start := time.Now()
+	ferr := follow(ctx, fc, set.Shards, rep, take)
+	if derr := fc.Delete(ctx); derr != nil {
+		ferr = errors.Join(ferr, fmt.Errorf("%s (fiomig janitor --kubeconfig %s --namespace %s removes it)", oneLine(derr), f.Kubeconfig, f.Namespace))
+	}
+	rep.WallS = time.Since(start).Seconds()
+	return rep, ferr
+}
+
 // farmable refuses what a farm cannot run: the kube backend (the pods run
 // the simulator), a fault file (the pods cannot read it), every timeline
 // (each would be rerun here).
@@ -297,12 +421,12 @@ func farmable(s Spec, o SweepOptions, f FarmOptions) error {
 	return nil
 }
 
-// farmJob is the Job of a farm: every pod runs `fiomig sweep --shard N`
-// with the sweep's seeds and flags, its runs under /work (an emptyDir).
-func farmJob(f FarmOptions, runID string, set farmSettings) kube.FarmJob {
+// farmJob is the Job of a farm: every pod runs fiomig with args (`fiomig
+// sweep --shard N` with the sweep's seeds and flags, `fiomig reproduce
+// --shard N --farm SETTINGS`), its runs under /work (an emptyDir); the
+// Job's annotation holds set.
+func farmJob(f FarmOptions, runID string, set farmSettings, args []string) kube.FarmJob {
 	settings, _ := json.Marshal(set)
-	args := append([]string{"sweep", "--shard=" + strconv.Itoa(set.Shards), "--seeds=" + set.SeedsArg, "--timelines=" + set.Timelines,
-		"--self-check=" + strconv.FormatFloat(set.SelfCheck, 'g', -1, 64), "--out=/work"}, set.RunArgs...)
 	var env []corev1.EnvVar
 	if v := os.Getenv(NondeterministicSeedEnv); v != "" {
 		env = append(env, corev1.EnvVar{Name: NondeterministicSeedEnv, Value: v})
@@ -311,17 +435,34 @@ func farmJob(f FarmOptions, runID string, set farmSettings) kube.FarmJob {
 		Shards: set.Shards, Parallelism: set.Parallelism, Settings: string(settings)}
 }
 
+// attachedSettings are the settings of the farm fc attaches to, from
+// its Job; reproduce says which command's farm the caller is (a farm of
+// the other is a UsageError naming the command that attaches to it).
+func attachedSettings(ctx context.Context, fc *kube.Farm, reproduce bool) (farmSettings, error) {
+	var set farmSettings
+	job, err := fc.Job(ctx)
+	if err != nil {
+		return set, UsageError{fmt.Errorf("--attach %s: %s", fc.RunID(), oneLine(err))}
+	}
+	if err := json.Unmarshal([]byte(job.Annotations[kube.AnnotationFarm]), &set); err != nil {
+		return set, Usagef("--attach %s: Job annotation %s: %v", fc.RunID(), kube.AnnotationFarm, err)
+	}
+	switch {
+	case reproduce && set.Reproduce == nil:
+		return set, Usagef("--attach %s: a sweep's farm (fiomig sweep --on kube --attach %s)", fc.RunID(), fc.RunID())
+	case !reproduce && set.Reproduce != nil:
+		return set, Usagef("--attach %s: a farm of fiomig reproduce (fiomig reproduce --on kube --attach %s)", fc.RunID(), fc.RunID())
+	}
+	return set, nil
+}
+
 // attachFarm rebuilds a farm's sweep from its Job: the spec from the run
 // flags it recorded (s keeps its --out), the sweep's options (o keeps its
 // --jobs and writers).
 func attachFarm(ctx context.Context, fc *kube.Farm, s Spec, o SweepOptions) (Spec, SweepOptions, farmSettings, error) {
-	var set farmSettings
-	job, err := fc.Job(ctx)
+	set, err := attachedSettings(ctx, fc, false)
 	if err != nil {
-		return s, o, set, UsageError{fmt.Errorf("--attach %s: %s", fc.RunID(), oneLine(err))}
-	}
-	if err := json.Unmarshal([]byte(job.Annotations[kube.AnnotationFarm]), &set); err != nil {
-		return s, o, set, Usagef("--attach %s: Job annotation %s: %v", fc.RunID(), kube.AnnotationFarm, err)
+		return s, o, set, err
 	}
 	fs := flag.NewFlagSet("fiomig run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -341,9 +482,10 @@ func attachFarm(ctx context.Context, fc *kube.Farm, s Spec, o SweepOptions) (Spe
 }
 
 // follow reads the farm's pods' logs until every index printed its end,
-// the coverage is reached, the Job failed or ctx ends; it renews the
-// Lease every 10 s and keeps the pods' story in rep.
-func (sw *sweeper) follow(ctx context.Context, fc *kube.Farm, shards int, rep *farmRecord) error {
+// take says stop (a sweep's coverage is reached) or fails, the Job failed
+// or ctx ends; it renews the Lease every 10 s and keeps the pods' story
+// and the shards' end lines in rep.
+func follow(ctx context.Context, fc *kube.Farm, shards int, rep *farmRecord, take func(farmLine) (stop bool, err error)) error {
 	lines := make(chan farmLine, 64)
 	type stream struct {
 		uid   types.UID
@@ -398,7 +540,7 @@ func (sw *sweeper) follow(ctx context.Context, fc *kube.Farm, shards int, rep *f
 				delete(state, st.uid)
 			}
 		case l := <-lines:
-			stop, err := sw.farmLine(l, ends, rep)
+			stop, err := farmTake(l, ends, rep, take)
 			if err != nil || stop {
 				return err
 			}
@@ -457,16 +599,22 @@ func containerStarted(p corev1.Pod) bool {
 	return false
 }
 
-// farmLine takes one line of a farm pod: a seed's first run is written to
-// its seed directory and counted (stop: the sweep should stop), a second
-// run of the self-check is noted, an index's end is kept; a seed arriving
-// again (an index retried) is compared with its first arrival.
-func (sw *sweeper) farmLine(l farmLine, ends map[int]farmLine, rep *farmRecord) (stop bool, err error) {
+// farmTake gives line l of a farm pod to take, but an index's end line,
+// which it keeps in ends and rep.
+func farmTake(l farmLine, ends map[int]farmLine, rep *farmRecord, take func(farmLine) (bool, error)) (bool, error) {
 	if l.End {
 		ends[l.index] = l
 		rep.noteEnd(l)
 		return false, nil
 	}
+	return take(l)
+}
+
+// farmLine takes one line of a sweep farm's pod: a seed's first run is
+// written to its seed directory and counted (stop: the sweep should stop),
+// a second run of the self-check is noted; a seed arriving again (an
+// index retried) is compared with its first arrival.
+func (sw *sweeper) farmLine(l farmLine) (stop bool, err error) {
 	if l.Pos < 0 || l.Pos >= len(sw.o.Seeds) || (l.Seed != nil && l.Seed.Seed != sw.o.Seeds[l.Pos]) {
 		return false, fmt.Errorf("a farm pod printed a result for position %d that is not this sweep's (another image or other flags?)", l.Pos)
 	}
@@ -480,7 +628,7 @@ func (sw *sweeper) farmLine(l farmLine, ends map[int]farmLine, rep *farmRecord) 
 		sw.differ(seed, prevAgain, l.Sum)
 		return false, nil
 	case l.Again:
-		rep.Rechecks = append(rep.Rechecks, farmRecheck{Seed: seed, On: "index " + strconv.Itoa(l.index)})
+		sw.rechecks = append(sw.rechecks, farmRecheck{Seed: seed, On: "index " + strconv.Itoa(l.index)})
 		sw.second(l.Pos, l.Sum)
 		return false, nil
 	case l.Seed == nil:
@@ -556,10 +704,10 @@ type farmRecord struct {
 	Image       string `json:"image"`
 	Shards      int    `json:"shards"`
 	Parallelism int    `json:"parallelism"`
-	// Command is the farm's command line; SweepCommand sweep.json's (the
-	// local sweep that writes the same sweep.json).
+	// Command is the farm's command line; LocalCommand the local command
+	// that writes the same sweep.json or reproduce.md (theirs).
 	Command      string `json:"command"`
-	SweepCommand string `json:"sweep_command"`
+	LocalCommand string `json:"local_command"`
 	// Indexes are the shards that ended: seeds run, CPU (user + system of
 	// the pod's fiomig) and wall seconds, by index.
 	Indexes []farmIndex `json:"indexes"`

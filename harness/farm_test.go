@@ -98,7 +98,7 @@ func TestFarmMergeIsTheLocalSweep(t *testing.T) {
 		}
 		ends, rep := map[int]farmLine{}, &farmRecord{}
 		for _, l := range lines {
-			if _, err := sw.farmLine(l, ends, rep); err != nil {
+			if _, err := farmTake(l, ends, rep, sw.farmLine); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -204,7 +204,7 @@ func TestFarmMergeStopsOnCoverage(t *testing.T) {
 			if i >= len(byShard[shard]) {
 				continue
 			}
-			if stopped, err = sw.farmLine(byShard[shard][i], ends, rep); err != nil {
+			if stopped, err = farmTake(byShard[shard][i], ends, rep, sw.farmLine); err != nil {
 				t.Fatal(err)
 			}
 			if stopped {

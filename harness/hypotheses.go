@@ -46,41 +46,21 @@ type HypothesesResult struct {
 // per (combination, seed) done. An error is returned only when the
 // directory or the report cannot be written.
 func Hypotheses(ctx context.Context, r Reproduction, seeds []int64, jobs int, command string, log io.Writer) (HypothesesResult, error) {
-	inc := r.Incident
-	combos := inc.Combinations()
-	start := r.StartUnix
-	if start == 0 {
-		start = time.Now().Unix()
-	}
-	r.StartUnix = start
-	dir, err := record.CreateUniqueDir(r.Out, "hypotheses-"+inc.Name+"-"+strconv.FormatInt(start, 10), "hypotheses")
+	h, err := newHypotheses(r, seeds, log, false)
 	if err != nil {
-		return HypothesesResult{}, UsageError{err}
+		return HypothesesResult{}, err
 	}
-	type outcome struct {
-		runs             analysis.SeedRuns
-		err              error
-		ran, interrupted bool
-	}
-	results := make([][]outcome, len(combos))
-	for i := range results {
-		results[i] = make([]outcome, len(seeds))
-	}
-	var mu sync.Mutex
-	done, total := 0, len(combos)*len(seeds)
-	forEach(ctx, total, jobs, func(k int) bool {
-		c, seed := combos[k/len(seeds)], seeds[k%len(seeds)]
-		o := outcome{runs: analysis.SeedRuns{Seed: seed}, ran: true}
-		x := r
-		x.Incident, x.Hypothesis = c.Incident, c.ID
-		out := filepath.Join(dir, c.ID, fmt.Sprintf("seed-%d", seed))
-		for _, op := range r.Operators {
+	forEach(ctx, len(h.combos)*len(seeds), jobs, func(k int) bool {
+		c, seed := h.task(k)
+		o := hypOutcome{runs: analysis.SeedRuns{Seed: seed}, ran: true}
+		x, out := h.world(c), h.seedDir(c, seed)
+		for _, op := range h.r.Operators {
 			res, err := reproduceOne(ctx, x, op, seed, out, nil, true)
 			if err == nil && res.Dir != "" && !res.Interrupted {
 				err = os.Remove(filepath.Join(res.Dir, record.TimelineFile))
 			}
 			if err != nil {
-				o.err = fmt.Errorf("%s seed %d, %s: %w", c.ID, seed, op, err)
+				o.err = hypError(c, seed, op, err)
 				break
 			}
 			if res.Interrupted {
@@ -89,25 +69,108 @@ func Hypotheses(ctx context.Context, r Reproduction, seeds []int64, jobs int, co
 			}
 			o.runs.Runs = append(o.runs.Runs, res.Run)
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		results[k/len(seeds)][k%len(seeds)] = o
-		done++
-		status := "done"
-		switch {
-		case o.err != nil:
-			status = "error"
-		case o.interrupted:
-			status = "interrupted"
-		}
-		fmt.Fprintf(log, "hypotheses: %s (%s) seed %d %s — %d/%d\n", c.ID, c.Label(), seed, status, done, total)
+		h.done(k, o)
 		return false
 	})
-	out := HypothesesResult{Dir: dir}
-	for i, c := range combos {
+	return h.finish(command)
+}
+
+// hypRun is fiomig reproduce --hypotheses under way: the (combination,
+// seed) outcomes so far, the k-th being combination k / len(seeds) on
+// seed k mod len(seeds). A local run (Hypotheses) and a farm
+// (FarmHypotheses) feed it and finish it the same way.
+type hypRun struct {
+	r      Reproduction
+	combos []incidents.Combination
+	seeds  []int64
+	dir    string
+	log    io.Writer
+	mu     sync.Mutex
+	// results are by combination, then seed.
+	results [][]hypOutcome
+	count   int
+}
+
+// hypOutcome is one combination's runs on one seed, every operator's.
+type hypOutcome struct {
+	runs             analysis.SeedRuns
+	err              error
+	ran, interrupted bool
+}
+
+// newHypotheses starts r over seeds into <r.Out>/hypotheses-<name>-<unix>
+// (r.StartUnix, 0 = now); existing reuses that directory (a farm
+// attached to: its runs are written again) instead of making a new one.
+func newHypotheses(r Reproduction, seeds []int64, log io.Writer, existing bool) (*hypRun, error) {
+	if r.StartUnix == 0 {
+		r.StartUnix = time.Now().Unix()
+	}
+	h := &hypRun{r: r, combos: r.Incident.Combinations(), seeds: seeds, log: log}
+	name := "hypotheses-" + r.Incident.Name + "-" + strconv.FormatInt(r.StartUnix, 10)
+	var err error
+	if existing {
+		h.dir = filepath.Join(r.Out, name)
+		err = os.MkdirAll(h.dir, 0o755)
+	} else {
+		h.dir, err = record.CreateUniqueDir(r.Out, name, "hypotheses")
+	}
+	if err != nil {
+		return nil, UsageError{err}
+	}
+	h.results = make([][]hypOutcome, len(h.combos))
+	for i := range h.results {
+		h.results[i] = make([]hypOutcome, len(seeds))
+	}
+	return h, nil
+}
+
+// task is the combination and seed of outcome k.
+func (h *hypRun) task(k int) (incidents.Combination, int64) {
+	return h.combos[k/len(h.seeds)], h.seeds[k%len(h.seeds)]
+}
+
+// world is the reproduction of combination c.
+func (h *hypRun) world(c incidents.Combination) Reproduction {
+	x := h.r
+	x.Incident, x.Hypothesis = c.Incident, c.ID
+	return x
+}
+
+// seedDir is where combination c's runs of seed go.
+func (h *hypRun) seedDir(c incidents.Combination, seed int64) string {
+	return filepath.Join(h.dir, c.ID, fmt.Sprintf("seed-%d", seed))
+}
+
+func hypError(c incidents.Combination, seed int64, op string, err error) error {
+	return fmt.Errorf("%s seed %d, %s: %w", c.ID, seed, op, err)
+}
+
+// done records outcome k and says so on the log.
+func (h *hypRun) done(k int, o hypOutcome) {
+	c, seed := h.task(k)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.results[k/len(h.seeds)][k%len(h.seeds)] = o
+	h.count++
+	status := "done"
+	switch {
+	case o.err != nil:
+		status = "error"
+	case o.interrupted:
+		status = "interrupted"
+	}
+	fmt.Fprintf(h.log, "hypotheses: %s (%s) seed %d %s — %d/%d\n", c.ID, c.Label(), seed, status, h.count, len(h.combos)*len(h.seeds))
+}
+
+// finish ranks the combinations that ran on every seed and writes the
+// report as the top reproduce.md; command is the one it names.
+func (h *hypRun) finish(command string) (HypothesesResult, error) {
+	inc := h.r.Incident
+	out := HypothesesResult{Dir: h.dir}
+	for i, c := range h.combos {
 		var runs []analysis.SeedRuns
 		complete := true
-		for _, o := range results[i] {
+		for _, o := range h.results[i] {
 			switch {
 			case !o.ran || o.interrupted:
 				out.ExitCode, complete = ExitInterrupted, false
@@ -133,10 +196,14 @@ func Hypotheses(ctx context.Context, r Reproduction, seeds []int64, jobs int, co
 			}
 		}
 	}
-	out.Markdown = reports.HypothesesMarkdown(inc, command, seeds, out.Ranked)
-	out.Report = filepath.Join(dir, reports.ReproduceFile)
+	out.Markdown = reports.HypothesesMarkdown(inc, command, h.seeds, out.Ranked)
+	out.Report = filepath.Join(h.dir, reports.ReproduceFile)
 	return out, os.WriteFile(out.Report, out.Markdown, 0o644)
 }
+
+// HypothesesNote says what fiomig reproduce --hypotheses' exit code means,
+// after its report.
+const HypothesesNote = "Exit 0: a combination reproduces every modelled symptom; 1: none does (a ranking judges no band).\n"
 
 // Combination is the combination of inc's hypotheses named id ("H3"), or
 // an error naming the known ones.

@@ -228,8 +228,10 @@ type sweeper struct {
 	runs  []seedRun
 	again map[int]string         // position -> the second run's summary SHA-256
 	extra []record.SweepMismatch // a farm's seeds that arrived twice, differing
-	tally record.SweepCounts
-	count int
+	// rechecks say on which index a farm's self-check second runs ran.
+	rechecks []farmRecheck
+	tally    record.SweepCounts
+	count    int
 }
 
 func newSweep(s Spec, o SweepOptions) (*sweeper, error) {

@@ -73,8 +73,11 @@ type Incident struct {
 	// --hypotheses runs every combination, Combinations).
 	Hypotheses []Unknown `json:"hypotheses,omitempty"`
 
-	// File is where the incident was read from (not in the YAML).
+	// File is where the incident was read from (not in the YAML); Text is
+	// the file as Parse read it (what a seed farm sends its pods, which
+	// cannot read the file: docs/farm.md).
 	File string `json:"-"`
+	Text []byte `json:"-"`
 	// overlays are a combination's alternatives, set over the world's
 	// blocks (Combinations).
 	overlays []overlay
@@ -289,7 +292,7 @@ func Parse(file string, b []byte) (Incident, error) {
 	if err := yaml.UnmarshalStrict(b, &inc); err != nil {
 		return Incident{}, fmt.Errorf("%s: %w", file, cleanYAMLError(err, b))
 	}
-	inc.File = file
+	inc.File, inc.Text = file, b
 	if err := inc.validate(); err != nil {
 		return Incident{}, fmt.Errorf("%s: %w", file, withLines(err, b))
 	}

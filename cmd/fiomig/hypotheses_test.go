@@ -110,7 +110,8 @@ func TestReproduceHypothesesNone(t *testing.T) {
 // TestReproduceHypothesesUsage: --hypotheses needs --seeds, an incident
 // with hypotheses and symptoms, the operator the incident ran, and no
 // model flag setting a switch a hypothesis sets; --hypothesis names a
-// declared combination.
+// declared combination; --on kube runs --hypotheses only, with at least
+// one pod; a pod's --shard takes a farm's settings.
 func TestReproduceHypothesesUsage(t *testing.T) {
 	syn := "testdata/incidents/synthetic-one-combination.yaml"
 	for _, tc := range []struct {
@@ -122,6 +123,11 @@ func TestReproduceHypothesesUsage(t *testing.T) {
 		{[]string{syn, "--hypotheses", "--seeds", "1-2", "--operator", "fixed"}, "the incident ran the prefix operator"},
 		{[]string{syn, "--hypotheses", "--seeds", "1-2", "--reconnect-reset", "partial"}, "--reconnect-reset=partial: a hypothesis of"},
 		{[]string{syn, "--hypothesis", "H9"}, `--hypothesis "H9": want H1 to H4`},
+		{[]string{syn, "--seeds", "1-2", "--on", "kube"}, "--on kube runs --hypotheses"},
+		{[]string{syn, "--hypotheses", "--seeds", "1-2", "--on", "k8s"}, `--on must be kube or empty, got "k8s"`},
+		{[]string{"--attach", "fiomig-1-abcd"}, "--attach needs --on kube"},
+		{[]string{syn, "--hypotheses", "--seeds", "1-2", "--on", "kube", "--parallelism", "0"}, "--parallelism must be >= 1"},
+		{[]string{"--shard", "{}"}, "not the settings of a farm of fiomig reproduce"},
 	} {
 		code, stdout, stderr := runCLI(append([]string{"reproduce"}, append(tc.args, "--out", t.TempDir())...)...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {

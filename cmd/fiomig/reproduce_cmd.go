@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -30,6 +31,8 @@ type reproduceFlags struct {
 	hypotheses bool
 	hypothesis string
 	model      record.Model // the model flags: each given one overrides the incident's world
+	farm       harness.FarmOptions
+	shard      string // a farm pod's: the farm's settings
 }
 
 func (f *reproduceFlags) register(fs *flag.FlagSet) {
@@ -43,6 +46,8 @@ func (f *reproduceFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.hypotheses, "hypotheses", false, "run every combination of the incident file's hypotheses (one alternative per unknown) over --seeds and rank them by how close their symptoms come to the observed ones, the fix judged under each; into OUT/hypotheses-NAME-<unix>/")
 	fs.StringVar(&f.hypothesis, "hypothesis", "", "run the world of one combination of the incident file's hypotheses, by its `ID` (H1, H2, ... as --hypotheses names them)")
 	harness.ModelFlags(fs, &f.model, "operator")
+	harness.RegisterFarmFlags(fs, &f.farm, "each (combination, seed, operator) of --hypotheses", "reproduce.md", true)
+	fs.StringVar(&f.shard, "shard", "", "internal, what a farm's pods run: shard $JOB_COMPLETION_INDEX of the farm of these `settings` (JSON), each run's figures a JSON line on stdout")
 }
 
 // operators are the variants to run: --operator's, else the incident's.
@@ -65,6 +70,19 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	usage := func(err error) int { return fail(stderr, "reproduce", usagef("%v", err)) }
+	if f.shard != "" {
+		return shardMain(stderr, "reproduce", func(ctx context.Context, i int) error { return harness.ReproduceShard(ctx, f.shard, i, f.out, stdout) })
+	}
+	local, err := f.farm.Local()
+	if err != nil {
+		return usage(err)
+	}
+	ctx, stop := interruptContext(stderr, "fiomig reproduce")
+	defer stop()
+	if f.farm.Attach != "" { // the incident, seeds and flags are the farm's
+		res, err := harness.FarmHypotheses(ctx, harness.Reproduction{Out: f.out}, nil, "", f.farm, stderr)
+		return seedsDone(stdout, stderr, res.Markdown, res.Report, harness.HypothesesNote, res.Errors, res.ExitCode, err)
+	}
 	given := harness.Given(fs)
 	var dirs []string
 	if f.catalog != "" {
@@ -104,6 +122,8 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 		return usage(fmt.Errorf("--seed is one run's; --seeds runs a list (give one of them)"))
 	case f.hypotheses && (f.seeds == "" || f.hypothesis != ""):
 		return usage(fmt.Errorf("--hypotheses runs every combination over --seeds (e.g. --seeds 1-10); --hypothesis runs one"))
+	case !local && !f.hypotheses:
+		return usage(fmt.Errorf("--on kube runs --hypotheses (every other reproduce runs here)"))
 	}
 	if err := check.Validate(); err != nil {
 		return usage(err)
@@ -131,41 +151,29 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "hypothesis %s: %s\n", c.ID, c.Label())
 	}
 	fmt.Fprintf(stdout, "%s: %s\n\n", inc.Name, inc.Summary)
-	ctx, stop := interruptContext(stderr, "fiomig reproduce")
-	defer stop()
 	if f.seeds != "" {
 		seeds, err := harness.ParseSeeds(f.seeds)
 		if err != nil {
 			return usage(err)
 		}
 		op := "--operator=" + orDefault(f.operator, inc.Operators.Value)
-		var md []byte
-		var report, note string
-		var errs []error
-		if f.hypotheses {
+		if !f.hypotheses {
+			jobs := min(runtime.GOMAXPROCS(0), len(seeds))
+			fmt.Fprintf(stdout, "fiomig reproduce %s: %d seeds × %v, %d at a time, into %s\n", inc.Name, len(seeds), r.Operators, jobs, f.out)
+			res, err := harness.ReproduceSeeds(ctx, r, seeds, jobs, r.CommandWith(op, "--seeds="+f.seeds), stderr)
+			return seedsDone(stdout, stderr, res.Markdown, res.Report, "", res.Errors, res.ExitCode, err)
+		}
+		command, res := r.CommandWith("--hypotheses=true", op, "--seeds="+f.seeds), harness.HypothesesResult{}
+		if local {
 			jobs := min(runtime.GOMAXPROCS(0), len(seeds)*len(inc.Combinations()))
 			fmt.Fprintf(stdout, "fiomig reproduce %s --hypotheses: %d combinations × %d seeds × %v, %d at a time, into %s\n",
 				inc.Name, len(inc.Combinations()), len(seeds), r.Operators, jobs, f.out)
-			res, rerr := harness.Hypotheses(ctx, r, seeds, jobs, r.CommandWith("--hypotheses=true", op, "--seeds="+f.seeds), stderr)
-			md, report, errs, code, err = res.Markdown, res.Report, res.Errors, res.ExitCode, rerr
-			note = "Exit 0: a combination reproduces every modelled symptom; 1: none does (a ranking judges no band).\n"
+			res, err = harness.Hypotheses(ctx, r, seeds, jobs, command, stderr)
 		} else {
-			jobs := min(runtime.GOMAXPROCS(0), len(seeds))
-			fmt.Fprintf(stdout, "fiomig reproduce %s: %d seeds × %v, %d at a time, into %s\n", inc.Name, len(seeds), r.Operators, jobs, f.out)
-			res, rerr := harness.ReproduceSeeds(ctx, r, seeds, jobs, r.CommandWith(op, "--seeds="+f.seeds), stderr)
-			md, report, errs, code, err = res.Markdown, res.Report, res.Errors, res.ExitCode, rerr
+			f.farm.Command = harness.CommandLine("fiomig reproduce "+pos[0], harness.ChangedFlags(fs, "out"))
+			res, err = harness.FarmHypotheses(ctx, r, seeds, command, f.farm, stderr)
 		}
-		for _, e := range errs {
-			fmt.Fprintf(stderr, "fiomig reproduce: %v\n", e)
-		}
-		if err != nil {
-			return usage(err)
-		}
-		fmt.Fprintf(stdout, "\n%s\nreport: %s\n%s", md, report, note)
-		if code == exitInterrupted {
-			fmt.Fprintf(stderr, "fiomig reproduce: interrupted; %s covers the seeds that finished\n", report)
-		}
-		return code
+		return seedsDone(stdout, stderr, res.Markdown, res.Report, harness.HypothesesNote, res.Errors, res.ExitCode, err)
 	}
 
 	fmt.Fprintf(stdout, "fiomig reproduce %s (%s), seed %d; every parameter in each run's plan.json\n", inc.Name, inc.File, f.seed)
@@ -202,6 +210,22 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	reports.ReproduceText(stdout, inc.Name, r.Model(), harness.Runs(results), dirs)
 	return harness.BandsExitCode(harness.Runs(results))
+}
+
+// seedsDone prints how a reproduction over seeds ended — its errors, its
+// report (md, at report) and note — and returns its exit code (2 when err).
+func seedsDone(stdout, stderr io.Writer, md []byte, report, note string, errs []error, code int, err error) int {
+	for _, e := range errs {
+		fmt.Fprintf(stderr, "fiomig reproduce: %v\n", e)
+	}
+	if err != nil {
+		return fail(stderr, "reproduce", usagef("%v", err))
+	}
+	fmt.Fprintf(stdout, "\n%s\nreport: %s\n%s", md, report, note)
+	if code == exitInterrupted {
+		fmt.Fprintf(stderr, "fiomig reproduce: interrupted; %s covers the seeds that finished\n", report)
+	}
+	return code
 }
 
 func orDefault(s, d string) string {

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strconv"
 	"time"
@@ -38,7 +37,7 @@ func (c coverK) Set(v string) (err error) {
 }
 
 func sweepCmd(args []string, stdout, stderr io.Writer) int {
-	var seeds, on string
+	var seeds string
 	var shard int
 	o, f := harness.SweepOptions{Log: stdout, Progress: stderr}, harness.FarmOptions{}
 	s, fs, code, stop := bindRun("fiomig sweep", args, stdout, stderr, func(fs *flag.FlagSet) {
@@ -48,9 +47,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		fs.IntVar(&o.MaxTimelines, "max-timelines", 10, "with --timelines failing: keep the timelines of the first `N` seeds that did not pass, in --seeds order (0 = no limit)")
 		fs.Float64Var(&o.SelfCheck, "self-check", harness.DefaultSelfCheck, "`share` of the seeds (one every 1/share of the list, the first included) run a second time and their summary.json compared; a seed whose two runs differ fails the sweep (0 = off)")
 		fs.Var(coverK{&o.UntilCovered}, "until-covered", "stop after the shortest prefix of --seeds in which every fault kind × stage cell the seeds' schedules place a fault in has landed `K` times (bare: 3); cells that never landed are named")
-		fs.StringVar(&on, "on", "", "`kube`: run the seeds as one Indexed Job of --helper-image in --namespace of the cluster of --kubeconfig, writing the same sweep.json (docs/farm.md); empty: here")
-		fs.IntVar(&f.Parallelism, "parallelism", 2, "with --on kube: `pods` running at once (the seeds are dealt to 4 times as many Job indexes)")
-		fs.StringVar(&f.Attach, "attach", "", "with --on kube: follow the farm of this run `id` to its end after the process that started it died; its seeds and flags come from its Job")
+		harness.RegisterFarmFlags(fs, &f, "the seeds", "sweep.json", false)
 		fs.IntVar(&shard, "shard", 0, "internal, what a farm's pods run: index $JOB_COMPLETION_INDEX of `N` shards, each seed's result a JSON line on stdout")
 		fs.Usage = func() {
 			fmt.Fprintln(fs.Output(), helpText("sweep"))
@@ -70,31 +67,23 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	o.SeedsArg, o.Jobs = seeds, min(o.Jobs, max(1, len(o.Seeds)))
 	o.Command = harness.CommandLine("fiomig sweep --seeds="+seeds, harness.ChangedFlags(fs, "seeds", "seed", "out"))
+	if shard > 0 {
+		return shardMain(stderr, "sweep", func(ctx context.Context, index int) error { return harness.Shard(ctx, s, o, shard, index, stdout) })
+	}
 	ctx, stopSignals := interruptContext(stderr, "fiomig sweep")
 	defer stopSignals()
-	if shard > 0 {
-		index, err := strconv.Atoi(os.Getenv("JOB_COMPLETION_INDEX"))
-		if err != nil {
-			return fail(stderr, "sweep", usagef("--shard %d: $JOB_COMPLETION_INDEX: %v", shard, err))
-		}
-		if err = harness.Shard(ctx, s, o, shard, index, stdout); ctx.Err() != nil {
-			return exitInterrupted
-		} else if err != nil {
-			return fail(stderr, "sweep", err)
-		}
-		return exitPass
-	}
 	run := harness.Sweep
+	local, err := f.Local()
 	switch {
-	case on == "kube":
+	case err != nil:
+		return fail(stderr, "sweep", err)
+	case !local:
 		f.Kubeconfig, f.Namespace, f.Image, f.Command = s.Kubeconfig, s.Kube.Namespace, s.Kube.HelperImage, o.Command
 		o.Command = harness.CommandLine("fiomig sweep --seeds="+seeds, harness.ChangedFlags(fs, append(harness.FarmFlags, "seeds", "seed", "out")...))
 		s.Kubeconfig, s.Kube = harness.DefaultSpec().Kubeconfig, harness.DefaultSpec().Kube
 		run = func(ctx context.Context, s harness.Spec, o harness.SweepOptions) (harness.SweepResult, error) {
 			return harness.Farm(ctx, s, o, f)
 		}
-	case on != "" || f.Attach != "":
-		return fail(stderr, "sweep", usagef("--on must be kube or empty, got %q (--attach needs --on kube)", on))
 	}
 	start := time.Now()
 	res, err := run(ctx, s, o)
@@ -111,4 +100,17 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	res.Explain(stderr, code, ctx.Err() != nil)
 	return code
+}
+
+// shardMain is what a farm's pod runs (fiomig sweep or reproduce
+// --shard): shard $JOB_COMPLETION_INDEX, exit 130 when a signal ended it.
+func shardMain(stderr io.Writer, name string, run func(ctx context.Context, index int) error) int {
+	ctx, stop := interruptContext(stderr, "fiomig "+name)
+	defer stop()
+	if err := run(ctx, harness.CompletionIndex()); ctx.Err() != nil {
+		return exitInterrupted
+	} else if err != nil {
+		return fail(stderr, name, err)
+	}
+	return exitPass
 }

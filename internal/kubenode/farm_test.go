@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/fiomig/fiomig/analysis"
 	"github.com/fiomig/fiomig/backend/kube"
 	"github.com/fiomig/fiomig/harness"
 	"github.com/fiomig/fiomig/internal/kubetest"
@@ -104,7 +106,7 @@ func sameSweep(t *testing.T, local, farm string) {
 }
 
 // leftOf lists the Jobs, pods and Leases labelled with run id.
-func leftOf(ctx context.Context, t *testing.T, cs kubernetes.Interface, id string) []string {
+func leftOf(ctx context.Context, t testing.TB, cs kubernetes.Interface, id string) []string {
 	sel := metav1.ListOptions{LabelSelector: kube.LabelRun + "=" + id}
 	var left []string
 	jobs, err := cs.BatchV1().Jobs("fiomig").List(ctx, sel)
@@ -455,4 +457,189 @@ func daemonsCPU(c *Cluster) float64 {
 		}
 	}
 	return total
+}
+
+// TestFarmHypothesesOnRealPods: fiomig reproduce --hypotheses --on kube
+// (the image's binary) of the synthetic incident over seeds 1-3 (4
+// combinations × 3 seeds × 2 operators = 24 runs, 8 shards) at parallelism
+// 2 on two real kubelets, killed with SIGKILL once its first (combination,
+// seed) arrived, is finished by FarmHypotheses with --attach as the
+// fiomig-harness ServiceAccount — every run made in the pods and read back
+// from their logs — and gives the reproduce.md, exit code and every run's
+// plan.json and summary.json of the local --hypotheses of those seeds,
+// byte for byte; nothing of the farm is left.
+func TestFarmHypothesesOnRealPods(t *testing.T) {
+	c, cs, as := farmCluster(t)
+	ctx := context.Background()
+	root, _ := kubetest.RepoRoot()
+	syn := filepath.Join(root, "cmd", "fiomig", "testdata", "incidents", "synthetic-one-combination.yaml")
+	bin := filepath.Join(c.opts.ImagesDir, "fiomig-linux-amd64")
+	out := t.TempDir()
+	t0, c0, d0 := time.Now(), podsCPU(c), daemonsCPU(c)
+	cmd := exec.Command(bin, "reproduce", syn, "--hypotheses", "--seeds", "1-3", "--on", "kube", "--kubeconfig", c.Kubeconfig,
+		"--helper-image", c.Images["fiomig"], "--out", out)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	var log strings.Builder
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+		if rest, ok := strings.CutPrefix(sc.Text(), "fiomig reproduce: farm "); ok {
+			id, _, _ = strings.Cut(rest, ":")
+		}
+		if strings.HasPrefix(sc.Text(), "hypotheses: ") {
+			break
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	go io.Copy(io.Discard, stderr)
+	cmd.Wait()
+	if id == "" {
+		t.Fatalf("fiomig reproduce --on kube printed no farm run id before its first result:\n%s", log.String())
+	}
+	var progress bytes.Buffer
+	farm, err := harness.FarmHypotheses(ctx, harness.Reproduction{Out: out}, nil, "", harness.FarmOptions{REST: as, Namespace: "fiomig", Attach: id}, &progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fj := readFarm(t, farm.Dir)
+	t.Logf("farm %s of 24 runs: %.1f s wall, pods %.1f CPU-s (fiomig in them %.1f), cluster daemons %.1f CPU-s; %d shards",
+		id, time.Since(t0).Seconds(), podsCPU(c)-c0, fj.CPUS, daemonsCPU(c)-d0, fj.Shards)
+	if fj.Shards != 8 || len(fj.Indexes) != 8 || !strings.Contains(progress.String(), "12/12") {
+		t.Errorf("farm.json: %d shards, %d ended; progress:\n%s\nwant 8 shards ended and 12/12 (combination, seed) done", fj.Shards, len(fj.Indexes), tail(progress.String(), 3))
+	}
+	if left := leftOf(ctx, t, cs, id); len(left) > 0 {
+		t.Errorf("left of farm %s: %v", id, left)
+	}
+
+	inc, err := analysis.LoadIncident(syn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, _ := strconv.ParseInt(farm.Dir[strings.LastIndexByte(farm.Dir, '-')+1:], 10, 64)
+	r := harness.Reproduction{Incident: inc, Name: syn, Operators: inc.OperatorList(), Out: t.TempDir(), StartUnix: start}
+	t0, cpu0 := time.Now(), cpuNow()
+	local, err := harness.Hypotheses(ctx, r, []int64{1, 2, 3}, 2, r.CommandWith("--hypotheses=true", "--operator=both", "--seeds=1-3"), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("local --hypotheses of the 24 runs: %.1f s wall, %.1f CPU-s (2 at a time)", time.Since(t0).Seconds(), cpuNow()-cpu0)
+	if !bytes.Equal(local.Markdown, farm.Markdown) || local.ExitCode != farm.ExitCode || local.ExitCode != harness.ExitPass {
+		t.Errorf("the farm's reproduce.md (exit %d) differs from the local run's (exit %d, want 0):\n%s", farm.ExitCode, local.ExitCode, farm.Markdown)
+	}
+	a, b := treeFiles(t, local.Dir), treeFiles(t, farm.Dir)
+	if len(a) != 2*24+1 || len(b) != len(a)+1 {
+		t.Errorf("local %d files, farm %d; want plan.json and summary.json of 24 runs and reproduce.md (and farm.json)", len(a), len(b))
+	}
+	for name, x := range a {
+		if !bytes.Equal(x, b[name]) {
+			t.Errorf("%s: the farm's differs from the local run's", name)
+		}
+	}
+}
+
+// treeFiles are the files under dir by path relative to it.
+func treeFiles(t testing.TB, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[rel], err = os.ReadFile(p)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// BenchmarkFarmHypotheses measures fiomig reproduce --hypotheses of an
+// incident (fio-mig-1787159565 over seeds 1-10: 32 combinations × 10
+// seeds × 2 operators = 640 runs; FIOMIG_BENCH_INCIDENT and
+// FIOMIG_BENCH_SEEDS change them for a quicker trial) here with 2 runs at
+// once and as a farm at parallelism 2 on a two-kubelet cluster on the same
+// machine: each one's wall time, the local run's CPU (this process), the
+// farm's CPU where it is spent — its pods (cpuacct of the kubelets'
+// cgroup roots), the cluster's daemons and the harness process — and the
+// machine's load average around each (the cluster starts after the
+// first local run, so that it is not held during it); it fails unless both give the same
+// reproduce.md, exit code and run files (docs/farm.md, docs/incidents.md).
+func BenchmarkFarmHypotheses(b *testing.B) {
+	name, seedsArg := os.Getenv("FIOMIG_BENCH_INCIDENT"), os.Getenv("FIOMIG_BENCH_SEEDS")
+	if name == "" {
+		name = "fio-mig-1787159565"
+	}
+	if seedsArg == "" {
+		seedsArg = "1-10"
+	}
+	inc, err := analysis.LoadIncident(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	seeds, err := harness.ParseSeeds(seedsArg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var c *Cluster // started after the first local run: the machine's one real-node cluster is not held during it
+	var cs kubernetes.Interface
+	var as *rest.Config
+	ctx := context.Background()
+	runs := float64(len(inc.Combinations()) * len(seeds) * len(inc.OperatorList()))
+	load := func() string {
+		l, _ := os.ReadFile("/proc/loadavg")
+		return strings.Join(strings.Fields(string(l))[:3], " ")
+	}
+	var localWall, localCPU, farmWall, pods, daemons, self float64
+	for b.Loop() {
+		r := harness.Reproduction{Incident: inc, Name: name, Operators: inc.OperatorList(), Out: b.TempDir(), StartUnix: time.Now().Unix()}
+		command := r.CommandWith("--hypotheses=true", "--operator="+inc.Operators.Value, "--seeds="+seedsArg)
+		b.Logf("local: load %s", load())
+		t0, p0 := time.Now(), cpuNow()
+		local, err := harness.Hypotheses(ctx, r, seeds, 2, command, io.Discard)
+		if err != nil {
+			b.Fatal(err)
+		}
+		localWall, localCPU = localWall+time.Since(t0).Seconds(), localCPU+cpuNow()-p0
+		b.Logf("local: %.0f s wall, %.0f CPU-s; load %s; farm: load %s", time.Since(t0).Seconds(), cpuNow()-p0, load(), load())
+		if c == nil {
+			c, cs, as = farmCluster(b)
+		}
+		r.Out = b.TempDir()
+		c0, d0, p0, t0 := podsCPU(c), daemonsCPU(c), cpuNow(), time.Now()
+		farm, err := harness.FarmHypotheses(ctx, r, seeds, command, harness.FarmOptions{REST: as, Namespace: "fiomig", Image: c.Images["fiomig"], Parallelism: 2}, io.Discard)
+		if err != nil {
+			b.Fatal(err)
+		}
+		farmWall, pods, daemons, self = farmWall+time.Since(t0).Seconds(), pods+podsCPU(c)-c0, daemons+daemonsCPU(c)-d0, self+cpuNow()-p0
+		fj := readFarm(b, farm.Dir)
+		b.Logf("farm: %.0f s wall, pods %.0f CPU-s (fiomig in them %.0f), daemons %.0f, harness %.1f; %d shards; load %s; exit %d (local %d)",
+			time.Since(t0).Seconds(), podsCPU(c)-c0, fj.CPUS, daemonsCPU(c)-d0, cpuNow()-p0, fj.Shards, load(), farm.ExitCode, local.ExitCode)
+		la, fa := treeFiles(b, local.Dir), treeFiles(b, farm.Dir)
+		delete(fa, harness.FarmFile)
+		same := bytes.Equal(local.Markdown, farm.Markdown) && local.ExitCode == farm.ExitCode && len(la) == len(fa)
+		for k, v := range la {
+			same = same && bytes.Equal(v, fa[k])
+		}
+		if !same {
+			b.Errorf("the farm's reproduce.md, exit code or run files differ from the local run's (%d files, farm %d)", len(la), len(fa))
+		}
+		if left := leftOf(ctx, b, cs, fj.RunID); len(left) > 0 {
+			b.Errorf("left of farm %s: %v", fj.RunID, left)
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(localWall/n, "local-wall-s")
+	b.ReportMetric(localCPU/n, "local-cpu-s")
+	b.ReportMetric(farmWall/n, "farm-wall-s")
+	b.ReportMetric(pods/n, "pod-cpu-s")
+	b.ReportMetric(daemons/n, "cluster-cpu-s")
+	b.ReportMetric(self/n, "harness-cpu-s")
+	b.ReportMetric(runs*n/localCPU, "runs/cpu-s-local")
+	b.ReportMetric(runs*n/(pods+daemons+self), "runs/cpu-s-farm")
 }
