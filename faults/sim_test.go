@@ -43,6 +43,7 @@ type simRun struct {
 	lines   []record.Line
 	summary record.Summary
 	inj     *faults.Injector
+	dir     string // the run directory
 }
 
 // runWithFaults runs the migrations scenario on the simulator with a fault
@@ -73,7 +74,7 @@ func runWithFaults(t *testing.T, cfg simbackend.Config, p record.Params, schedul
 	if err != nil {
 		t.Fatal(err)
 	}
-	return simRun{plan: plan, lines: lines, summary: res.Summary, inj: inj}
+	return simRun{plan: plan, lines: lines, summary: res.Summary, inj: inj, dir: res.Dir}
 }
 
 // params: migrations one after another, then settle seconds sampled every

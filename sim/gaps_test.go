@@ -9,8 +9,10 @@ import (
 )
 
 // The host-model gaps of issue 28, one acceptance test each (the third,
-// a silent stall that pause-bound counts, is in checks/). Bounds come from
-// the kernel's rules (docs/host-model.md), not from a run of the model.
+// a silent stall that pause-bound counts, is in faults/stall_test.go and
+// checks/stalls_test.go; docs/host-model.md "Tests of each gap"). Bounds
+// come from the kernel's rules (docs/host-model.md), not from a run of the
+// model.
 
 // TestPartitionedHostSeesNoCutoverUntilKeepAlive: a host partitioned from
 // its volume's source primary just before the cutover hears none of it on
