@@ -10,7 +10,7 @@ import (
 )
 
 func fioPlan(sample, margin float64, migrations int) record.Plan {
-	return record.Plan{Params: record.Params{SampleIntervalS: sample, AttributionMarginS: margin, Migrations: migrations, PauseCritS: 5}}
+	return record.Plan{Params: record.Params{SampleIntervalS: sample, AttributionMarginS: margin, Migrations: migrations, PauseCritS: 5, Seed: record.DefaultSeedThresholds()}}
 }
 
 func TestFioToleranceS(t *testing.T) {

@@ -82,7 +82,7 @@ func MigrationOutcomes(plan record.Plan, lines []record.Line) record.CheckResult
 // would pass even were every one to time out, and is inconclusive
 // otherwise, saying so.
 func migrationOutcomes(plan record.Plan, lines []record.Line, short string) record.CheckResult {
-	th := plan.Params.Seed.WithDefaults()
+	th := plan.Params.Seed
 	r := record.CheckResult{Name: CheckMigrationOutcomes}
 	migs := migrationSpans(lines)
 	if len(migs) == 0 {
@@ -170,7 +170,7 @@ func IOOutage(plan record.Plan, lines []record.Line) (res record.CheckResult, ok
 	if !hasWorkload(plan, lines) {
 		return res, false
 	}
-	th := plan.Params.Seed.WithDefaults()
+	th := plan.Params.Seed
 	res.Name = CheckIOOutage
 	type run struct {
 		first, last float64
@@ -252,7 +252,7 @@ func DataIntegrity(plan record.Plan, lines []record.Line) (res record.CheckResul
 	if !hasWorkload(plan, lines) {
 		return res, false
 	}
-	th := plan.Params.Seed.WithDefaults()
+	th := plan.Params.Seed
 	res.Name = CheckDataIntegrity
 	migs := migrationSpans(lines)
 	charged := map[string]int64{}
@@ -335,7 +335,7 @@ func orNone(s string) string {
 // MaxReconnects. ok is false when the record has no kernel line (the
 // backend does not log the host kernel): the check is then not made.
 func ControllerChurn(plan record.Plan, lines []record.Line) (res record.CheckResult, ok bool) {
-	th := plan.Params.Seed.WithDefaults()
+	th := plan.Params.Seed
 	r := record.CheckResult{Name: CheckControllerChurn}
 	c, ok := tallyChurn(plan, lines)
 	if !ok {
@@ -366,7 +366,7 @@ type churnTally struct {
 // tallyChurn tallies lines for controller-churn; ok is false when the
 // record has no kernel line.
 func tallyChurn(plan record.Plan, lines []record.Line) (c churnTally, ok bool) {
-	th := plan.Params.Seed.WithDefaults()
+	th := plan.Params.Seed
 	type key struct{ host, nqn string }
 	net := map[key]int{}
 	nqnOf := map[key]string{} // (host, controller) -> nqn
@@ -432,7 +432,7 @@ func notJudgedShort(results []record.CheckResult, plan record.Plan, lines []reco
 	if !cov.Short {
 		return results
 	}
-	th := plan.Params.Seed.WithDefaults()
+	th := plan.Params.Seed
 	for i, r := range results {
 		switch r.Name {
 		case CheckMigrationOutcomes:
@@ -519,7 +519,7 @@ type lossAcc struct {
 }
 
 func (a *lossAcc) add(l record.Line, plan record.Plan) {
-	th := plan.Params.Seed.WithDefaults()
+	th := plan.Params.Seed
 	for _, c := range l.Controllers {
 		if c.CtrlLossTmo == nil {
 			continue
@@ -532,7 +532,7 @@ func (a *lossAcc) add(l record.Line, plan record.Plan) {
 }
 
 func (a *lossAcc) result(plan record.Plan) (record.CheckResult, bool) {
-	th := plan.Params.Seed.WithDefaults()
+	th := plan.Params.Seed
 	r := record.CheckResult{Name: CheckLossTimeout}
 	over := a.over
 	switch {
@@ -555,7 +555,7 @@ func (a *lossAcc) result(plan record.Plan) (record.CheckResult, bool) {
 // nvme.stale-controllers, expected_paths_per_subsystem 3): more than
 // MaxPaths controllers of one subsystem on a host in its last sample warns.
 func PathsPerSubsystem(plan record.Plan, lines []record.Line) record.CheckResult {
-	th := plan.Params.Seed.WithDefaults()
+	th := plan.Params.Seed
 	r := record.CheckResult{Name: CheckPathsPerSubsystem}
 	_, last := firstLastSamples(lines)
 	if len(last) == 0 {
@@ -619,7 +619,7 @@ func DirtyStart(plan record.Plan, lines []record.Line) record.CheckResult {
 // not_allowed_connects) fails. ok is false when no target line carries
 // that counter (the check is then not made).
 func TargetLogPatternCheck(plan record.Plan, lines []record.Line) (res record.CheckResult, ok bool) {
-	th := plan.Params.Seed.WithDefaults()
+	th := plan.Params.Seed
 	r := record.CheckResult{Name: CheckTargetLogPattern}
 	first, last := map[string]int64{}, map[string]int64{}
 	for _, l := range lines {
@@ -689,7 +689,7 @@ func SeedChecks(plan record.Plan, lines []record.Line) []record.CheckResult {
 // checks give the same result on the filtered lines as on the whole
 // timeline. The filter keeps state: one per timeline.
 func JudgesLine(plan record.Plan) func(record.Line) bool {
-	cross := plan.Params.Seed.WithDefaults().MaxReconnects + 1
+	cross := plan.Params.Seed.MaxReconnects + 1
 	prevPlain := map[string]bool{}
 	kernelSeen := map[string]bool{}
 	return func(l record.Line) bool {

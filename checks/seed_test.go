@@ -56,7 +56,7 @@ func outcomes(n, completed, failed int) []record.Line {
 // that violates it and on one that does not. pods marks a run with a
 // workload.
 func TestSeedChecksFailAndPass(t *testing.T) {
-	plan := record.Plan{Params: record.Params{Model: record.Model{Pods: true}}}
+	plan := record.Plan{Params: record.Params{Seed: record.DefaultSeedThresholds(), Model: record.Model{Pods: true}}}
 	one := func(f func(record.Plan, []record.Line) (record.CheckResult, bool)) func(record.Plan, []record.Line) record.CheckResult {
 		return func(p record.Plan, ls []record.Line) record.CheckResult { r, _ := f(p, ls); return r }
 	}
@@ -168,11 +168,11 @@ func TestSeedChecksNotMade(t *testing.T) {
 		return strings.Join(s, " ")
 	}
 	lines := append(outcomes(2, 2, 0), sample(200, "h1", record.Controller{Name: "nvme0", NQN: "nqn.a", State: "live", Legs: []record.Leg{{NSID: 1, ANA: "optimized"}}}))
-	got := names(SeedChecks(record.Plan{}, lines))
+	got := names(SeedChecks(record.Plan{Params: record.Params{Seed: record.DefaultSeedThresholds()}}, lines))
 	if want := "migration-outcomes=pass paths-per-subsystem=pass dirty-start=pass"; got != want {
 		t.Errorf("no workload, kernel, target lines: %s, want %s", got, want)
 	}
-	got = names(SeedChecks(record.Plan{Params: record.Params{Model: record.Model{Pods: true}}}, lines))
+	got = names(SeedChecks(record.Plan{Params: record.Params{Seed: record.DefaultSeedThresholds(), Model: record.Model{Pods: true}}}, lines))
 	if !strings.Contains(got, "io-outage=inconclusive data-integrity=inconclusive") {
 		t.Errorf("pods declared, no io line: %s", got)
 	}
@@ -181,7 +181,7 @@ func TestSeedChecksNotMade(t *testing.T) {
 // TestJudgesLineKeepsWhatTheChecksNeed: the seed checks give the same
 // results on the lines JudgesLine keeps as on all of them.
 func TestJudgesLineKeepsWhatTheChecksNeed(t *testing.T) {
-	plan := record.Plan{Params: record.Params{Model: record.Model{Pods: true}}}
+	plan := record.Plan{Params: record.Params{Seed: record.DefaultSeedThresholds(), Model: record.Model{Pods: true}}}
 	var all []record.Line
 	all = append(all, phase(0, "mig-0001", "nqn.a", record.PhasePending))
 	for i := range 100 {
@@ -257,7 +257,7 @@ func TestMigrationOutcomesOnAShortRecord(t *testing.T) {
 		{"9 completed, 1 running: passes whatever it does", outcomes(10, 9, 0), record.Pass, record.Pass},
 		{"5 completed, 3 failed, 2 running: fails whatever they do", outcomes(10, 5, 3), record.Fail, record.Fail},
 	} {
-		plan := record.Plan{}
+		plan := record.Plan{Params: record.Params{Seed: record.DefaultSeedThresholds()}}
 		if got := MigrationOutcomes(plan, tc.lines); got.Verdict != tc.whole {
 			t.Errorf("%s: whole record %+v, want %s", tc.name, got, tc.whole)
 		}
@@ -271,5 +271,46 @@ func TestMigrationOutcomesOnAShortRecord(t *testing.T) {
 			!strings.Contains(got.Detail, "not judged: the record is short: test") {
 			t.Errorf("%s: detail %q does not say which migrations were still running and why", tc.name, got.Detail)
 		}
+	}
+}
+
+// TestZeroThresholdIsStrict: a threshold of 0 is that bound, not "use the
+// default": --max-timed-out 0 fails on one timed-out migration of 20
+// (0.05 <= the default 0.10), --min-completed 0 passes with none
+// completed, --max-reconnects 0 fails on one reconnect attempt,
+// --max-paths 0 warns on one path, --outage 0 fails on one sample without
+// I/O.
+func TestZeroThresholdIsStrict(t *testing.T) {
+	with := func(f func(*record.SeedThresholds)) record.Plan {
+		s := record.DefaultSeedThresholds()
+		f(&s)
+		return record.Plan{Params: record.Params{Seed: s, Model: record.Model{Pods: true}}}
+	}
+	one := func(f func(record.Plan, []record.Line) (record.CheckResult, bool)) func(record.Plan, []record.Line) record.CheckResult {
+		return func(p record.Plan, ls []record.Line) record.CheckResult { r, _ := f(p, ls); return r }
+	}
+	gap := []record.Line{ioLine(1, "p1", "nqn.a", 100), ioLine(2, "p1", "nqn.a", 0), ioLine(3, "p1", "nqn.a", 100)}
+	for _, tc := range []struct {
+		name    string
+		plan    record.Plan
+		check   func(record.Plan, []record.Line) record.CheckResult
+		lines   []record.Line
+		verdict string
+		detail  string
+	}{
+		{"max-timed-out 0", with(func(s *record.SeedThresholds) { s.MaxTimedOut = 0 }), MigrationOutcomes, outcomes(20, 19, 0), record.Fail, "1 timed out (0.05, want <= 0.00)"},
+		{"min-completed 0", with(func(s *record.SeedThresholds) { s.MinCompleted = 0 }), MigrationOutcomes, outcomes(10, 0, 10), record.Pass, "0 of 10 completed within 420 s (0.00, want >= 0.00)"},
+		{"max-reconnects 0", with(func(s *record.SeedThresholds) { s.MaxReconnects = 0 }), one(ControllerChurn),
+			[]record.Line{kern(1, "h1", "nvme0", "Failed reconnect attempt 1/1800")}, record.Fail, "more than 0 reconnect attempts"},
+		{"max-paths 0", with(func(s *record.SeedThresholds) { s.MaxPaths = 0 }), PathsPerSubsystem,
+			[]record.Line{sample(1, "h1", ctrl("nvme0", "nqn.a", "live", 60, 1))}, record.Warn, "more than 0 paths"},
+		{"outage 0", with(func(s *record.SeedThresholds) { s.OutageS = 0 }), one(IOOutage), gap, record.Fail, "no I/O >= 0 s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.check(tc.plan, tc.lines)
+			if r.Verdict != tc.verdict || !strings.Contains(r.Detail, tc.detail) {
+				t.Errorf("%s: %s (%s), want %s containing %q", r.Name, r.Verdict, r.Detail, tc.verdict, tc.detail)
+			}
+		})
 	}
 }

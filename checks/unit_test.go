@@ -92,7 +92,7 @@ func TestAttribution(t *testing.T) {
 		{T: 61, Kind: record.KindPhase, Migration: "m4", NQN: vol1, Phase: record.PhaseValidating},
 		{T: 62, Kind: record.KindPhase, Migration: "m4", NQN: vol1, Phase: record.PhaseFailed},
 	}
-	plan := record.Plan{Params: record.Params{AttributionMarginS: 10}}
+	plan := record.Plan{Params: record.Params{AttributionMarginS: 10, Seed: record.DefaultSeedThresholds()}}
 	j := NewJudge(plan)
 	for _, l := range tl {
 		if err := j.Add(l); err != nil {
@@ -273,7 +273,7 @@ func TestEvaluateDeterministic(t *testing.T) {
 // TestEvaluateEmptyRecord: an empty or sample-less record evaluates without
 // panicking and never passes a run in which a planned migration never ran.
 func TestEvaluateEmptyRecord(t *testing.T) {
-	plan := record.Plan{Params: record.Params{Migrations: 1, PauseCritS: 5, FreezesAllowed: 1}}
+	plan := record.Plan{Params: record.Params{Migrations: 1, PauseCritS: 5, FreezesAllowed: 1, Seed: record.DefaultSeedThresholds()}}
 	s := Evaluate(plan, nil)
 	if s.Verdict != record.Inconclusive {
 		t.Errorf("empty record verdict %q, want inconclusive; checks %+v", s.Verdict, s.Checks)

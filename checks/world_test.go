@@ -25,6 +25,7 @@ func newWorld(interval float64, hosts ...string) *world {
 		Params: record.Params{
 			SampleIntervalS: interval, SettleSampleIntervalS: interval,
 			PauseCritS: 5, FreezesAllowed: 1, AttributionMarginS: 30, SettleS: 40,
+			Seed: record.DefaultSeedThresholds(),
 		},
 	}
 	for _, h := range hosts {

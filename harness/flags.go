@@ -46,7 +46,7 @@ func RegisterFlags(fs *flag.FlagSet, s *Spec) {
 	fs.IntVar(&sd.MaxReconnects, "max-reconnects", d.Params.Seed.MaxReconnects, "reconnect `attempts` of one controller above which controller-churn fails")
 	fs.IntVar(&sd.MaxCtrlLossTmoS, "max-ctrl-loss-tmo", d.Params.Seed.MaxCtrlLossTmoS, "`seconds` of ctrl_loss_tmo above which (or off) loss-timeout warns")
 	fs.IntVar(&sd.MaxPaths, "max-paths", d.Params.Seed.MaxPaths, "controllers per subsystem on a host at the end above which paths-per-subsystem warns")
-	fs.IntVar(&sd.MaxNotAllowed, "max-not-allowed", d.Params.Seed.MaxNotAllowed, "target rejections logged as \"does not allow host\" at or above which target-log-pattern fails")
+	fs.IntVar(&sd.MaxNotAllowed, "max-not-allowed", d.Params.Seed.MaxNotAllowed, "target rejections logged as \"does not allow host\" at or above which target-log-pattern fails (>= 1; 1 allows none)")
 	k := &s.Kube
 	fs.StringVar(&s.Backend, "backend", d.Backend, "`sim`: the embedded simulator; kube: a real Kubernetes cluster running simplyblock (needs --kubeconfig and --storage-class; see docs/kube.md)")
 	fs.StringVar(&s.Kubeconfig, "kubeconfig", d.Kubeconfig, "with --backend kube: kubeconfig `file` (default $KUBECONFIG)")

@@ -154,10 +154,13 @@ func (s Spec) Validate() error {
 		name string
 		v    int
 	}{{"--max-net-controllers", sd.MaxNetControllers}, {"--max-reconnects", sd.MaxReconnects},
-		{"--max-ctrl-loss-tmo", sd.MaxCtrlLossTmoS}, {"--max-paths", sd.MaxPaths}, {"--max-not-allowed", sd.MaxNotAllowed}} {
+		{"--max-ctrl-loss-tmo", sd.MaxCtrlLossTmoS}, {"--max-paths", sd.MaxPaths}} {
 		if r.v < 0 {
 			return Usagef("%s must be >= 0, got %d", r.name, r.v)
 		}
+	}
+	if sd.MaxNotAllowed < 1 {
+		return Usagef("--max-not-allowed must be >= 1 (target-log-pattern fails at >= this many rejections; 1 allows none), got %d", sd.MaxNotAllowed)
 	}
 	if v := p.SettleSampleIntervalS; v != 0 && (math.IsNaN(v) || v < 0.001 || v > 3600) {
 		return Usagef("--settle-sample-interval must be 0 (= --sample-interval) or a finite number of seconds in [0.001, 3600], got %v", v)

@@ -30,7 +30,7 @@ func writeRun(t testing.TB, parent, name string, seed int64, pauses ...float64) 
 		t.Fatal(err)
 	}
 	plan := record.Plan{Tool: "fiomig", Scenario: "migrations", Backend: "sim", Seed: seed,
-		Command: fmt.Sprintf("fiomig run --seed=%d", seed), Params: record.Params{Migrations: len(pauses), PauseCritS: 5, SampleIntervalS: 0.1, FreezesAllowed: 1},
+		Command: fmt.Sprintf("fiomig run --seed=%d", seed), Params: record.Params{Migrations: len(pauses), PauseCritS: 5, SampleIntervalS: 0.1, FreezesAllowed: 1, Seed: record.DefaultSeedThresholds()},
 		Topology: record.Topology{Nodes: []record.Node{{Name: "node-1", IP: "10.0.0.1"}}, Hosts: []record.HostInfo{{Name: "worker-1", HostNQN: "nqn.host:worker-1"}},
 			Volumes: []record.VolumeInfo{{Name: "vol-1", NQN: "nqn.x:vol-1", NSIDs: []int{1}, Consumers: []string{"worker-1"}}}}}
 	sum := record.Summary{Seed: seed, Verdict: record.Pass}

@@ -127,7 +127,9 @@ func presentParams(b []byte) map[string]bool {
 // (0 = the sample interval); params.pause_crit_s (CUTOVER_PAUSE_CRIT_S)
 // > 0; params.freezes_allowed (CUTOVER_FREEZES_ALLOWED) >= 0;
 // params.settle_s and params.attribution_margin_s >= 0; every number
-// finite; when params.migrations > 0, topology.hosts and topology.volumes
+// finite; params.seed_checks' min_completed and max_timed_out in [0, 1],
+// its seconds >= 0, its counts >= 0 and max_not_allowed >= 1; when
+// params.migrations > 0, topology.hosts and topology.volumes
 // are non-empty; every volume's consumers are hosts of topology.hosts.
 func (p Plan) Validate() error { return p.validate(nil) }
 
@@ -164,8 +166,10 @@ func (p Plan) validate(present map[string]bool) error {
 		return fmt.Errorf("params.seed_checks.min_completed and max_timed_out must be fractions in [0, 1], got %v and %v", pr.Seed.MinCompleted, pr.Seed.MaxTimedOut)
 	case !(pr.Seed.MigrationTimeoutS >= 0) || !(pr.Seed.OutageS >= 0) || !(pr.Seed.VerifyLagS >= 0) || !finite(pr.Seed.MigrationTimeoutS+pr.Seed.OutageS+pr.Seed.VerifyLagS):
 		return fmt.Errorf("params.seed_checks: migration_timeout_s, outage_s and verify_lag_s must be finite and >= 0 seconds, got %v, %v, %v", pr.Seed.MigrationTimeoutS, pr.Seed.OutageS, pr.Seed.VerifyLagS)
-	case pr.Seed.MaxNetControllers < 0 || pr.Seed.MaxReconnects < 0 || pr.Seed.MaxCtrlLossTmoS < 0 || pr.Seed.MaxPaths < 0 || pr.Seed.MaxNotAllowed < 0:
-		return fmt.Errorf("params.seed_checks: max_net_controllers, max_reconnects, max_ctrl_loss_tmo_s, max_paths and max_not_allowed must be >= 0, got %+v", pr.Seed)
+	case pr.Seed.MaxNetControllers < 0 || pr.Seed.MaxReconnects < 0 || pr.Seed.MaxCtrlLossTmoS < 0 || pr.Seed.MaxPaths < 0:
+		return fmt.Errorf("params.seed_checks: max_net_controllers, max_reconnects, max_ctrl_loss_tmo_s and max_paths must be >= 0, got %+v", pr.Seed)
+	case pr.Seed.MaxNotAllowed < 1:
+		return fmt.Errorf("params.seed_checks.max_not_allowed must be >= 1 (target-log-pattern fails at >= it; 1 allows none), got %d", pr.Seed.MaxNotAllowed)
 	}
 	if pr.Migrations > 0 {
 		if len(p.Topology.Hosts) == 0 {

@@ -104,7 +104,7 @@ func TestReadPlanErrorsNameTheFile(t *testing.T) {
 	if _, err := ReadPlan(p); err == nil || !strings.Contains(err.Error(), p) {
 		t.Errorf("ReadPlan error = %v, want it to name %s", err, p)
 	}
-	if err := WriteJSON(p, Plan{Seed: 7, Params: Params{SampleIntervalS: 0.1, PauseCritS: 5}}); err != nil {
+	if err := WriteJSON(p, Plan{Seed: 7, Params: Params{SampleIntervalS: 0.1, PauseCritS: 5, Seed: DefaultSeedThresholds()}}); err != nil {
 		t.Fatal(err)
 	}
 	plan, err := ReadPlan(p)

@@ -13,7 +13,8 @@ import (
 // the world's shape at the top of params and its switches as strings in
 // params.extra: both are read into Model here, once, so that nothing
 // downstream parses a switch from a string. A params.extra value that
-// does not parse is an error naming it.
+// does not parse is an error naming it. A seed_checks threshold plan.json
+// lacks is its default (SeedThresholds); one it has is kept, 0 included.
 func (p *Params) UnmarshalJSON(b []byte) error {
 	type params Params // Params' fields without this method
 	var x struct {
@@ -25,6 +26,7 @@ func (p *Params) UnmarshalJSON(b []byte) error {
 		CutoverPauseS      *float64     `json:"cutover_pause_s"`
 		Extra              *legacyExtra `json:"extra"`
 	}
+	x.Seed = DefaultSeedThresholds() // decoding keeps what plan.json lacks
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&x); err != nil {

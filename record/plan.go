@@ -39,9 +39,10 @@ type Params struct {
 	// host's heartbeats while it is unchanged: every sampling tick, so
 	// sample_interval_s (settle_sample_interval_s in the settle period).
 	HeartbeatIntervalS float64 `json:"heartbeat_interval_s,omitempty"`
-	// Thresholds of the seed harness's checks (docs/sources.md), zero = the
-	// default named on each (plan.json of older runs has none). Added fields.
-	Seed SeedThresholds `json:"seed_checks,omitzero"`
+	// Thresholds of the seed harness's checks (docs/sources.md), each as
+	// given, 0 included; absent from plan.json = the default
+	// (SeedThresholds).
+	Seed SeedThresholds `json:"seed_checks"`
 	// GapS is the wait between one migration's terminal phase and the
 	// next one's start, seconds. MigrationWaitS bounds the wait for one
 	// migration: past it the run moves on and the migration keeps its last
@@ -170,56 +171,42 @@ const (
 var Stages = []string{StageInValidation, StageBeforeCutover, StageInFreeze, StageAfterCutover}
 
 // SeedThresholds are the thresholds of the checks fiomig took from the
-// operator's seed harness and its successor sbtest (docs/sources.md §8). A
-// zero field takes the default in its comment.
+// operator's seed harness and its successor sbtest (docs/sources.md §8).
+// Every field is the bound as given, 0 included (--max-timed-out 0 allows
+// no timeout); DefaultSeedThresholds are the defaults in the comments.
+// plan.json writes every field; one it lacks (plan.json of older runs,
+// which left out zeros and, older still, the whole section) reads as its
+// default (Params.UnmarshalJSON), which is what that run was judged with.
 type SeedThresholds struct {
 	// MinCompleted is the least fraction of migrations that must complete
 	// within MigrationTimeoutS (0.8); MaxTimedOut the most that may time
 	// out (0.1); MigrationTimeoutS the harness's wait (420 s).
-	MinCompleted      float64 `json:"min_completed,omitempty"`
-	MaxTimedOut       float64 `json:"max_timed_out,omitempty"`
-	MigrationTimeoutS float64 `json:"migration_timeout_s,omitempty"`
+	MinCompleted      float64 `json:"min_completed"`
+	MaxTimedOut       float64 `json:"max_timed_out"`
+	MigrationTimeoutS float64 `json:"migration_timeout_s"`
 	// OutageS: no I/O completed on a volume for this long fails (30 s).
-	OutageS float64 `json:"outage_s,omitempty"`
+	OutageS float64 `json:"outage_s"`
 	// VerifyLagS: a verify failure up to this long after a migration ends
 	// is that migration's (45 s; fio detects lost writes 3–34 s later).
-	VerifyLagS float64 `json:"verify_lag_s,omitempty"`
+	VerifyLagS float64 `json:"verify_lag_s"`
 	// MaxNetControllers: more controllers created than removed per
 	// subsystem and host fails (4); MaxReconnects: more reconnect attempts
 	// of one controller fails (100).
-	MaxNetControllers int `json:"max_net_controllers,omitempty"`
-	MaxReconnects     int `json:"max_reconnects,omitempty"`
+	MaxNetControllers int `json:"max_net_controllers"`
+	MaxReconnects     int `json:"max_reconnects"`
 	// MaxCtrlLossTmoS: a controller with ctrl_loss_tmo above this (or off)
 	// warns (60 s); MaxPaths: more controllers per subsystem on a host at
 	// the end warns (3).
-	MaxCtrlLossTmoS int `json:"max_ctrl_loss_tmo_s,omitempty"`
-	MaxPaths        int `json:"max_paths,omitempty"`
+	MaxCtrlLossTmoS int `json:"max_ctrl_loss_tmo_s"`
+	MaxPaths        int `json:"max_paths"`
 	// MaxNotAllowed: this many target rejections logged as "does not allow
-	// host" or more fails (50).
-	MaxNotAllowed int `json:"max_not_allowed,omitempty"`
+	// host" or more fails (50; at least 1, which allows none).
+	MaxNotAllowed int `json:"max_not_allowed"`
 }
 
-// WithDefaults fills every zero threshold with its default.
-func (t SeedThresholds) WithDefaults() SeedThresholds {
-	def := func(v *float64, d float64) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	defI := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	def(&t.MinCompleted, 0.8)
-	def(&t.MaxTimedOut, 0.1)
-	def(&t.MigrationTimeoutS, 420)
-	def(&t.OutageS, 30)
-	def(&t.VerifyLagS, 45)
-	defI(&t.MaxNetControllers, 4)
-	defI(&t.MaxReconnects, 100)
-	defI(&t.MaxCtrlLossTmoS, 60)
-	defI(&t.MaxPaths, 3)
-	defI(&t.MaxNotAllowed, 50)
-	return t
+// DefaultSeedThresholds are the seed harness's thresholds (docs/sources.md
+// §8), each named in its field's comment.
+func DefaultSeedThresholds() SeedThresholds {
+	return SeedThresholds{MinCompleted: 0.8, MaxTimedOut: 0.1, MigrationTimeoutS: 420, OutageS: 30, VerifyLagS: 45,
+		MaxNetControllers: 4, MaxReconnects: 100, MaxCtrlLossTmoS: 60, MaxPaths: 3, MaxNotAllowed: 50}
 }

@@ -27,7 +27,7 @@ func DefaultParams() record.Params {
 	return record.Params{
 		Migrations: 23, SampleIntervalS: 0.1, SettleSampleIntervalS: 1,
 		PauseCritS: 5.0, FreezesAllowed: 1, SettleS: 400, AttributionMarginS: 30,
-		Seed: record.SeedThresholds{}.WithDefaults(), GapS: DefaultGapS, Faults: record.FaultsDefault,
+		Seed: record.DefaultSeedThresholds(), GapS: DefaultGapS, Faults: record.FaultsDefault,
 		Model: sim.ModelDefaults(record.Model{LvolMonitor: true, CSIRestore: record.CSIRestoreByEndpoint, ReleaseSources: true}),
 	}
 }

@@ -60,7 +60,7 @@ func FaultSchedule(seed int64, p record.Params, topo record.Topology, kinds []st
 	// The default schedule's stream is the run seed's, offset so that it
 	// does not repeat the world's draws.
 	return faults.Default(seed, faults.DefaultOptions{Migrations: p.Migrations, Nodes: nodes, Hosts: hosts, Kinds: kinds,
-		MinCompleted: p.Seed.WithDefaults().MinCompleted})
+		MinCompleted: p.Seed.MinCompleted})
 }
 
 // checkFaultMigrations rejects a fault file entry aimed at a migration the

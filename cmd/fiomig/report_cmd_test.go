@@ -24,7 +24,7 @@ func writeRunDir(t *testing.T, pause float64, faultEvidence bool) string {
 	dir := t.TempDir()
 	plan := record.Plan{
 		Tool: "fiomig", Scenario: "migrations", Backend: "sim", Seed: 11, Command: "fiomig run --seed 11",
-		Params: record.Params{Migrations: 1, SampleIntervalS: 0.5, PauseCritS: 5, FreezesAllowed: 1, SettleS: 30, AttributionMarginS: 30,
+		Params: record.Params{Migrations: 1, SampleIntervalS: 0.5, PauseCritS: 5, FreezesAllowed: 1, SettleS: 30, AttributionMarginS: 30, Seed: record.DefaultSeedThresholds(),
 			Model: record.Model{Volumes: 1, Hosts: 1, ConsumersPerVolume: 1}},
 		Topology: record.Topology{
 			Hosts:   []record.HostInfo{{Name: "host-a", HostNQN: "nqn.host-a"}},

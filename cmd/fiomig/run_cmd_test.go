@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/fiomig/fiomig/harness"
+	"github.com/fiomig/fiomig/record"
 	"github.com/fiomig/fiomig/scenario"
 )
 
@@ -316,5 +318,53 @@ func TestRunThresholdErrorsBeforeAnyRecord(t *testing.T) {
 		if dirs, _ := filepath.Glob(filepath.Join(out, "fio-mig-*")); len(dirs) != 0 {
 			t.Errorf("%s %s: a usage error left run directories %v", c.flag, c.value, dirs)
 		}
+	}
+}
+
+// TestZeroThresholdsAreJudgedAsZero: --max-timed-out 0, --min-completed 0
+// and --max-paths 0 are the bounds the run is judged with, in the run and
+// when fiomig report re-judges it from plan.json, not the defaults (0.10,
+// 0.80, 3); --max-not-allowed 0 (fail at >= 0 rejections: every run) is
+// refused, naming 1 as the strict bound.
+func TestZeroThresholdsAreJudgedAsZero(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := runCLI("run", "--out", out, "--migrations", "2", "--faults", "none", "--settle", "35",
+		"--max-timed-out", "0", "--min-completed", "0", "--max-paths", "0")
+	if code == exitUsage {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	dir := runDirOf(t, out)
+	wants := []string{"want >= 0.00", "want <= 0.00", "more than 0 paths per subsystem"}
+	sum := func() string { // the checks' details
+		b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+		var s record.Summary
+		if err == nil {
+			err = json.Unmarshal(b, &s)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d []string
+		for _, c := range s.Checks {
+			d = append(d, c.Detail)
+		}
+		return strings.Join(d, "\n")
+	}
+	for _, w := range wants {
+		if !strings.Contains(sum(), w) {
+			t.Errorf("the run's summary.json does not judge with 0 (%q)", w)
+		}
+	}
+	if code, _, stderr := runCLI("report", dir); code == exitUsage {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	for _, w := range wants {
+		if !strings.Contains(sum(), w) {
+			t.Errorf("re-judged from plan.json, summary.json does not judge with 0 (%q)", w)
+		}
+	}
+	code, _, stderr = runCLI("run", "--out", t.TempDir(), "--migrations", "1", "--max-not-allowed", "0")
+	if code != exitUsage || !strings.Contains(stderr, "--max-not-allowed must be >= 1") {
+		t.Errorf("--max-not-allowed 0: exit %d, %q; want %d naming 1 as the strict bound", code, stderr, exitUsage)
 	}
 }
