@@ -140,7 +140,11 @@ func Run(ctx context.Context, s Spec, w io.Writer, getenv func(string) string) e
 	if len(s.Figures) == 0 {
 		s.Figures = DefaultFigures
 	}
-	st, err := Open(ctx, s.DB)
+	open := OpenExisting
+	if s.Verb == VerbAdd {
+		open = Open
+	}
+	st, err := open(ctx, s.DB)
 	if err != nil {
 		return err
 	}
@@ -222,7 +226,7 @@ func CompareBase(ctx context.Context, dsn string, k int, f Filter, newDir string
 	if k < 1 {
 		return reports.RunSet{}, fmt.Errorf("compare --history: --last must be >= 1, got %d", k)
 	}
-	st, err := Open(ctx, dsn)
+	st, err := OpenExisting(ctx, dsn)
 	if err != nil {
 		return reports.RunSet{}, err
 	}

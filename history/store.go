@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -50,12 +51,21 @@ type Store struct {
 // Errors name the database; a database migrated by a newer fiomig (a schema
 // version above the latest this one knows) is refused.
 func Open(ctx context.Context, dsn string) (*Store, error) {
-	return open(ctx, dsn, len(Migrations))
+	return open(ctx, dsn, len(Migrations), true)
 }
 
-// open is Open migrating to Migrations[:upTo] only (tests of the
-// migrations start from an older schema).
-func open(ctx context.Context, dsn string, upTo int) (*Store, error) {
+// OpenExisting is Open for the verbs that only read (runs, trend, flakes,
+// changes, compare --history): an SQLite file that does not exist is an
+// error naming it, not a new empty store (a mistyped --db would otherwise
+// show nothing and succeed). A PostgreSQL database is opened as by Open.
+func OpenExisting(ctx context.Context, dsn string) (*Store, error) {
+	return open(ctx, dsn, len(Migrations), false)
+}
+
+// open is Open (create: an SQLite file is created when missing) migrating
+// to Migrations[:upTo] only (tests of the migrations start from an older
+// schema).
+func open(ctx context.Context, dsn string, upTo int, create bool) (*Store, error) {
 	s := &Store{}
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
@@ -71,6 +81,9 @@ func open(ctx context.Context, dsn string, upTo int) (*Store, error) {
 		path := strings.TrimPrefix(dsn, "sqlite:")
 		if path == "" {
 			path = DefaultDB
+		}
+		if _, err := os.Stat(path); !create && errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no history store at %s (fiomig history add creates one; --db names the store)", path)
 		}
 		if dir := filepath.Dir(path); dir != "." {
 			if err := os.MkdirAll(dir, 0o755); err != nil {

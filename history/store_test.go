@@ -180,7 +180,7 @@ func TestAddSweep(t *testing.T) {
 func TestMigrations(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "h.db")
-	old, err := open(ctx, path, 1)
+	old, err := open(ctx, path, 1, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,16 +64,24 @@ func FaultSchedule(seed int64, p record.Params, topo record.Topology, kinds []st
 }
 
 // checkFaultMigrations rejects a fault file entry aimed at a migration the
-// run does not have: "#N" or "#N+" in its migration field (or, for the
-// kinds whose target is their migration, its target) with N above
-// migrations would never fire, and the run would end inconclusive after
-// it ran. Errors name the file, the entry (1-based) and the field.
+// run does not have: "#N" or "#N+", or the simulator's id "mig-NNNN"
+// (migrations are numbered as they start, sim/migration.go), in its
+// migration field (or the target of aborted-validation, whose target is
+// its migration) with N above migrations would never fire, and the run
+// would end inconclusive after it ran. Errors name the file, the entry
+// (1-based) and the field.
 func checkFaultMigrations(file string, sched []record.FaultSpec, migrations int) error {
 	for i, s := range sched {
-		for _, f := range []struct{ name, v string }{{"migration", s.Migration}, {"target", s.Target}} {
+		fields := []struct{ name, v string }{{"migration", s.Migration}}
+		if s.Fault == faults.KindAbortedValidation || strings.HasPrefix(s.Target, "#") {
+			fields = append(fields, struct{ name, v string }{"target", s.Target})
+		}
+		for _, f := range fields {
 			n, ok := strings.CutPrefix(f.v, "#")
 			if !ok {
-				continue
+				if n, ok = strings.CutPrefix(f.v, "mig-"); !ok || strings.HasSuffix(n, "+") {
+					continue
+				}
 			}
 			k, err := strconv.Atoi(strings.TrimSuffix(n, "+"))
 			if err == nil && k > migrations {

@@ -28,6 +28,9 @@ func TestRunFaultFileErrorsNameFileAndField(t *testing.T) {
 		// would never fire.
 		{"faults:\n- {kind: ana-flap, target: storage-1, when: in-freeze, migration: '#99', duration: 2}\n", `fault 1: field "migration": "#99" names migration 99, but the run has 1 (--migrations)`},
 		{"faults:\n- {kind: node-crash, target: storage-1, when: in-freeze, migration: '#1', duration: 2}\n- {kind: aborted-validation, target: '#2'}\n", `fault 2: field "target": "#2" names migration 2, but the run has 1 (--migrations)`},
+		// and by its id, as the simulator names migrations (mig-0001 on).
+		{"faults:\n- {kind: ana-flap, target: storage-1, when: in-freeze, migration: mig-0099, duration: 2}\n", `fault 1: field "migration": "mig-0099" names migration 99, but the run has 1 (--migrations)`},
+		{"faults:\n- {kind: aborted-validation, target: mig-0002}\n", `fault 1: field "target": "mig-0002" names migration 2, but the run has 1 (--migrations)`},
 	} {
 		path := filepath.Join(dir, "f.yaml")
 		if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {

@@ -285,3 +285,31 @@ func TestInterruptedRunArtifacts(t *testing.T) {
 		t.Errorf("junit files %v", junits)
 	}
 }
+
+// TestHistoryReadersNeedAStore: the read-only verbs and compare --history
+// given a store that does not exist (a mistyped --db) exit 2 naming the
+// path and leave no file behind, instead of creating an empty store and
+// printing nothing; history add creates it.
+func TestHistoryReadersNeedAStore(t *testing.T) {
+	dir := t.TempDir()
+	typo := filepath.Join(dir, "nightly", "histroy.db")
+	for _, verb := range []string{"runs", "trend", "flakes", "changes"} {
+		code, stdout, stderr := runCLI("history", verb, "--db", typo, "--out", filepath.Join(dir, "trend"))
+		if code != exitUsage || !strings.Contains(stderr, "no history store at "+typo) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("history %s --db %s: exit %d, stderr %q, stdout %q; want %d, one line naming the path", verb, typo, code, stderr, stdout, exitUsage)
+		}
+	}
+	run := runOnce(t, filepath.Join(dir, "out"))
+	if code, _, stderr := runCLI("compare", "--history", typo, run); code != exitUsage || !strings.Contains(stderr, "no history store at "+typo) {
+		t.Errorf("compare --history %s: exit %d, stderr %q", typo, code, stderr)
+	}
+	if _, err := os.Stat(filepath.Dir(typo)); !os.IsNotExist(err) {
+		t.Errorf("a reader created %s (%v)", filepath.Dir(typo), err)
+	}
+	if code, _, stderr := runCLI("history", "add", "--db", typo, run); code != exitPass {
+		t.Fatalf("history add: exit %d: %s", code, stderr)
+	}
+	if code, stdout, stderr := runCLI("history", "runs", "--db", typo); code != exitPass || !strings.Contains(stdout, "1 run(s)") {
+		t.Errorf("history runs after add: exit %d, %q, %q", code, stdout, stderr)
+	}
+}
