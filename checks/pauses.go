@@ -299,18 +299,17 @@ func pauseBound(plan record.Plan, r *runIndex, pr pauseResult) record.CheckResul
 	}
 	d := fmt.Sprintf("longest pause %s (%s) <= %s over %d migration/host pairs", fmtS(longest), where, fmtS(crit), pairs)
 	if len(maskedIn) > 0 {
-		d += fmt.Sprintf("; %d pair(s) whose cutover lies inside a fault window, its own pause bounded by the window: %s",
-			len(maskedIn), strings.Join(maskedIn, "; "))
+		d += fmt.Sprintf("; %d cutover(s) inside a fault window: %s", len(maskedIn), strings.Join(maskedIn, "; "))
 	}
 	return record.CheckResult{Name: CheckPauseBound, Verdict: record.Pass, Detail: d + noCut}
 }
 
 // maskedText says where a masked pair's cutover lies (hp.MaskedBy set):
-// "ID on HOST: cutover at T s inside the fault window [a, b] s of FAULT:
+// "ID on HOST: cutover at T s inside the fault window [a, b] s of FAULT,
 // its own pause <= L s".
 func maskedText(id, host string, hp record.HostPauses) string {
 	mb := hp.MaskedBy
-	return fmt.Sprintf("%s on %s: cutover at %s inside the fault window %s of %s: its own pause <= %s",
+	return fmt.Sprintf("%s on %s: cutover at %s inside the fault window %s of %s, its own pause <= %s",
 		id, host, fmtS(*hp.CutoverS), fmtWindows([][2]float64{mb.Window}), mb.Fault, fmtS(mb.BoundS))
 }
 

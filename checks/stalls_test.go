@@ -196,9 +196,9 @@ func TestSilentStallCounts(t *testing.T) {
 		detail   string
 	}{
 		{"exact", stallExact, stallOpts{}, 5, record.Inconclusive, [2]float64{}, nil, [2]float64{19.95, 26}, false,
-			"m1 on host-a: cutover at 26 s inside the fault window [19.95, 26] s of network-partition on host-a/node-1 from 19.95 s: its own pause <= 6.05 s"},
+			"m1 on host-a: cutover at 26 s inside the fault window [19.95, 26] s of network-partition on host-a/node-1 from 19.95 s, its own pause <= 6.05 s"},
 		{"estimated", stallEstimate, stallOpts{}, 5, record.Inconclusive, [2]float64{}, nil, [2]float64{18.5, 26}, true,
-			"m1 on host-a: cutover at 26 s inside the fault window [18.5, 26] s of network-partition on host-a/node-1 from 19.95 s: its own pause <= 7.5 s"},
+			"m1 on host-a: cutover at 26 s inside the fault window [18.5, 26] s of network-partition on host-a/node-1 from 19.95 s, its own pause <= 7.5 s"},
 		{"healed", stallHealed, stallOpts{}, 5, record.Pass, [2]float64{19.95, 23.5}, nil, [2]float64{}, false, "longest pause 3.55 s"},
 		{"exact, unlanded", stallExact, stallOpts{unlanded: true}, 5, record.Fail, [2]float64{19.95, 26}, nil, [2]float64{}, false, "1 of 1 migration/host pair(s) over"},
 		{"estimated, unlanded", stallEstimate, stallOpts{unlanded: true}, 5, record.Inconclusive, [2]float64{18.5, 26}, ptrF(5), [2]float64{}, true, "m1 on host-a between 5 s and 7.5 s"},
@@ -299,9 +299,9 @@ func TestMaskedCutover(t *testing.T) {
 	exact := &record.Masked{Window: [2]float64{19.95, 26}, Fault: "network-partition on host-a/node-1 from 19.95 s", BoundS: 6.05}
 	estimated := &record.Masked{Window: [2]float64{18.5, 26}, Fault: "network-partition on host-a/node-1 from 19.95 s", BoundS: 7.5}
 	const (
-		exactText     = "m1 on host-a: cutover at 26 s inside the fault window [19.95, 26] s of network-partition on host-a/node-1 from 19.95 s: its own pause <= 6.05 s"
-		estimatedText = "m1 on host-a: cutover at 26 s inside the fault window [18.5, 26] s of network-partition on host-a/node-1 from 19.95 s: its own pause <= 7.5 s"
-		within        = "1 pair(s) whose cutover lies inside a fault window, its own pause bounded by the window: "
+		exactText     = "m1 on host-a: cutover at 26 s inside the fault window [19.95, 26] s of network-partition on host-a/node-1 from 19.95 s, its own pause <= 6.05 s"
+		estimatedText = "m1 on host-a: cutover at 26 s inside the fault window [18.5, 26] s of network-partition on host-a/node-1 from 19.95 s, its own pause <= 7.5 s"
+		within        = "1 cutover(s) inside a fault window: "
 	)
 	for _, tc := range []struct {
 		name       string

@@ -96,7 +96,7 @@ func TestPartitionOfOptimizedSourceDuringCutoverIsAStall(t *testing.T) {
 		t.Fatalf("fault window %v, %g s: want it over the %g s bound (the case this test shows)", win, length, crit)
 	}
 	pb := check(run.summary, "pause-bound")
-	says := fmt.Sprintf("mig-0001 on worker-1: cutover at %s s inside the fault window [%s, %s] s of %s: its own pause <= %s s",
+	says := fmt.Sprintf("mig-0001 on worker-1: cutover at %s s inside the fault window [%s, %s] s of %s, its own pause <= %s s",
 		record.FormatT(*hp.CutoverS), record.FormatT(win[0]), record.FormatT(win[1]), fw[0].Stall.Cause, record.FormatT(length))
 	if pb.Verdict != record.Inconclusive || !strings.Contains(pb.Detail, says) {
 		t.Errorf("pause-bound %s (%s): want inconclusive with %q: the cutover's own pause hid in the partition's window, longer than the bound", pb.Verdict, pb.Detail, says)

@@ -383,7 +383,11 @@ type Stats struct {
 	Pauses           int    `json:"pauses"`
 	// NoCutover counts the migrations left out because they never cut
 	// over (MigrationSummary.NoCutover). Added field.
-	NoCutover int     `json:"no_cutover"`
+	NoCutover int `json:"no_cutover"`
+	// Masked counts the (migration, host) pairs left out because the
+	// host's cutover lies inside a fault window (HostPauses.MaskedBy):
+	// its pause was not measured. Added field.
+	Masked    int     `json:"masked,omitempty"`
 	P50PauseS float64 `json:"p50_pause_s"`
 	P95PauseS float64 `json:"p95_pause_s"`
 	MaxPauseS float64 `json:"max_pause_s"`

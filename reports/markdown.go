@@ -60,21 +60,32 @@ func MigrationVerdict(plan record.Plan, m record.MigrationSummary) string {
 }
 
 // unfinishedNote names the migrations Stats leaves out (not Counted: no
-// terminal phase, or no cutover), or "".
+// terminal phase, or no cutover) and the (migration, host) pairs it leaves
+// out as masked (a cutover inside a fault window), or "".
 func unfinishedNote(sum record.Summary) string {
-	var ms []string
+	var ms, ps []string
 	for _, m := range sum.Migrations {
 		switch {
 		case !record.IsTerminal(m.Outcome):
 			ms = append(ms, fmt.Sprintf("%s (no terminal phase, last phase %s)", m.ID, m.Outcome))
 		case m.NoCutover:
 			ms = append(ms, fmt.Sprintf("%s (%s before Running: no cutover)", m.ID, m.Outcome))
+		default:
+			for _, h := range sortedHosts(m) {
+				if m.Hosts[h].MaskedBy != nil {
+					ps = append(ps, m.ID+" on "+h)
+				}
+			}
 		}
 	}
-	if len(ms) == 0 {
-		return ""
+	var out []string
+	if len(ms) > 0 {
+		out = append(out, "Migrations left out: "+strings.Join(ms, ", ")+".")
 	}
-	return "Migrations left out: " + strings.Join(ms, ", ") + "."
+	if len(ps) > 0 {
+		out = append(out, "Pairs left out, their cutover inside a fault window and its pause not measured: "+strings.Join(ps, ", ")+".")
+	}
+	return strings.Join(out, " ")
 }
 
 // Markdown renders report.md with the run's pause and ECDF plots linked
@@ -587,14 +598,14 @@ func stallsIn(hp record.HostPauses) string {
 const faultWindowsNote = "pause window(s) an injected fault explains (not findings; pause-bound and freezes do not count them, but one that holds a host's cutover bounds that cutover's pause and is its one freeze): begun by a landed fault's silent stall — wherever it lies, even inside a migration's span — or outside every migration that cut over under a fault aimed at that host's paths"
 
 // maskedNote says where a host's cutover hid (hp.MaskedBy), "" when it
-// did not: "cutover inside the fault window [a, b] s of FAULT: its own
+// did not: "cutover inside the fault window [a, b] s of FAULT, its own
 // pause ≤ L s".
 func maskedNote(hp record.HostPauses) string {
 	mb := hp.MaskedBy
 	if mb == nil {
 		return ""
 	}
-	return fmt.Sprintf("cutover inside the fault window %s of %s: its own pause ≤ %s", windows([][2]float64{mb.Window}), mb.Fault, secs(mb.BoundS))
+	return fmt.Sprintf("cutover inside the fault window %s of %s, its own pause ≤ %s", windows([][2]float64{mb.Window}), mb.Fault, secs(mb.BoundS))
 }
 
 // withinBound is the sentence shown when OverBound is empty.
