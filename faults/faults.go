@@ -3,6 +3,7 @@ package faults
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"sort"
@@ -33,6 +34,22 @@ const (
 	// accepts an inject line's evidence from the landed line that follows).
 	ActionLanded = "landed"
 )
+
+// kindParams are the params each kind reads (FromSpec), besides after_s,
+// which every kind takes. Any other param is an error: a mistyped one
+// (mdoe, lost_blcks) would otherwise be ignored and the fault run with
+// its default.
+var kindParams = map[string][]string{
+	KindAbortedValidation: {"mode", "host"},
+	KindConnectRejected:   {"host"},
+	KindResetController:   {"node"},
+	KindRetriedCutover:    {"freezes", "lost_blocks", "detect_after_s"},
+}
+
+// recordedParams are the params the Injector adds to the executed
+// schedule (Executed): a rerun of an executed schedule (fiomig shrink)
+// carries them, and they are read by nothing.
+var recordedParams = append(slices.Clone(resultParams), "passed_over")
 
 // Modes of aborted-validation (FaultSpec.Params["mode"]).
 const (
@@ -127,6 +144,12 @@ func FromSpec(s record.FaultSpec) (Fault, error) {
 	if v, ok := s.Params["after_s"]; ok {
 		if f, err := strconv.ParseFloat(v, 64); err != nil || f < 0 {
 			return nil, bad("params after_s %q: want seconds >= 0", v)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Params)) {
+		if k != "after_s" && !slices.Contains(kindParams[s.Fault], k) && !slices.Contains(recordedParams, k) {
+			return nil, bad("params %q: not a param of %s (known: %s)", k, s.Fault,
+				strings.Join(append([]string{"after_s"}, kindParams[s.Fault]...), ", "))
 		}
 	}
 	switch s.Fault {

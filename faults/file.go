@@ -144,9 +144,12 @@ func ParseFile(path string) ([]record.FaultSpec, error) {
 
 // Parse parses a fault file's contents; name is used in errors.
 func Parse(data []byte, name string) ([]record.FaultSpec, error) {
-	js, err := yaml.YAMLToJSON(data)
+	// Strict: a key given twice in one mapping (YAML forbids it; JSON is
+	// read by the same parser) is an error, not a silent last-one-wins
+	// that would drop a fault or change its target unseen.
+	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: not YAML or JSON: %w", name, err)
+		return nil, fmt.Errorf("%s: %s", name, yamlErr(err))
 	}
 	js = bytes.TrimSpace(js)
 	var raw []json.RawMessage
@@ -188,6 +191,27 @@ func Parse(data []byte, name string) ([]record.FaultSpec, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// yamlErr makes the YAML reader's errors one line in the file's terms:
+// a duplicate key names its line, a .nan or .inf says so.
+func yamlErr(err error) string {
+	var uv *json.UnsupportedValueError
+	if errors.As(err, &uv) {
+		return fmt.Sprintf("a number is %s: want finite numbers (not .nan or .inf)", uv.Str)
+	}
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, "yaml: unmarshal errors:"); ok {
+		var lines []string
+		for _, l := range strings.Split(rest, "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				l = strings.Replace(l, "already set in map", "given twice", 1)
+				lines = append(lines, l)
+			}
+		}
+		return strings.Join(lines, "; ")
+	}
+	return "not YAML or JSON: " + msg
 }
 
 // jsonErr makes encoding/json's errors read in the file's terms.

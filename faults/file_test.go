@@ -62,6 +62,23 @@ faults:
 		{name: "bad migration", text: "faults:\n- {kind: target-restart, target: storage-1, when: in-freeze, migration: '#0', duration: 1}\n", err: `want an id, #N`},
 		{name: "empty", text: "# nothing\n", err: "f.yaml: empty fault file"},
 		{name: "not yaml", text: "faults: [\n", err: "f.yaml: not YAML or JSON"},
+		// A key given twice is an error naming its line, not last-one-wins
+		// (which ran the second target, the second kind, or dropped a whole
+		// first list of faults without a word).
+		{name: "duplicate key in an entry", text: "faults:\n- kind: target-restart\n  target: storage-2\n  target: storage-3\n  when: in-freeze\n  duration: 10\n",
+			err: `f.yaml: line 4: key "target" given twice`},
+		{name: "duplicate top-level key", text: "faults:\n- {kind: target-restart, target: storage-2, when: in-freeze, duration: 10}\nfaults:\n- {kind: node-crash, target: storage-1, when: in-freeze, duration: 10}\n",
+			err: `f.yaml: line 4: key "faults" given twice`}, // the line of the second key's value (yaml.v2)
+		{name: "duplicate key in json", text: `{"faults": [{"kind": "target-restart", "kind": "node-crash", "target": "storage-2", "when": "in-freeze", "duration": 10}]}`,
+			err: `key "kind" given twice`},
+		{name: "nan", text: "faults:\n- {kind: target-restart, target: storage-2, when: in-freeze, duration: .nan}\n",
+			err: `f.yaml: a number is NaN: want finite numbers`},
+		// A param the kind does not read is an error naming it, not ignored
+		// (mdoe: kill-job ran the default mode, abort).
+		{name: "unknown param", text: "faults:\n- {kind: aborted-validation, target: mig-0002, when: Validating, params: {mdoe: kill-job, host: worker-1}}\n",
+			err: `f.yaml: fault 1: fault aborted-validation on "mig-0002": params "mdoe": not a param of aborted-validation (known: after_s, mode, host)`},
+		{name: "param of another kind", text: "faults:\n- {kind: target-restart, target: storage-2, when: in-freeze, duration: 10, params: {node: storage-1}}\n",
+			err: `params "node": not a param of target-restart (known: after_s)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "f.yaml")
@@ -116,5 +133,21 @@ func TestWriteFileRoundTrip(t *testing.T) {
 	if d := cmp.Diff(planned, got); d != "" {
 		b, _ := os.ReadFile(path)
 		t.Errorf("round trip (-want +got):\n%s\nfile:\n%s", d, b)
+	}
+}
+
+// TestExecutedScheduleParamsAreAccepted: a rerun of an executed schedule
+// (plan.json's faults, as fiomig shrink reruns them) carries the params the
+// Injector recorded; FromSpec accepts them while refusing unknown ones.
+func TestExecutedScheduleParamsAreAccepted(t *testing.T) {
+	s := record.FaultSpec{Fault: KindResetController, Target: "worker-1", Phase: record.StageInFreeze, Migration: "mig-0003",
+		Params: map[string]string{"after_s": "0.2", "node": "storage-1", "injected_at_s": "12.5", "recovered_at_s": "12.5",
+			"planned_migration": "#3+", "passed_over": "mig-0002: no live controller", "overlap": "one of 2 overlapping faults"}}
+	if _, err := FromSpec(s); err != nil {
+		t.Fatalf("an executed schedule's params are refused: %v", err)
+	}
+	s.Params["nod"] = "storage-2"
+	if _, err := FromSpec(s); err == nil || !strings.Contains(err.Error(), `params "nod"`) {
+		t.Fatalf("an unknown param: error %v, want one naming params \"nod\"", err)
 	}
 }

@@ -128,6 +128,37 @@ func (s Spec) Validate() error {
 			return Usagef("%s must be a finite number of seconds in %s%g, %g], got %v", r.name, lo, r.min, r.max, r.v)
 		}
 	}
+	// The seed harness's thresholds, by the rules the record's reader
+	// applies to plan.json (record.Plan.Validate): a value it would refuse
+	// is refused here, before any work, so that every run recorded can be
+	// re-judged (fiomig report) and no run directory is left with a plan
+	// that cannot be written (a NaN).
+	sd := p.Seed
+	for _, r := range []struct {
+		name string
+		v    float64
+	}{{"--min-completed", sd.MinCompleted}, {"--max-timed-out", sd.MaxTimedOut}} {
+		if !(r.v >= 0 && r.v <= 1) {
+			return Usagef("%s must be a fraction in [0, 1], got %v", r.name, r.v)
+		}
+	}
+	for _, r := range []struct {
+		name string
+		v    float64
+	}{{"--migration-timeout", sd.MigrationTimeoutS}, {"--outage", sd.OutageS}, {"--verify-lag", sd.VerifyLagS}} {
+		if !(r.v >= 0) || math.IsInf(r.v, 0) {
+			return Usagef("%s must be a finite number of seconds >= 0, got %v", r.name, r.v)
+		}
+	}
+	for _, r := range []struct {
+		name string
+		v    int
+	}{{"--max-net-controllers", sd.MaxNetControllers}, {"--max-reconnects", sd.MaxReconnects},
+		{"--max-ctrl-loss-tmo", sd.MaxCtrlLossTmoS}, {"--max-paths", sd.MaxPaths}, {"--max-not-allowed", sd.MaxNotAllowed}} {
+		if r.v < 0 {
+			return Usagef("%s must be >= 0, got %d", r.name, r.v)
+		}
+	}
 	if v := p.SettleSampleIntervalS; v != 0 && (math.IsNaN(v) || v < 0.001 || v > 3600) {
 		return Usagef("--settle-sample-interval must be 0 (= --sample-interval) or a finite number of seconds in [0.001, 3600], got %v", v)
 	}

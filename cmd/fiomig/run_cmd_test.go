@@ -278,3 +278,43 @@ func TestMistypedFlagSaysDidYouMean(t *testing.T) {
 		}
 	}
 }
+
+// The seed harness's thresholds are checked before any work, by the rules
+// the record's reader applies to plan.json: a value it refuses (a fraction
+// outside [0, 1], a negative or NaN duration, a negative count) is a usage
+// error naming the flag, and no run directory is left behind. Before, a
+// NaN failed only when plan.json was written (an empty run directory was
+// left), and --min-completed 2 ran and recorded a run that fiomig report
+// then refused to read.
+func TestRunThresholdErrorsBeforeAnyRecord(t *testing.T) {
+	for _, c := range []struct{ flag, value string }{
+		{"--min-completed", "2"},
+		{"--min-completed", "-0.5"},
+		{"--min-completed", "NaN"},
+		{"--max-timed-out", "-1"},
+		{"--max-timed-out", "NaN"},
+		{"--migration-timeout", "NaN"},
+		{"--migration-timeout", "-1"},
+		{"--outage", "-1"},
+		{"--outage", "Inf"},
+		{"--verify-lag", "NaN"},
+		{"--max-net-controllers", "-1"},
+		{"--max-reconnects", "-5"},
+		{"--max-ctrl-loss-tmo", "-1"},
+		{"--max-paths", "-1"},
+		{"--max-not-allowed", "-1"},
+	} {
+		out := t.TempDir()
+		args := []string{"run", "--out", out, "--migrations", "1", "--faults", "none", "--settle", "35", c.flag, c.value}
+		var stdout, stderr bytes.Buffer
+		if code := dispatch(args, &stdout, &stderr); code != exitUsage {
+			t.Errorf("%s %s: exit %d, want %d\nstderr: %s", c.flag, c.value, code, exitUsage, stderr.String())
+		}
+		if msg := stderr.String(); !strings.Contains(msg, c.flag+" must be") || strings.Count(strings.TrimSpace(msg), "\n") != 0 {
+			t.Errorf("%s %s: want one line naming the flag, got %q", c.flag, c.value, msg)
+		}
+		if dirs, _ := filepath.Glob(filepath.Join(out, "fio-mig-*")); len(dirs) != 0 {
+			t.Errorf("%s %s: a usage error left run directories %v", c.flag, c.value, dirs)
+		}
+	}
+}
