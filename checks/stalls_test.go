@@ -208,13 +208,7 @@ func TestSilentStallCounts(t *testing.T) {
 		{"estimated, cutover before the estimate", stallEstimate, stallOpts{cutoverAt: 18}, 5, record.Fail, [2]float64{18, 26}, nil, [2]float64{}, true, "1 of 1 migration/host pair(s) over"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			plan, tl := stallRun(tc.kind, tc.opts)
-			plan.Params.PauseCritS = tc.crit
-			for format, lines := range bothFormats(t, tl) {
-				s := Evaluate(plan, lines)
-				if d := cmp.Diff(refEvaluate(plan, lines), s); d != "" {
-					t.Errorf("%s: the Judge (+) differs from the reference (-):\n%s", format, d)
-				}
+			for format, s := range judgedStallRun(t, tc.kind, tc.opts, tc.crit) {
 				pb := findCheck(s, CheckPauseBound)
 				if pb.Verdict != tc.verdict || !strings.Contains(pb.Detail, tc.detail) {
 					t.Errorf("%s: pause-bound %s %q, want %s with %q", format, pb.Verdict, pb.Detail, tc.verdict, tc.detail)
@@ -337,13 +331,7 @@ func TestMaskedCutover(t *testing.T) {
 			[]string{"longest pause 3.55 s (m1 on host-a) <= 5 s over 1 migration/host pairs"}, nil, record.Pass, "at most 1 freeze(s)", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			plan, tl := stallRun(tc.kind, tc.opts)
-			plan.Params.PauseCritS = tc.crit
-			for format, lines := range bothFormats(t, tl) {
-				s := Evaluate(plan, lines)
-				if d := cmp.Diff(refEvaluate(plan, lines), s); d != "" {
-					t.Errorf("%s: the Judge (+) differs from the reference (-):\n%s", format, d)
-				}
+			for format, s := range judgedStallRun(t, tc.kind, tc.opts, tc.crit) {
 				pb := findCheck(s, CheckPauseBound)
 				if pb.Verdict != tc.verdict {
 					t.Errorf("%s: pause-bound %s %q, want %s", format, pb.Verdict, pb.Detail, tc.verdict)
@@ -379,6 +367,23 @@ func TestMaskedCutover(t *testing.T) {
 			}
 		})
 	}
+}
+
+// judgedStallRun is stallRun(kind, opts) judged with bound crit in both
+// timeline formats (bothFormats), by format; the Judge must equal the
+// reference on each.
+func judgedStallRun(t *testing.T, kind stallKind, opts stallOpts, crit float64) map[string]record.Summary {
+	t.Helper()
+	plan, tl := stallRun(kind, opts)
+	plan.Params.PauseCritS = crit
+	out := map[string]record.Summary{}
+	for format, lines := range bothFormats(t, tl) {
+		out[format] = Evaluate(plan, lines)
+		if d := cmp.Diff(refEvaluate(plan, lines), out[format]); d != "" {
+			t.Errorf("%s: the Judge (+) differs from the reference (-):\n%s", format, d)
+		}
+	}
+	return out
 }
 
 func ptrF(v float64) *float64 { return &v }
