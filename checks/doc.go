@@ -10,9 +10,13 @@
 //     window is at most plan.Params.PauseCritS (CUTOVER_PAUSE_CRIT_S). A
 //     silent stall (a live, optimized path whose target no longer answers;
 //     stalls.go) is paused time; one known only from a keep-alive timeout
-//     has a shortest and a longest length, inconclusive between them.
-//   - freezes: pause windows per migration (the most any one host saw) are at
-//     most plan.Params.FreezesAllowed (CUTOVER_FREEZES_ALLOWED).
+//     has a shortest and a longest length, inconclusive between them. A
+//     pair whose host-observed cutover lies inside a fault window is masked
+//     (record.HostPauses.MaskedBy): the window's length bounds its cutover
+//     pause, a pass within the bound, inconclusive over it.
+//   - freezes: pause windows per migration (the most any one host saw, a
+//     masked pair's fault window counted as one) are at most
+//     plan.Params.FreezesAllowed (CUTOVER_FREEZES_ALLOWED).
 //   - leaked-controllers: after the settle period no host has a controller
 //     that nvmeof.Inspect reports against the published endpoints, and none
 //     is still not live (kind "not-live").

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/fiomig/fiomig/nvmeof"
 	"github.com/fiomig/fiomig/record"
@@ -367,6 +368,23 @@ func (r *refIndex) pauses(stalls []record.Stall) pauseResult {
 				hp.CutoverLagS = &lag
 			}
 			migs[i].Hosts[h] = hp
+		}
+	}
+	// A fault window holding a pair's host-observed cutover (from its
+	// start to its end, both included) masks the cutover's own pause: the
+	// pair is marked with the window, its fault (the cause up to the
+	// stall's description) and its length, and the window is one freeze.
+	for _, fw := range res.faultWindows {
+		for i := range migs {
+			hp, ok := migs[i].Hosts[fw.Host]
+			if !ok || migs[i].NQN != fw.NQN || hp.CutoverS == nil || *hp.CutoverS < fw.Window[0] || *hp.CutoverS > fw.Window[1] {
+				continue
+			}
+			fault, _, _ := strings.Cut(fw.Cause, ": ")
+			hp.MaskedBy = &record.Masked{Window: fw.Window, Fault: fault, BoundS: record.RoundT(fw.Window[1] - fw.Window[0])}
+			hp.Freezes++
+			migs[i].Freezes = max(migs[i].Freezes, hp.Freezes)
+			migs[i].Hosts[fw.Host] = hp
 		}
 	}
 	res.sort()

@@ -28,10 +28,17 @@ const keepAliveMsg = "I/O tag 0 (0000) type 4 opcode 0x18 (Keep Alive) QID 0 tim
 // NSID 2, served only by nvme1 (src2, optimized), whose legs go
 // inaccessible at cutoverAt — the host is paused for NSID 2 from the
 // first sample at or after it, before or within the partition's stall of
-// nvme0 (NSID 1).
+// nvme0 (NSID 1). slowPeer adds host-b, a second consumer of vol1 never
+// partitioned (nvme0 at src1 optimized, nvme1 at src2 non-optimized, nvme2
+// at tgt1): the cutover makes its paths inaccessible at 20.5 s like
+// host-a's, and its target optimized only at 26.5 s — a 6 s cutover pause
+// of its own. secondPause makes host-a's target path inaccessible from 30
+// to 31 s, in m1's span after the partition's stall: a second pause.
 type stallOpts struct {
-	unlanded  bool
-	cutoverAt float64
+	unlanded    bool
+	cutoverAt   float64
+	slowPeer    bool
+	secondPause bool
 }
 
 // stallRun: host-a consumes vol1 over src1 (optimized, node 10.0.0.1) and
@@ -43,17 +50,23 @@ type stallOpts struct {
 // sample shows vol1 served, but the kernel's I/O sat on nvme0 from 19.95 to
 // 26 s. Sampled every 0.5 s to 100 s.
 func stallRun(kind stallKind, opts stallOpts) (record.Plan, []record.Line) {
-	w := newWorld(0.5, "host-a")
+	hosts := []string{"host-a"}
+	if opts.slowPeer {
+		hosts = append(hosts, "host-b")
+	}
+	w := newWorld(0.5, hosts...)
 	w.plan.Params.Migrations = 1
 	w.plan.Topology.Nodes = []record.Node{{Name: "node-1", IP: "10.0.0.1"}, {Name: "node-2", IP: "10.0.0.2"}, {Name: "node-3", IP: "10.0.0.3"}}
 	nsids := []int{1}
 	if opts.cutoverAt > 0 {
 		nsids = []int{1, 2}
 	}
-	w.volume("vol1", vol1, nsids, "host-a")
+	w.volume("vol1", vol1, nsids, hosts...)
 	w.endpoints(vol1, src1, src2)
-	w.ctrl("host-a", "nvme0", vol1, src1, "live", legs("optimized", 1)...)
-	w.ctrl("host-a", "nvme1", vol1, src2, "live", legs("non-optimized", 1)...)
+	for _, h := range hosts {
+		w.ctrl(h, "nvme0", vol1, src1, "live", legs("optimized", 1)...)
+		w.ctrl(h, "nvme1", vol1, src2, "live", legs("non-optimized", 1)...)
+	}
 	if opts.cutoverAt > 0 {
 		w.ctrl("host-a", "nvme1", vol1, src2, "live", record.Leg{NSID: 1, ANA: "non-optimized"}, record.Leg{NSID: 2, ANA: "optimized"})
 	}
@@ -82,7 +95,9 @@ func stallRun(kind stallKind, opts stallOpts) (record.Plan, []record.Line) {
 	w.until(10)
 	w.phase("m1", vol1, record.PhasePending, []string{src1, src2}, []string{tgt1})
 	w.phase("m1", vol1, record.PhaseValidating, nil, nil)
-	w.ctrl("host-a", "nvme2", vol1, tgt1, "live", legs("inaccessible", nsids...)...)
+	for _, h := range hosts {
+		w.ctrl(h, "nvme2", vol1, tgt1, "live", legs("inaccessible", nsids...)...)
+	}
 	if opts.cutoverAt > 0 {
 		w.until(opts.cutoverAt)
 		w.ana("host-a", "nvme1", "inaccessible")
@@ -97,6 +112,11 @@ func stallRun(kind stallKind, opts stallOpts) (record.Plan, []record.Line) {
 	w.phase("m1", vol1, record.PhaseRunning, nil, nil)
 	w.until(20.5)
 	w.ana("host-a", "nvme1", "inaccessible")
+	if opts.slowPeer {
+		for _, c := range []string{"nvme0", "nvme1"} {
+			w.ana("host-b", c, "inaccessible")
+		}
+	}
 	w.until(22.5)
 	w.ana("host-a", "nvme2", "optimized")
 	w.endpoints(vol1, tgt1)
@@ -120,6 +140,18 @@ func stallRun(kind stallKind, opts stallOpts) (record.Plan, []record.Line) {
 		w.ctrl("host-a", "nvme0", vol1, src1, "connecting", legs("optimized", 1)...)
 		w.drop("host-a", "nvme1")
 	}
+	if opts.slowPeer {
+		w.until(26.5)
+		w.ana("host-b", "nvme2", "optimized")
+		w.drop("host-b", "nvme0")
+		w.drop("host-b", "nvme1")
+	}
+	if opts.secondPause {
+		w.until(30)
+		w.ana("host-a", "nvme2", "inaccessible")
+		w.until(31)
+		w.ana("host-a", "nvme2", "optimized")
+	}
 	w.until(39.95)
 	w.fault("network-partition", "recover", "host-a/node-1", nil)
 	w.drop("host-a", "nvme0")
@@ -131,11 +163,15 @@ func stallRun(kind stallKind, opts stallOpts) (record.Plan, []record.Line) {
 // stall began is the fault's): a silent stall is paused time. The
 // partition at 19.95 s begins the only pause host-a sees (nvme0 shows
 // optimized throughout), inside m1's span: with the partition landed that
-// window is the partition's — a fault window naming the stall, pause-bound
-// and freezes pass — whether the stall is known from the simulator's stall
-// lines ([19.95, 26] s) or estimated from a real host's keep-alive line
-// (from 26 − 1.5 × 5 s, and at least 5 s long: [18.5, 26] s, said to be an
-// estimate). With no landed line the record holds no evidence of the
+// window is the partition's — a fault window naming the stall — whether
+// the stall is known from the simulator's stall lines ([19.95, 26] s) or
+// estimated from a real host's keep-alive line (from 26 − 1.5 × 5 s, and
+// at least 5 s long: [18.5, 26] s, said to be an estimate). The
+// host-observed cutover (26 s: nvme0 leaves live) ends that window, so the
+// cutover's own pause is masked by the partition's and bounded only by
+// the window's 6.05 s (7.5 s): over the 5 s bound, pause-bound is
+// inconclusive, naming both (TestMaskedCutover judges them with other
+// bounds). With no landed line the record holds no evidence of the
 // partition, so nothing is charged to it and the window is m1's as before:
 // over the bound (exact), inconclusive between its 5 s and 7.5 s lengths
 // (estimated, bound 5), over either way (bound 4). A stall the heal ends at
@@ -159,8 +195,10 @@ func TestSilentStallCounts(t *testing.T) {
 		estimate bool
 		detail   string
 	}{
-		{"exact", stallExact, stallOpts{}, 5, record.Pass, [2]float64{}, nil, [2]float64{19.95, 26}, false, "longest pause 0 s"},
-		{"estimated", stallEstimate, stallOpts{}, 5, record.Pass, [2]float64{}, nil, [2]float64{18.5, 26}, true, "longest pause 0 s"},
+		{"exact", stallExact, stallOpts{}, 5, record.Inconclusive, [2]float64{}, nil, [2]float64{19.95, 26}, false,
+			"m1 on host-a: cutover at 26 s inside the fault window [19.95, 26] s of network-partition on host-a/node-1 from 19.95 s, its own pause <= 6.05 s"},
+		{"estimated", stallEstimate, stallOpts{}, 5, record.Inconclusive, [2]float64{}, nil, [2]float64{18.5, 26}, true,
+			"m1 on host-a: cutover at 26 s inside the fault window [18.5, 26] s of network-partition on host-a/node-1 from 19.95 s, its own pause <= 7.5 s"},
 		{"healed", stallHealed, stallOpts{}, 5, record.Pass, [2]float64{19.95, 23.5}, nil, [2]float64{}, false, "longest pause 3.55 s"},
 		{"exact, unlanded", stallExact, stallOpts{unlanded: true}, 5, record.Fail, [2]float64{19.95, 26}, nil, [2]float64{}, false, "1 of 1 migration/host pair(s) over"},
 		{"estimated, unlanded", stallEstimate, stallOpts{unlanded: true}, 5, record.Inconclusive, [2]float64{18.5, 26}, ptrF(5), [2]float64{}, true, "m1 on host-a between 5 s and 7.5 s"},
@@ -170,13 +208,7 @@ func TestSilentStallCounts(t *testing.T) {
 		{"estimated, cutover before the estimate", stallEstimate, stallOpts{cutoverAt: 18}, 5, record.Fail, [2]float64{18, 26}, nil, [2]float64{}, true, "1 of 1 migration/host pair(s) over"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			plan, tl := stallRun(tc.kind, tc.opts)
-			plan.Params.PauseCritS = tc.crit
-			for format, lines := range bothFormats(t, tl) {
-				s := Evaluate(plan, lines)
-				if d := cmp.Diff(refEvaluate(plan, lines), s); d != "" {
-					t.Errorf("%s: the Judge (+) differs from the reference (-):\n%s", format, d)
-				}
+			for format, s := range judgedStallRun(t, tc.kind, tc.opts, tc.crit) {
 				pb := findCheck(s, CheckPauseBound)
 				if pb.Verdict != tc.verdict || !strings.Contains(pb.Detail, tc.detail) {
 					t.Errorf("%s: pause-bound %s %q, want %s with %q", format, pb.Verdict, pb.Detail, tc.verdict, tc.detail)
@@ -240,6 +272,118 @@ func TestSilentStallCounts(t *testing.T) {
 			t.Errorf("outside, %s: fault windows (-want +got):\n%s\nunattributed %v", format, d, s.Unattributed)
 		}
 	}
+}
+
+// TestMaskedCutover: a pair whose host-observed cutover lies inside a
+// fault window of its host is masked — the cutover's own pause hid in the
+// fault's and could not be measured; the window's length bounds it. In
+// stallRun host-a's cutover (26 s) ends the partition's fault window
+// ([19.95, 26] s from the stall lines, [18.5, 26] s estimated from the
+// keep-alive line), and m1 has no window of host-a's. Within the bound
+// (7 s; 8 s for the estimate) pause-bound passes and says the bound; over
+// it (5 s; 7 s) it is inconclusive, naming migration, host, window and
+// fault; a pair over the bound elsewhere (host-b's own 6 s cutover pause,
+// slowPeer) still fails it. freezes counts the fault window as host-a's
+// one freeze: with a second pause of host-a in m1's span (secondPause)
+// that is two, over the allowance of 1. A stall that no landed fault
+// made (unlanded, healed) makes no fault window and masks nothing.
+// summary.json marks the pair (masked_by); the Judge equals the reference
+// on both timeline formats.
+func TestMaskedCutover(t *testing.T) {
+	exact := &record.Masked{Window: [2]float64{19.95, 26}, Fault: "network-partition on host-a/node-1 from 19.95 s", BoundS: 6.05}
+	estimated := &record.Masked{Window: [2]float64{18.5, 26}, Fault: "network-partition on host-a/node-1 from 19.95 s", BoundS: 7.5}
+	const (
+		exactText     = "m1 on host-a: cutover at 26 s inside the fault window [19.95, 26] s of network-partition on host-a/node-1 from 19.95 s, its own pause <= 6.05 s"
+		estimatedText = "m1 on host-a: cutover at 26 s inside the fault window [18.5, 26] s of network-partition on host-a/node-1 from 19.95 s, its own pause <= 7.5 s"
+		within        = "1 cutover(s) inside a fault window: "
+	)
+	for _, tc := range []struct {
+		name       string
+		kind       stallKind
+		opts       stallOpts
+		crit       float64
+		verdict    string // pause-bound's
+		detail     []string
+		masked     *record.Masked // host-a's
+		freezes    string
+		freezesSay string
+		hostFrz    int // host-a's freezes
+	}{
+		{"exact, within the bound", stallExact, stallOpts{}, 7, record.Pass,
+			[]string{"longest pause 0 s (m1 on host-a) <= 7 s over 1 migration/host pairs", within + exactText}, exact, record.Pass, "at most 1 freeze(s)", 1},
+		{"estimated, within the bound", stallEstimate, stallOpts{}, 8, record.Pass,
+			[]string{"longest pause 0 s (m1 on host-a) <= 8 s", within + estimatedText}, estimated, record.Pass, "at most 1 freeze(s)", 1},
+		{"exact, over the bound", stallExact, stallOpts{}, 5, record.Inconclusive,
+			[]string{"1 migration/host pair(s) whose cutover lies inside a fault window longer than CUTOVER_PAUSE_CRIT_S = 5 s: the cutover's own pause, masked by the fault's, could not be measured: " + exactText},
+			exact, record.Pass, "at most 1 freeze(s)", 1},
+		{"estimated, over the bound", stallEstimate, stallOpts{}, 7, record.Inconclusive,
+			[]string{"longer than CUTOVER_PAUSE_CRIT_S = 7 s", estimatedText}, estimated, record.Pass, "at most 1 freeze(s)", 1},
+		{"over the bound, another pair fails", stallExact, stallOpts{slowPeer: true}, 5, record.Fail,
+			[]string{"1 of 2 migration/host pair(s) over CUTOVER_PAUSE_CRIT_S = 5 s; longest 6 s (m1 on host-b)"}, exact, record.Pass, "at most 1 freeze(s)", 1},
+		{"estimated, over the bound, another pair fails", stallEstimate, stallOpts{slowPeer: true}, 5, record.Fail,
+			[]string{"1 of 2 migration/host pair(s) over CUTOVER_PAUSE_CRIT_S = 5 s; longest 6 s (m1 on host-b)"}, estimated, record.Pass, "at most 1 freeze(s)", 1},
+		{"a second pause: two freezes", stallExact, stallOpts{secondPause: true}, 7, record.Pass,
+			[]string{"longest pause 1 s (m1 on host-a) <= 7 s", within + exactText}, exact,
+			record.Fail, "most 2 freezes (m1 on host-a [30, 31] s and the fault window [19.95, 26] s holding its cutover)", 2},
+		{"unlanded: no fault window", stallExact, stallOpts{unlanded: true}, 7, record.Pass,
+			[]string{"longest pause 6.05 s (m1 on host-a) <= 7 s over 1 migration/host pairs"}, nil, record.Pass, "at most 1 freeze(s)", 1},
+		{"healed: no fault window", stallHealed, stallOpts{}, 5, record.Pass,
+			[]string{"longest pause 3.55 s (m1 on host-a) <= 5 s over 1 migration/host pairs"}, nil, record.Pass, "at most 1 freeze(s)", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for format, s := range judgedStallRun(t, tc.kind, tc.opts, tc.crit) {
+				pb := findCheck(s, CheckPauseBound)
+				if pb.Verdict != tc.verdict {
+					t.Errorf("%s: pause-bound %s %q, want %s", format, pb.Verdict, pb.Detail, tc.verdict)
+				}
+				for _, w := range tc.detail {
+					if !strings.Contains(pb.Detail, w) {
+						t.Errorf("%s: pause-bound detail %q lacks %q", format, pb.Detail, w)
+					}
+				}
+				if tc.masked == nil && strings.Contains(pb.Detail, "fault window") {
+					t.Errorf("%s: pause-bound detail %q names a fault window, want none", format, pb.Detail)
+				}
+				if fr := findCheck(s, CheckFreezes); fr.Verdict != tc.freezes || !strings.Contains(fr.Detail, tc.freezesSay) {
+					t.Errorf("%s: freezes %s %q, want %s with %q", format, fr.Verdict, fr.Detail, tc.freezes, tc.freezesSay)
+				}
+				hp := s.Migrations[0].Hosts["host-a"]
+				if d := cmp.Diff(tc.masked, hp.MaskedBy); d != "" {
+					t.Errorf("%s: host-a's masked_by (-want +got):\n%s", format, d)
+				}
+				cut := 26.0
+				if tc.kind == stallHealed {
+					cut = 23.5 // the heal brings the ANA change to nvme0 at 23.3 s
+				}
+				if hp.CutoverS == nil || *hp.CutoverS != cut {
+					t.Errorf("%s: host-a's cutover %v, want %v s", format, hp.CutoverS, cut)
+				}
+				if hp.Freezes != tc.hostFrz || s.Migrations[0].Freezes != tc.hostFrz {
+					t.Errorf("%s: host-a's freezes %d (m1's %d), want %d", format, hp.Freezes, s.Migrations[0].Freezes, tc.hostFrz)
+				}
+				if b, ok := s.Migrations[0].Hosts["host-b"]; ok && (b.MaskedBy != nil || !cmp.Equal(b.Windows, [][2]float64{{20.5, 26.5}})) {
+					t.Errorf("%s: host-b's windows %v, masked_by %+v: want its own [20.5, 26.5] s, not masked", format, b.Windows, b.MaskedBy)
+				}
+			}
+		})
+	}
+}
+
+// judgedStallRun is stallRun(kind, opts) judged with bound crit in both
+// timeline formats (bothFormats), by format; the Judge must equal the
+// reference on each.
+func judgedStallRun(t *testing.T, kind stallKind, opts stallOpts, crit float64) map[string]record.Summary {
+	t.Helper()
+	plan, tl := stallRun(kind, opts)
+	plan.Params.PauseCritS = crit
+	out := map[string]record.Summary{}
+	for format, lines := range bothFormats(t, tl) {
+		out[format] = Evaluate(plan, lines)
+		if d := cmp.Diff(refEvaluate(plan, lines), out[format]); d != "" {
+			t.Errorf("%s: the Judge (+) differs from the reference (-):\n%s", format, d)
+		}
+	}
+	return out
 }
 
 func ptrF(v float64) *float64 { return &v }

@@ -777,10 +777,6 @@ func (j *Judge) pauses(stalls []record.Stall) pauseResult {
 					hp.LongestPauseS, hp.LongestPauseMinS = d, w.minLen()
 				}
 				hp.OpenWindow = hp.OpenWindow || w.open
-				hp.Freezes = len(hp.Windows)
-				if hp.Freezes > migs[i].Freezes {
-					migs[i].Freezes = hp.Freezes
-				}
 				for _, s := range w.stalls {
 					hp.Stalls = append(hp.Stalls, byRef[stallRef{s.host, s.controller, s.start}])
 				}
@@ -797,12 +793,39 @@ func (j *Judge) pauses(stalls []record.Stall) pauseResult {
 				lag := record.RoundT(*hp.CutoverS - *m.completed)
 				hp.CutoverLagS = &lag
 			}
+			hp.Freezes = len(hp.Windows)
+			if hp.CutoverS != nil {
+				hp.MaskedBy = maskedBy(res.faultWindows, h, m.nqn, *hp.CutoverS)
+			}
+			if hp.MaskedBy != nil {
+				hp.Freezes++
+			}
+			migs[i].Freezes = max(migs[i].Freezes, hp.Freezes)
 			migs[i].Hosts[h] = hp
 		}
 	}
 	res.sort()
 	res.migrations = migs
 	return res
+}
+
+// maskedBy is the fault window of host and nqn among fws that holds the
+// host-observed cutover at cut (its start to its end, inclusive: the
+// sample that ends a window can be the cutover's), or nil: the cutover's
+// own pause is inside the fault's, and the window's length bounds it
+// (docs/concepts.md "Pause window").
+func maskedBy(fws []record.HostWindow, host, nqn string, cut float64) *record.Masked {
+	for _, fw := range fws {
+		if fw.Host != host || fw.NQN != nqn || cut < fw.Window[0] || cut > fw.Window[1] {
+			continue
+		}
+		fault := fw.Cause
+		if fw.Stall != nil {
+			fault = fw.Stall.Cause
+		}
+		return &record.Masked{Window: fw.Window, Fault: fault, BoundS: record.RoundT(fw.Window[1] - fw.Window[0])}
+	}
+	return nil
 }
 
 func (j *Judge) splitBrain() record.CheckResult {

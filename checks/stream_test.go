@@ -73,7 +73,7 @@ func judgeCases() map[string]struct {
 		}
 	}
 	for _, k := range []stallKind{stallExact, stallEstimate, stallHealed, stallOutside} {
-		for _, o := range []stallOpts{{}, {unlanded: true}, {cutoverAt: 18}, {cutoverAt: 19.5}} {
+		for _, o := range []stallOpts{{}, {unlanded: true}, {cutoverAt: 18}, {cutoverAt: 19.5}, {slowPeer: true}, {secondPause: true}} {
 			p, tl := stallRun(k, o)
 			add(fmt.Sprintf("stallRun(%d, %+v)", k, o), p, tl)
 		}

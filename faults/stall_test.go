@@ -36,8 +36,17 @@ import (
 //     cause, inside mig-0001's span): the partition's stall began it, before
 //     the cutover paused the host, so the cutover's own pause on worker-1
 //     lies inside it and mig-0001 has no window of worker-1's at all;
-//   - so pause-bound, which judges only the windows the cutover began,
-//     passes, although worker-1's I/O waited longer than the bound.
+//   - worker-1's host-observed cutover ends that window, so the pair is
+//     masked (hosts.worker-1.masked_by: the window, the partition, its
+//     length): the cutover's own pause could not be measured, and the
+//     window bounds it. Longer than the 5 s bound, pause-bound is
+//     inconclusive, naming mig-0001, worker-1, the window and the
+//     partition — not a pass, though mig-0001 has no window: worker-1's
+//     I/O waited longer than the bound, and whether the cutover's share of
+//     that was within it the record cannot tell. freezes counts the
+//     window as worker-1's one freeze;
+//   - the same record judged with the bound above the window's length
+//     passes, saying the bound.
 //
 // A stall that lengthens a window the cutover began is the migration's and
 // is judged: TestPartitionOfTheNewOptimizedPathLengthensTheCutoverPause.
@@ -60,10 +69,6 @@ func TestPartitionOfOptimizedSourceDuringCutoverIsAStall(t *testing.T) {
 	if len(stalls) != 2 || stalls[0].T != partAt || stalls[1].T < partAt+5 || stalls[1].T > partAt+7.5+1e-6 {
 		t.Errorf("stall lines %+v: want a start at the partition (%g s) and an end kato to 1.5 × kato later", stalls, partAt)
 	}
-	pb := check(run.summary, "pause-bound")
-	if pb.Verdict != record.Pass {
-		t.Errorf("pause-bound %s (%s): want pass, the window the partition's stall began is the partition's", pb.Verdict, pb.Detail)
-	}
 	if len(run.summary.Migrations) != 1 {
 		t.Fatalf("%d migrations in the summary, want 1", len(run.summary.Migrations))
 	}
@@ -75,7 +80,36 @@ func TestPartitionOfOptimizedSourceDuringCutoverIsAStall(t *testing.T) {
 	}
 	hp := run.summary.Migrations[0].Hosts["worker-1"]
 	if len(hp.FaultWindows) != 1 || len(hp.Windows) != 0 {
-		t.Errorf("worker-1's pauses %+v: want the partition's window among its fault windows, and no window of mig-0001's (the cutover's pause is inside the fault window)", hp)
+		t.Fatalf("worker-1's pauses %+v: want the partition's window among its fault windows, and no window of mig-0001's (the cutover's pause is inside the fault window)", hp)
+	}
+	win := hp.FaultWindows[0]
+	length := record.RoundT(win[1] - win[0])
+	if hp.CutoverS == nil || *hp.CutoverS < win[0] || *hp.CutoverS > win[1] {
+		t.Fatalf("worker-1's host-observed cutover %v: want it inside the fault window %v", ptrVal(hp.CutoverS), win)
+	}
+	want := &record.Masked{Window: win, Fault: fw[0].Stall.Cause, BoundS: length}
+	if d := cmp.Diff(want, hp.MaskedBy); d != "" {
+		t.Errorf("worker-1's masked_by (-want +got):\n%s", d)
+	}
+	crit := run.plan.Params.PauseCritS
+	if length <= crit {
+		t.Fatalf("fault window %v, %g s: want it over the %g s bound (the case this test shows)", win, length, crit)
+	}
+	pb := check(run.summary, "pause-bound")
+	says := fmt.Sprintf("mig-0001 on worker-1: cutover at %s s inside the fault window [%s, %s] s of %s, its own pause <= %s s",
+		record.FormatT(*hp.CutoverS), record.FormatT(win[0]), record.FormatT(win[1]), fw[0].Stall.Cause, record.FormatT(length))
+	if pb.Verdict != record.Inconclusive || !strings.Contains(pb.Detail, says) {
+		t.Errorf("pause-bound %s (%s): want inconclusive with %q: the cutover's own pause hid in the partition's window, longer than the bound", pb.Verdict, pb.Detail, says)
+	}
+	t.Logf("pause-bound %s: %s", pb.Verdict, pb.Detail)
+	if fr := check(run.summary, "freezes"); fr.Verdict != record.Pass || hp.Freezes != 1 {
+		t.Errorf("freezes %s (%s), worker-1's %d: want pass, the fault window its one freeze", fr.Verdict, fr.Detail, hp.Freezes)
+	}
+	// The control: the same record, the bound above the window's length.
+	plan := run.plan
+	plan.Params.PauseCritS = math.Ceil(length) + 1
+	if pb := check(checks.Evaluate(plan, run.lines), "pause-bound"); pb.Verdict != record.Pass || !strings.Contains(pb.Detail, says) {
+		t.Errorf("with the bound at %g s: pause-bound %s (%s), want pass with %q", plan.Params.PauseCritS, pb.Verdict, pb.Detail, says)
 	}
 }
 

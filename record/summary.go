@@ -187,7 +187,7 @@ type MigrationSummary struct {
 	EndS    float64 `json:"end_s"`
 	// CompletedS is the control plane's Completed time (absent otherwise).
 	CompletedS *float64 `json:"completed_s,omitempty"`
-	// Freezes is the most pause windows any one host saw.
+	// Freezes is the most freezes any one host saw (HostPauses.Freezes).
 	Freezes int                   `json:"freezes"`
 	Hosts   map[string]HostPauses `json:"hosts"`
 	// Reason is why a Failed or Aborted migration ended: its terminal
@@ -202,9 +202,12 @@ type MigrationSummary struct {
 
 // HostPauses is what one consumer host saw of one migration.
 type HostPauses struct {
-	LongestPauseS float64      `json:"longest_pause_s"`
-	Freezes       int          `json:"freezes"`
-	Windows       [][2]float64 `json:"windows"`
+	LongestPauseS float64 `json:"longest_pause_s"`
+	// Freezes counts Windows, and the fault window that holds the
+	// host-observed cutover when MaskedBy is set: the host's I/O waited
+	// through it once (docs/concepts.md "Pause window").
+	Freezes int          `json:"freezes"`
+	Windows [][2]float64 `json:"windows"`
 	// OpenWindow is true when a window was still open at the last sample.
 	OpenWindow bool `json:"open_window,omitempty"`
 	// LongestSeenPauseS is set when a window of this host spans a hole in
@@ -225,7 +228,8 @@ type HostPauses struct {
 	// FaultWindows are the windows of this host within the migration's
 	// span that a landed fault's silent stall began: the fault's
 	// (Summary.FaultWindows names fault and stall), not counted in
-	// Windows, LongestPauseS or Freezes. Added field.
+	// Windows or LongestPauseS, nor in Freezes unless it holds the
+	// cutover (MaskedBy). Added field.
 	FaultWindows [][2]float64 `json:"fault_windows,omitempty"`
 	// MaybeFaultWindows are the windows of Windows that a landed fault's
 	// silent stall known only from a keep-alive timeout may have begun
@@ -238,10 +242,31 @@ type HostPauses struct {
 	CutoverS *float64 `json:"cutover_s,omitempty"`
 	// CutoverLagS is CutoverS minus the control plane's Completed time.
 	CutoverLagS *float64 `json:"cutover_lag_s,omitempty"`
+	// MaskedBy is set when CutoverS lies inside a fault window of this
+	// host and subsystem (Summary.FaultWindows, its start to its end
+	// inclusive): the cutover's own pause was masked by the fault's and
+	// could not be measured; the fault window's length bounds it.
+	// pause-bound passes the pair when that bound is within the bound and
+	// is inconclusive over it (docs/concepts.md "Pause window"). Added
+	// field.
+	MaskedBy *Masked `json:"masked_by,omitempty"`
 	// Anatomy splits each of Windows, in the same order, into the steps
 	// the record shows (written by package reports from the timeline;
 	// absent without one). Added field.
 	Anatomy []PauseAnatomy `json:"anatomy,omitempty"`
+}
+
+// Masked is the fault window that holds a host-observed cutover
+// (HostPauses.MaskedBy). Seconds since run start.
+type Masked struct {
+	// Window is the fault window, [start_s, end_s].
+	Window [2]float64 `json:"window"`
+	// Fault names the landed fault it is charged to: "KIND on TARGET from
+	// T s" (HostWindow.Cause, or its Stall's Cause).
+	Fault string `json:"fault"`
+	// BoundS is the window's length in seconds: an upper bound on the
+	// cutover's own pause on that host.
+	BoundS float64 `json:"bound_s"`
 }
 
 // Pause anatomy steps (PauseStep.Step), in the order a cutover passes them.
@@ -358,7 +383,11 @@ type Stats struct {
 	Pauses           int    `json:"pauses"`
 	// NoCutover counts the migrations left out because they never cut
 	// over (MigrationSummary.NoCutover). Added field.
-	NoCutover int     `json:"no_cutover"`
+	NoCutover int `json:"no_cutover"`
+	// Masked counts the (migration, host) pairs left out because the
+	// host's cutover lies inside a fault window (HostPauses.MaskedBy):
+	// its pause was not measured. Added field.
+	Masked    int     `json:"masked,omitempty"`
 	P50PauseS float64 `json:"p50_pause_s"`
 	P95PauseS float64 `json:"p95_pause_s"`
 	MaxPauseS float64 `json:"max_pause_s"`

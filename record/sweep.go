@@ -159,6 +159,12 @@ type SweepMigration struct {
 	// or Aborted before Running, so the sweep's figures leave it out.
 	// Added field.
 	NoCutover bool `json:"no_cutover,omitempty"`
+	// Masked is true when a consumer host's cutover lies inside a fault
+	// window (summary.json hosts.<h>.masked_by): the migration's longest
+	// pause is not known, so the sweep's percentiles leave it out, and so
+	// does the fraction over the bound unless OverBound (a pause seen over
+	// the bound is over whatever the masked one was). Added field.
+	Masked bool `json:"masked,omitempty"`
 }
 
 // SweepPauses is the distribution of SweepMigration.LongestPauseS over
@@ -169,7 +175,10 @@ type SweepPauses struct {
 	Migrations int `json:"migrations"`
 	// NoCutover counts the migrations left out (SweepMigration.NoCutover).
 	// Added field.
-	NoCutover        int     `json:"no_cutover"`
+	NoCutover int `json:"no_cutover"`
+	// Masked counts the migrations that cut over left out for a cutover
+	// inside a fault window (SweepMigration.Masked). Added field.
+	Masked           int     `json:"masked,omitempty"`
 	PercentileMethod string  `json:"percentile_method"`
 	P50S             float64 `json:"p50_s"`
 	P90S             float64 `json:"p90_s"`
@@ -188,7 +197,11 @@ type SweepOverBound struct {
 	Migrations int     `json:"migrations"`
 	// NoCutover counts the migrations left out of Migrations: no cutover,
 	// no cutover pause to be over the bound. Added field.
-	NoCutover      int     `json:"no_cutover"`
+	NoCutover int `json:"no_cutover"`
+	// Masked counts the migrations that cut over left out for a cutover
+	// inside a fault window and no pause seen over the bound
+	// (SweepMigration.Masked without OverBound). Added field.
+	Masked         int     `json:"masked,omitempty"`
 	Over           int     `json:"over"`
 	Fraction       float64 `json:"fraction"`
 	Low95          float64 `json:"low95"`

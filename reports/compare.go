@@ -258,8 +258,11 @@ type Comparison struct {
 	// run's, or those fiomig report re-judged it by), and which.
 	BoundsDiffer string
 	// BaseNoCutover and NewNoCutover count each side's migrations left out
-	// of the quantiles for never cutting over (MigrationSummary.NoCutover).
+	// of the quantiles for never cutting over (MigrationSummary.NoCutover);
+	// BaseMasked and NewMasked the (migration, host) pairs left out for a
+	// cutover inside a fault window (HostPauses.MaskedBy).
 	BaseNoCutover, NewNoCutover int
+	BaseMasked, NewMasked       int
 	// Changed: any verdict count, quantile or tally differs.
 	Changed bool
 }
@@ -337,10 +340,14 @@ func Compare(base, nw RunSet, opts CompareOptions) Comparison {
 
 	bp, np := longestAll(base), longestAll(nw)
 	for _, r := range base.Runs {
-		c.BaseNoCutover += Stats(r.Summary).NoCutover
+		st := Stats(r.Summary)
+		c.BaseNoCutover += st.NoCutover
+		c.BaseMasked += st.Masked
 	}
 	for _, r := range nw.Runs {
-		c.NewNoCutover += Stats(r.Summary).NoCutover
+		st := Stats(r.Summary)
+		c.NewNoCutover += st.NoCutover
+		c.NewMasked += st.Masked
 	}
 	c.Quantiles = quantileRows(bp, np, opts)
 	for _, q := range c.Quantiles {
@@ -638,6 +645,9 @@ func CompareMarkdown(c Comparison, rerun string) []byte {
 		fmt.Fprintf(&b, "Longest pause per (migration, host) over every cutover: base n = %d, new n = %d", c.Quantiles[0].BaseN, c.Quantiles[0].NewN)
 		if c.BaseNoCutover+c.NewNoCutover > 0 {
 			fmt.Fprintf(&b, " (migrations without a cutover left out: base %d, new %d)", c.BaseNoCutover, c.NewNoCutover)
+		}
+		if c.BaseMasked+c.NewMasked > 0 {
+			fmt.Fprintf(&b, " (pairs whose cutover lies inside a fault window left out: base %d, new %d)", c.BaseMasked, c.NewMasked)
 		}
 		b.WriteString(".\n\n")
 	}

@@ -16,7 +16,9 @@ import (
 // PauseSample is what one run contributes to a pause distribution, in
 // seconds: the length of every pause window attributed to a migration that
 // reached a terminal phase, and the longest pause per (migration, consumer
-// host) pair of those migrations (the figure the bound judges).
+// host) pair of those migrations (the figure the bound judges), but a
+// pair whose cutover lies inside a fault window (HostPauses.MaskedBy:
+// its longest pause is not known).
 type PauseSample struct {
 	Windows []float64
 	Longest []float64
@@ -32,7 +34,9 @@ func Pauses(sum record.Summary) PauseSample {
 		}
 		for _, h := range sortedHosts(m) {
 			hp := m.Hosts[h]
-			ps.Longest = append(ps.Longest, hp.LongestPauseS)
+			if hp.MaskedBy == nil {
+				ps.Longest = append(ps.Longest, hp.LongestPauseS)
+			}
 			for _, w := range hp.Windows {
 				ps.Windows = append(ps.Windows, record.RoundT(w[1]-w[0]))
 			}

@@ -96,6 +96,8 @@ type htmlMigration struct {
 type htmlHostPause struct {
 	Host, Pause string
 	Over, Open  bool
+	// Masked is maskedNote: the fault window holding the host's cutover.
+	Masked string
 }
 
 type htmlCutover struct{ ID, Host, Completed, Cutover, Lag string }
@@ -188,7 +190,7 @@ func htmlPage(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 		hm.Class = verdictClass(hm.Verdict)
 		for _, h := range slices.Sorted(maps.Keys(m.Hosts)) {
 			hp := m.Hosts[h]
-			hm.Hosts = append(hm.Hosts, htmlHostPause{Host: h, Pause: secs(hp.LongestPauseS), Over: checks.JudgedPauseS(hp) > crit, Open: hp.OpenWindow})
+			hm.Hosts = append(hm.Hosts, htmlHostPause{Host: h, Pause: secs(hp.LongestPauseS), Over: checks.JudgedPauseS(hp) > crit, Open: hp.OpenWindow, Masked: maskedNote(hp)})
 			v.Cutovers = append(v.Cutovers, htmlCutover{ID: m.ID, Host: h, Completed: optTenths(m.CompletedS), Cutover: optSecs(hp.CutoverS), Lag: lagCell(m, hp)})
 		}
 		v.Migrations = append(v.Migrations, hm)

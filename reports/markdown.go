@@ -33,8 +33,10 @@ func OutcomeText(m record.MigrationSummary) string {
 // plan.Params.PauseCritS or the migration's freezes exceed
 // plan.Params.FreezesAllowed; else inconclusive when the migration reached
 // no terminal phase (record.IsTerminal of its Outcome: an interrupted or
-// short record, whose pauses are not all seen) or a window of it spans a
-// hole in a host's samples; pass otherwise. (Split brain and
+// short record, whose pauses are not all seen), a window of it spans a
+// hole in a host's samples, or a host's cutover lies inside a fault window
+// longer than the bound (HostPauses.MaskedBy: its own pause could not be
+// measured); pass otherwise. (Split brain and
 // served-after-cutover are judged per run; their check details name the
 // migrations.)
 func MigrationVerdict(plan record.Plan, m record.MigrationSummary) string {
@@ -49,7 +51,7 @@ func MigrationVerdict(plan record.Plan, m record.MigrationSummary) string {
 		if checks.JudgedPauseS(hp) > plan.Params.PauseCritS {
 			return record.Fail
 		}
-		unseen = unseen || hp.LongestSeenPauseS != nil
+		unseen = unseen || hp.LongestSeenPauseS != nil || (hp.MaskedBy != nil && hp.MaskedBy.BoundS > plan.Params.PauseCritS)
 	}
 	if !record.IsTerminal(m.Outcome) || unseen {
 		return record.Inconclusive
@@ -58,21 +60,32 @@ func MigrationVerdict(plan record.Plan, m record.MigrationSummary) string {
 }
 
 // unfinishedNote names the migrations Stats leaves out (not Counted: no
-// terminal phase, or no cutover), or "".
+// terminal phase, or no cutover) and the (migration, host) pairs it leaves
+// out as masked (a cutover inside a fault window), or "".
 func unfinishedNote(sum record.Summary) string {
-	var ms []string
+	var ms, ps []string
 	for _, m := range sum.Migrations {
 		switch {
 		case !record.IsTerminal(m.Outcome):
 			ms = append(ms, fmt.Sprintf("%s (no terminal phase, last phase %s)", m.ID, m.Outcome))
 		case m.NoCutover:
 			ms = append(ms, fmt.Sprintf("%s (%s before Running: no cutover)", m.ID, m.Outcome))
+		default:
+			for _, h := range sortedHosts(m) {
+				if m.Hosts[h].MaskedBy != nil {
+					ps = append(ps, m.ID+" on "+h)
+				}
+			}
 		}
 	}
-	if len(ms) == 0 {
-		return ""
+	var out []string
+	if len(ms) > 0 {
+		out = append(out, "Migrations left out: "+strings.Join(ms, ", ")+".")
 	}
-	return "Migrations left out: " + strings.Join(ms, ", ") + "."
+	if len(ps) > 0 {
+		out = append(out, "Pairs left out, their cutover inside a fault window and its pause not measured: "+strings.Join(ps, ", ")+".")
+	}
+	return strings.Join(out, " ")
 }
 
 // Markdown renders report.md with the run's pause and ECDF plots linked
@@ -222,6 +235,9 @@ func markdown(plan record.Plan, sum record.Summary, figs []Figure, omitted []str
 				}
 				if hp.OpenWindow {
 					v += " (open)"
+				}
+				if n := maskedNote(hp); n != "" {
+					v += " (" + n + ")"
 				}
 				hs = append(hs, h+" "+v)
 			}
@@ -541,7 +557,14 @@ func OverBound(plan record.Plan, sum record.Summary) []string {
 			var hs []string
 			for _, h := range slices.Sorted(maps.Keys(m.Hosts)) {
 				if hp := m.Hosts[h]; hp.Freezes == m.Freezes {
-					hs = append(hs, h+" "+windows(hp.Windows))
+					var ws []string
+					if len(hp.Windows) > 0 {
+						ws = append(ws, windows(hp.Windows))
+					}
+					if mb := hp.MaskedBy; mb != nil {
+						ws = append(ws, "the fault window "+windows([][2]float64{mb.Window})+" holding its cutover")
+					}
+					hs = append(hs, h+" "+strings.Join(ws, " and "))
 				}
 			}
 			over = append(over, fmt.Sprintf("%s (%s): %d freezes > %d allowed; windows on %s",
@@ -572,7 +595,18 @@ func stallsIn(hp record.HostPauses) string {
 }
 
 // faultWindowsNote heads the table of the pause windows a fault explains.
-const faultWindowsNote = "pause window(s) an injected fault explains (not findings; pause-bound and freezes do not count them): begun by a landed fault's silent stall — wherever it lies, even inside a migration's span — or outside every migration that cut over under a fault aimed at that host's paths"
+const faultWindowsNote = "pause window(s) an injected fault explains (not findings; pause-bound and freezes do not count them, but one that holds a host's cutover bounds that cutover's pause and is its one freeze): begun by a landed fault's silent stall — wherever it lies, even inside a migration's span — or outside every migration that cut over under a fault aimed at that host's paths"
+
+// maskedNote says where a host's cutover hid (hp.MaskedBy), "" when it
+// did not: "cutover inside the fault window [a, b] s of FAULT, its own
+// pause ≤ L s".
+func maskedNote(hp record.HostPauses) string {
+	mb := hp.MaskedBy
+	if mb == nil {
+		return ""
+	}
+	return fmt.Sprintf("cutover inside the fault window %s of %s, its own pause ≤ %s", windows([][2]float64{mb.Window}), mb.Fault, secs(mb.BoundS))
+}
 
 // withinBound is the sentence shown when OverBound is empty.
 func withinBound(plan record.Plan) string {

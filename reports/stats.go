@@ -23,8 +23,10 @@ func Counted(m record.MigrationSummary) bool { return record.IsTerminal(m.Outcom
 // Stats computes the distribution of the longest pause per (migration,
 // consumer host) pair of sum over the Counted migrations: count, p50, p95
 // and max, in seconds rounded to the microsecond; NoCutover counts the
-// migrations left out for having no cutover. With no pair the figures
-// are 0 and Pauses is 0.
+// migrations left out for having no cutover, Masked the pairs left out
+// for a cutover inside a fault window (HostPauses.MaskedBy: its pause was
+// not measured, so 0 s or its other windows would pull the figures down).
+// With no pair the figures are 0 and Pauses is 0.
 func Stats(sum record.Summary) record.Stats {
 	var data stats.Float64Data
 	st := record.Stats{PercentileMethod: PercentileMethod}
@@ -36,6 +38,10 @@ func Stats(sum record.Summary) record.Stats {
 			continue
 		}
 		for _, hp := range m.Hosts {
+			if hp.MaskedBy != nil {
+				st.Masked++
+				continue
+			}
 			data = append(data, hp.LongestPauseS)
 		}
 	}

@@ -23,16 +23,18 @@ const IntervalMethod = "Wilson score interval, two-sided 95 %, z = Φ⁻¹(0.975
 // that is > critS, as in the pause-bound check. Every migration of the
 // summary is listed, terminal or not: the pause-bound check judges them
 // all — but one that never cut over is marked NoCutover (the figures leave
-// it out) and is never over the bound.
+// it out) and is never over the bound, and one with a host whose cutover
+// lies inside a fault window (HostPauses.MaskedBy) is marked Masked.
 func SweepMigrations(sum record.Summary, critS float64) []record.SweepMigration {
 	out := make([]record.SweepMigration, 0, len(sum.Migrations))
 	for _, m := range sum.Migrations {
-		longest := 0.0
+		longest, masked := 0.0, false
 		for _, hp := range m.Hosts {
 			longest = max(longest, hp.LongestPauseS)
+			masked = masked || hp.MaskedBy != nil
 		}
 		out = append(out, record.SweepMigration{ID: m.ID, Outcome: m.Outcome, LongestPauseS: longest,
-			OverBound: longest > critS && !m.NoCutover, NoCutover: m.NoCutover})
+			OverBound: longest > critS && !m.NoCutover, NoCutover: m.NoCutover, Masked: masked && !m.NoCutover})
 	}
 	return out
 }
@@ -42,26 +44,44 @@ func SweepMigrations(sum record.Summary, critS float64) []record.SweepMigration 
 // distribution of the longest pause per migration (p50, p90, p99 and max by
 // PercentileMethod, seconds rounded to the microsecond) and the fraction of
 // those migrations over the bound with its Wilson score 95 % interval
-// (IntervalMethod). critS is reported as the bound; each migration's
-// OverBound was judged against its own seed's bound. With no migration every
-// figure is 0.
+// (IntervalMethod). A Masked migration (a host's cutover inside a fault
+// window: its longest pause not known) is left out of the distribution,
+// and of the fraction unless OverBound; Masked counts those left out.
+// critS is reported as the bound; each migration's OverBound was judged
+// against its own seed's bound. With no migration every figure is 0.
 func SweepFigures(seeds []record.SweepSeed, critS float64) (record.SweepPauses, record.SweepOverBound) {
 	var data stats.Float64Data
-	over, none := 0, 0
+	over, none, judged := 0, 0, 0
+	p := record.SweepPauses{PercentileMethod: PercentileMethod}
+	ob := record.SweepOverBound{PauseCritS: critS, IntervalMethod: IntervalMethod}
 	for _, s := range seeds {
 		for _, m := range s.Migrations {
 			if m.NoCutover {
 				none++
 				continue
 			}
-			data = append(data, m.LongestPauseS)
+			if m.Masked {
+				p.Masked++
+			} else {
+				data = append(data, m.LongestPauseS)
+			}
+			if m.Masked && !m.OverBound {
+				ob.Masked++
+				continue
+			}
+			judged++
 			if m.OverBound {
 				over++
 			}
 		}
 	}
-	p := record.SweepPauses{Migrations: len(data), NoCutover: none, PercentileMethod: PercentileMethod}
-	ob := record.SweepOverBound{PauseCritS: critS, Migrations: len(data), NoCutover: none, Over: over, IntervalMethod: IntervalMethod}
+	p.Migrations, p.NoCutover = len(data), none
+	ob.Migrations, ob.NoCutover, ob.Over = judged, none, over
+	if judged > 0 {
+		lo, hi := Wilson(over, judged, stats.NormPpf(0.975, 0, 1))
+		ob.Fraction = roundP(float64(over) / float64(judged))
+		ob.Low95, ob.High95 = roundP(lo), roundP(hi)
+	}
 	if len(data) == 0 {
 		return p, ob
 	}
@@ -71,9 +91,6 @@ func SweepFigures(seeds []record.SweepSeed, critS float64) (record.SweepPauses, 
 	p99, _ := stats.Percentile(data, 99)
 	mx, _ := stats.Max(data)
 	p.P50S, p.P90S, p.P99S, p.MaxS = record.RoundT(p50), record.RoundT(p90), record.RoundT(p99), record.RoundT(mx)
-	lo, hi := Wilson(over, len(data), stats.NormPpf(0.975, 0, 1))
-	ob.Fraction = roundP(float64(over) / float64(len(data)))
-	ob.Low95, ob.High95 = roundP(lo), roundP(hi)
 	return p, ob
 }
 
@@ -85,6 +102,16 @@ func NoCutoverNote(n int) string {
 		return ""
 	}
 	return fmt.Sprintf(" (%d did not: ended Failed or Aborted before Running)", n)
+}
+
+// MaskedNote is " (N more left out: a host's cutover inside a fault
+// window, its pause not measured)" for the migrations or pairs a figure
+// leaves out as masked (record.HostPauses.MaskedBy), "" for none.
+func MaskedNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d more left out: a host's cutover inside a fault window, its pause not measured)", n)
 }
 
 // roundP rounds a proportion to 6 decimals, so that sweep.json's bytes do
@@ -132,15 +159,15 @@ func SweepMarkdown(s record.Sweep) []byte {
 
 	p := s.Pauses
 	fmt.Fprintf(&b, "\n## Longest pause per migration\n\n")
-	fmt.Fprintf(&b, "Over %d migrations of %d seeds that cut over%s; a migration's longest pause is the longest pause window any of its consumer hosts saw.\n\n", p.Migrations, len(s.Seeds), NoCutoverNote(p.NoCutover))
+	fmt.Fprintf(&b, "Over %d migrations of %d seeds that cut over%s%s; a migration's longest pause is the longest pause window any of its consumer hosts saw.\n\n", p.Migrations, len(s.Seeds), NoCutoverNote(p.NoCutover), MaskedNote(p.Masked))
 	fmt.Fprintf(&b, "| p50 | p90 | p99 | max |\n|---|---|---|---|\n| %s s | %s s | %s s | %s s |\n\n",
 		fmtF(p.P50S), fmtF(p.P90S), fmtF(p.P99S), fmtF(p.MaxS))
 	fmt.Fprintf(&b, "Percentile method: %s.\n", p.PercentileMethod)
 
 	o := s.OverBound
 	fmt.Fprintf(&b, "\n## Over the pause bound\n\n")
-	fmt.Fprintf(&b, "%d of %d migrations that cut over%s are over CUTOVER_PAUSE_CRIT_S = %s s: fraction %.6f, 95 %% interval [%.6f, %.6f].\n\n",
-		o.Over, o.Migrations, NoCutoverNote(o.NoCutover), fmtF(o.PauseCritS), o.Fraction, o.Low95, o.High95)
+	fmt.Fprintf(&b, "%d of %d migrations that cut over%s%s are over CUTOVER_PAUSE_CRIT_S = %s s: fraction %.6f, 95 %% interval [%.6f, %.6f].\n\n",
+		o.Over, o.Migrations, NoCutoverNote(o.NoCutover), MaskedNote(o.Masked), fmtF(o.PauseCritS), o.Fraction, o.Low95, o.High95)
 	fmt.Fprintf(&b, "Interval method: %s.\n", o.IntervalMethod)
 	sweepChecksMarkdown(&b, s)
 

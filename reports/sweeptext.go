@@ -20,10 +20,10 @@ func SweepText(w io.Writer, dir string, sw record.Sweep, wall time.Duration, job
 	c, p, o := sw.Counts, sw.Pauses, sw.OverBound
 	fmt.Fprintf(w, "seeds:   %d of %d ran: %d pass, %d fail, %d inconclusive, %d error (%s wall, %d at a time)\n",
 		len(sw.Seeds), sw.SeedsListed, c.Pass, c.Fail, c.Inconclusive, c.Error, wall.Round(time.Millisecond), jobs)
-	fmt.Fprintf(w, "pauses:  longest pause per migration over %d migrations that cut over%s: p50 %s s, p90 %s s, p99 %s s, max %s s\n",
-		p.Migrations, NoCutoverNote(p.NoCutover), record.FormatT(p.P50S), record.FormatT(p.P90S), record.FormatT(p.P99S), record.FormatT(p.MaxS))
-	fmt.Fprintf(w, "bound:   %d of %d migrations over %s s: %.4f, 95 %% interval [%.4f, %.4f] (Wilson score)\n",
-		o.Over, o.Migrations, record.FormatT(o.PauseCritS), o.Fraction, o.Low95, o.High95)
+	fmt.Fprintf(w, "pauses:  longest pause per migration over %d migrations that cut over%s%s: p50 %s s, p90 %s s, p99 %s s, max %s s\n",
+		p.Migrations, NoCutoverNote(p.NoCutover), MaskedNote(p.Masked), record.FormatT(p.P50S), record.FormatT(p.P90S), record.FormatT(p.P99S), record.FormatT(p.MaxS))
+	fmt.Fprintf(w, "bound:   %d of %d migrations over %s s%s: %.4f, 95 %% interval [%.4f, %.4f] (Wilson score)\n",
+		o.Over, o.Migrations, record.FormatT(o.PauseCritS), MaskedNote(o.Masked), o.Fraction, o.Low95, o.High95)
 	shown := 0
 	for _, s := range sw.Seeds {
 		if s.Verdict != record.Fail {
