@@ -99,9 +99,10 @@ func JudgeBands(inc incidents.Incident, f IncidentFigures, sum record.Summary) [
 
 // ShapeOf is the run's shape: OK when every judged expectation holds;
 // Missing names each that does not; Notes explain the mechanisms behind
-// the figures (IncidentNotes, from the record).
-func ShapeOf(bands []BandResult, f IncidentFigures) Shape {
-	s := Shape{OK: true, Notes: IncidentNotes(f)}
+// the figures (IncidentNotes, from the record and own, the incident
+// file's notes).
+func ShapeOf(bands []BandResult, f IncidentFigures, own incidents.Notes) Shape {
+	s := Shape{OK: true, Notes: IncidentNotes(f, own)}
 	for _, b := range bands {
 		if b.Judged && !b.OK {
 			s.OK = false

@@ -111,7 +111,9 @@ type IncidentFigures struct {
 	// the last RejectionWindowS seconds of the run (all nodes).
 	RejectionsPerMin float64 `json:"rejections_per_min"`
 	RejectionWindowS float64 `json:"rejection_window_s"`
-	// PodsKilled are the fio pods that died (io lines with pod_state killed).
+	// Pods: the run had fio pods (plan params.model.pods); PodsKilled
+	// are those that died (io lines with pod_state killed).
+	Pods           bool     `json:"pods,omitempty"`
 	PodsKilled     int      `json:"pods_killed"`
 	PodsKilledList []string `json:"pods_killed_list,omitempty"`
 	// PodKills say why each killed pod's volume stopped serving it
@@ -311,7 +313,7 @@ func (k *IncidentKeeper) Lines() []record.Line {
 // derived from the index in its own step.
 func ComputeIncidentFigures(plan record.Plan, lines []record.Line, sum record.Summary) IncidentFigures {
 	f := IncidentFigures{Incident: plan.Params.Incident, Operator: plan.Params.Model.Operator, Seed: plan.Seed,
-		ReconnectReset: plan.Params.Model.ReconnectReset, Outcomes: map[string]int{},
+		ReconnectReset: plan.Params.Model.ReconnectReset, Pods: plan.Params.Model.Pods, Outcomes: map[string]int{},
 		ControllersPerHost: map[string]int{}, ExpectedPerHost: map[string]int{}, LeakedByState: map[string]int{},
 		RejectionWindowS: RejectionWindowS, Failures: []ValidationFailure{}, LeakedKinds: map[string]int{},
 		LeakOrigins: map[string]int{}, FailureCauses: map[string]int{}, MissingEndpoints: []record.MissingEndpoint{},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fiomig/fiomig/incidents"
 	"github.com/fiomig/fiomig/record"
 )
 
@@ -233,7 +234,7 @@ func TestCancelLossesFromTheRecord(t *testing.T) {
 	if f.Controllers != 3 || f.Expected != 4 || f.Healthy != 2 || len(f.MissingEndpoints) != 1 {
 		t.Errorf("controllers %d / expected %d, healthy %d, missing %d; want 3 / 4, 2, 1", f.Controllers, f.Expected, f.Healthy, len(f.MissingEndpoints))
 	}
-	notes := strings.Join(IncidentNotes(f), "\n")
+	notes := strings.Join(IncidentNotes(f, incidents.Notes{}), "\n")
 	for _, w := range []string{"cancel of mig-0001", "cancel of mig-0002", "_cleanup_created"} {
 		if !strings.Contains(notes, w) {
 			t.Errorf("notes lack %q:\n%s", w, notes)

@@ -1,21 +1,24 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
 	"strings"
 
+	"github.com/fiomig/fiomig/incidents"
 	"github.com/fiomig/fiomig/record"
 )
 
 // IncidentNotes explain a run's figures from its record: the validation
 // failures by cause, where the leaked controllers came from, the CONNECT
 // rejection rate, controllers the kernel removed, published endpoints
-// without a controller, and the kernel switch a connecting leak 2.5 h
-// later needs. They judge nothing (the incident file's bands do).
-func IncidentNotes(f IncidentFigures) []string {
+// without a controller, and the fio pods. own is the incident file's
+// context for two of them (incidents.Notes): each incident prints only its
+// own. They judge nothing (the incident file's bands do).
+func IncidentNotes(f IncidentFigures, own incidents.Notes) []string {
 	var notes []string
 	note := func(format string, a ...any) { notes = append(notes, fmt.Sprintf(format, a...)) }
 	note("%s", causesNote(f))
@@ -27,19 +30,20 @@ func IncidentNotes(f IncidentFigures) []string {
 	}
 	note("%s", rejectionsNote(f))
 	if f.ReconnectReset != "partial" && f.LeakedConnecting == 0 && f.LeaksRemovedByKernel > 0 {
-		note("the kernel removed %d controllers after max_reconnects (upstream counter reset: ctrl_loss_tmo 3600 / "+
-			"reconnect_delay 2 = 1800 attempts, about 1 h); connecting leaks still there 2.5 h later need "+
-			"--reconnect-reset=partial (or endpoints that came back)", f.LeaksRemovedByKernel)
+		why := cmp.Or(own.KernelRemoved, "(max_reconnects = ctrl_loss_tmo / reconnect_delay)")
+		note("the kernel removed %d controllers after max_reconnects %s", f.LeaksRemovedByKernel, why)
 	}
 	if f.ReconnectReset == "partial" && f.LeakedConnecting > 0 {
 		note("the %d connecting leaks outlive the 1 h upstream reconnect budget only because of --reconnect-reset=partial "+
 			"(the counter resets on every rejected CONNECT)", f.LeakedConnecting)
 	}
-	if f.PodsKilled == 0 {
-		note("no fio pod died: no pause exceeded the pods' tolerance (the incident's 6 s and 8 s pauses that " +
-			"killed 8 of 10 pods have no sourced cause in the model, docs/sources.md §9.4)")
-	} else {
+	switch {
+	case f.PodsKilled > 0:
 		note("%s", podKillsNote(f.PodKills))
+	case f.Pods && own.PodsSurvived != "":
+		note("no fio pod died: no pause exceeded the pods' tolerance (%s)", own.PodsSurvived)
+	case f.Pods:
+		note("no fio pod died: no pause exceeded the pods' tolerance")
 	}
 	return notes
 }

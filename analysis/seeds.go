@@ -32,7 +32,7 @@ func Analyse(inc incidents.Incident, plan record.Plan, lines []record.Line, sum 
 func JudgeRun(inc incidents.Incident, f IncidentFigures, sum record.Summary) Run {
 	r := Run{Figures: f}
 	r.Bands = JudgeBands(inc, r.Figures, sum)
-	r.Shape = ShapeOf(r.Bands, r.Figures)
+	r.Shape = ShapeOf(r.Bands, r.Figures, inc.Notes)
 	r.Symptoms = Symptoms(inc, []Run{r})
 	return r
 }

@@ -68,6 +68,10 @@ type Incident struct {
 	// Symptoms are the incident's own observed figures, shown beside the
 	// model's (never judged); nil when the file lists none.
 	Symptoms *Symptoms `json:"symptoms,omitempty"`
+	// Notes are this incident's own context for the notes printed under a
+	// run (analysis.IncidentNotes); another incident prints only the
+	// generic note.
+	Notes Notes `json:"notes,omitzero"`
 	// Hypotheses are the unknowns no source settles, each with the
 	// alternatives that could explain the symptoms (fiomig reproduce
 	// --hypotheses runs every combination, Combinations).
@@ -81,6 +85,18 @@ type Incident struct {
 	// overlays are a combination's alternatives, set over the world's
 	// blocks (Combinations).
 	overlays []overlay
+}
+
+// Notes extend two of a run's notes with the incident's own context, each
+// one clause citing its source.
+type Notes struct {
+	// PodsSurvived follows, in parentheses, "no fio pod died: no pause
+	// exceeded the pods' tolerance" (a run with fio pods, none killed).
+	PodsSurvived string `json:"pods_survived,omitempty"`
+	// KernelRemoved replaces "(max_reconnects = ctrl_loss_tmo /
+	// reconnect_delay)" in "the kernel removed N controllers after
+	// max_reconnects …" (no connecting leak left, the upstream counter).
+	KernelRemoved string `json:"kernel_removed,omitempty"`
 }
 
 // Operators are the operator variants: Value "prefix", "fixed" or "both".

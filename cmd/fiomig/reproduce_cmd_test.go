@@ -311,3 +311,34 @@ func TestReproduceRetriedCutoverIncident(t *testing.T) {
 		}
 	}
 }
+
+// TestReproduceNotesAreTheIncidentsOwn: each incident prints only its own
+// notes. fio-mig-1787159565's context (the 6 s and 8 s pauses that killed 8
+// of 10 pods; connecting leaks 2.5 h later) is its file's, not printed
+// under fixed-operator-source-paths (which has no pods: no pod note at
+// all) nor fiomig-1787171993; fio-mig-1787159565 still prints it.
+func TestReproduceNotesAreTheIncidentsOwn(t *testing.T) {
+	for _, tc := range []struct {
+		incident    string
+		want, never []string
+	}{
+		{"fixed-operator-source-paths", []string{"note: the kernel removed"}, []string{"8 of 10 pods", "2.5 h later", "no fio pod died", "ctrl_loss_tmo 3600"}},
+		{"fiomig-1787171993", []string{"note: no fio pod died: no pause exceeded the pods' tolerance\n"}, []string{"8 of 10 pods", "2.5 h later"}},
+		{"fio-mig-1787159565", []string{"killed 8 of 10 pods have no sourced cause"}, nil},
+	} {
+		code, stdout, stderr := runCLI("reproduce", tc.incident, "--operator", "fixed", "--out", t.TempDir())
+		if code == exitUsage {
+			t.Fatalf("%s: exit %d: %s", tc.incident, code, stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("%s: no %q in:\n%s", tc.incident, w, stdout)
+			}
+		}
+		for _, n := range tc.never {
+			if strings.Contains(stdout, n) {
+				t.Errorf("%s prints another incident's note %q", tc.incident, n)
+			}
+		}
+	}
+}
