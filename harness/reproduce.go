@@ -24,6 +24,51 @@ import (
 	"github.com/fiomig/fiomig/sim"
 )
 
+// LoadIncident is analysis.LoadIncident with the file's fault schedules
+// checked as a run checks them (checkIncidentFaults).
+func LoadIncident(name string, dirs ...string) (incidents.Incident, error) {
+	inc, err := analysis.LoadIncident(name, dirs...)
+	if err != nil {
+		return inc, err
+	}
+	return inc, checkIncidentFaults(inc)
+}
+
+// checkIncidentFaults checks every scheduled fault of inc (faults, and
+// each hypothesis alternative's) as the Injector will (faults.FromSpec),
+// so that a param its kind does not read, a bad phase or target is an
+// error at load naming the file, the line and the entry
+// ("faults.scheduled[1]"), before any run (incidents cannot import
+// faults).
+func checkIncidentFaults(inc incidents.Incident) error {
+	check := func(field string, fs *incidents.Faults) error {
+		if fs == nil {
+			return nil
+		}
+		for i, s := range fs.Scheduled {
+			if _, err := faults.FromSpec(s); err != nil {
+				f := fmt.Sprintf("%s.scheduled[%d]", field, i)
+				if n := inc.Line(f); n > 0 {
+					return fmt.Errorf("%s: line %d: %s: %w", inc.File, n, f, err)
+				}
+				return fmt.Errorf("%s: %s: %w", inc.File, f, err)
+			}
+		}
+		return nil
+	}
+	if err := check("faults", &inc.Faults); err != nil {
+		return err
+	}
+	for i, u := range inc.Hypotheses {
+		for j, a := range u.Alternatives {
+			if err := check(fmt.Sprintf("hypotheses[%d].alternatives[%d].faults", i, j), a.Faults); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // IncidentParams are an incident's run parameters: its pacing over
 // fiomig's default thresholds, and the world it simulates with operator
 // (incidents.Incident.World, defaults filled in).

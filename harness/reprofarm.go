@@ -43,6 +43,9 @@ func (set farmSettings) reproduction(out string) (Reproduction, []int64, error) 
 		return Reproduction{}, nil, Usagef("the farm's incident file %s: %v", rs.File, err)
 	}
 	inc, err := analysis.ParseIncident(rs.File, text)
+	if err == nil {
+		err = checkIncidentFaults(inc)
+	}
 	if err != nil {
 		return Reproduction{}, nil, UsageError{err}
 	}

@@ -55,6 +55,17 @@ func leadingField(msg string) string {
 	return ""
 }
 
+// Line is the 1-based line of field (keys from the file's top, dots
+// between, "[i]" picking a list's item: "faults.scheduled[1]") in the
+// incident file's text, or 0 when the text has none.
+func (inc Incident) Line(field string) int {
+	var doc yamlv3.Node
+	if yamlv3.Unmarshal(inc.Text, &doc) != nil {
+		return 0
+	}
+	return lineOf(&doc, field, "")
+}
+
 // lineOf is the 1-based line in doc (a parsed YAML document) of the key
 // field names — keys from the top, dots between, "[i]" picking a list's
 // item; a key under a list without an index is looked for in every item,

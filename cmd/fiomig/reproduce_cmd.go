@@ -7,7 +7,6 @@ import (
 	"io"
 	"runtime"
 
-	"github.com/fiomig/fiomig/analysis"
 	"github.com/fiomig/fiomig/harness"
 	"github.com/fiomig/fiomig/incidents"
 	"github.com/fiomig/fiomig/record"
@@ -131,7 +130,7 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 	if err := harness.CheckOut(f.out); err != nil { // as fiomig run: before any work
 		return usage(err)
 	}
-	inc, err := analysis.LoadIncident(pos[0], dirs...)
+	inc, err := harness.LoadIncident(pos[0], dirs...)
 	if err != nil {
 		return usage(err)
 	}

@@ -342,3 +342,34 @@ func TestReproduceNotesAreTheIncidentsOwn(t *testing.T) {
 		}
 	}
 }
+
+// TestReproduceBadFaultParamIsALoadError: an incident file's scheduled
+// fault with a param its kind does not read (lost_blcks for lost_blocks)
+// is an error at load, naming the file, the line and the entry, before
+// any run directory is made — not a failed reproduction, nor an error at
+// run start naming only "fault schedule entry 1".
+func TestReproduceBadFaultParamIsALoadError(t *testing.T) {
+	b, err := os.ReadFile("../../incidents/fiomig-1787171993.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "fiomig-1787171993.yaml")
+	text := strings.Replace(string(b), `lost_blocks: "4"`, `lost_blcks: "4"`, 1)
+	if text == string(b) {
+		t.Fatal("test edit did not apply")
+	}
+	line := 1 + strings.Count(text[:strings.Index(text, "lost_blcks")], "\n")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	code, _, stderr := runCLI("reproduce", file, "--out", out)
+	want := fmt.Sprintf("%s: line %d: faults.scheduled[1]: ", file, line)
+	if code != exitUsage || !strings.Contains(stderr, want) || !strings.Contains(stderr, `"lost_blcks"`) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("exit %d, stderr %q; want %d, one line with %q naming lost_blcks", code, stderr, exitUsage, want)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a bad incident file left %s (%v)", out, err)
+	}
+}
