@@ -481,10 +481,31 @@ func (c *Cluster) startNode(ctx context.Context, i int, spec NodeSpec) error {
 	if len(labels) > 0 {
 		args = append(args, "--node-labels", strings.Join(labels, ","))
 	}
+	if err := sharedMount(d.kubeletRoot); err != nil {
+		return err
+	}
 	if err := c.spawn(fmt.Sprintf("kubelet-%d", i), args...); err != nil {
 		return err
 	}
 	c.Nodes = append(c.Nodes, n)
+	return nil
+}
+
+// sharedMount makes dir a shared bind mount of itself. The kubelet makes
+// its --root-dir one at start when it is not (MakeRShared in its data-dir
+// setup), while its pods API listener may already be creating its socket
+// under that dir as a temporary file renamed into place: a rename that
+// straddles the new mount fails with EXDEV ("failed to move temporary
+// file to addr … invalid cross-device link") and the kubelet exits — seen
+// once here in a cold CI run. Already shared, the kubelet mounts nothing.
+// Teardown unmounts it with everything else under BaseDir.
+func sharedMount(dir string) error {
+	if err := syscall.Mount(dir, dir, "", syscall.MS_BIND, ""); err != nil {
+		return fmt.Errorf("kubenode: bind-mount %s onto itself: %w", dir, err)
+	}
+	if err := syscall.Mount("", dir, "", syscall.MS_SHARED|syscall.MS_REC, ""); err != nil {
+		return fmt.Errorf("kubenode: make %s a shared mount: %w", dir, err)
+	}
 	return nil
 }
 
