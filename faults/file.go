@@ -2,6 +2,7 @@ package faults
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,7 +62,7 @@ func (w *When) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] != '"' {
 		var f float64
 		if err := json.Unmarshal(b, &f); err != nil {
-			return fmt.Errorf("want a stage, a phase or seconds, got %s", b)
+			return fmt.Errorf("field \"when\": want a stage, a phase or seconds, got %s", b)
 		}
 		*w = When{AtS: f}
 		return w.check()
@@ -78,7 +79,7 @@ func (w *When) UnmarshalJSON(b []byte) error {
 	num := strings.TrimSuffix(strings.TrimPrefix(t, "t="), "s")
 	f, err := strconv.ParseFloat(num, 64)
 	if err != nil || num == "" {
-		return fmt.Errorf("%q is not a stage (%s), a phase (%s) or a time in seconds (30, \"30s\", \"t=30\")",
+		return fmt.Errorf("field \"when\": %q is not a stage (%s), a phase (%s) or a time in seconds (30, \"30s\", \"t=30\")",
 			s, strings.Join(record.Stages, ", "), strings.Join(migrationPhases, ", "))
 	}
 	*w = When{AtS: f}
@@ -87,7 +88,7 @@ func (w *When) UnmarshalJSON(b []byte) error {
 
 func (w When) check() error {
 	if math.IsNaN(w.AtS) || math.IsInf(w.AtS, 0) || w.AtS < 0 {
-		return fmt.Errorf("time %v: want finite seconds >= 0", w.AtS)
+		return fmt.Errorf("field \"when\": time %v: want finite seconds >= 0", w.AtS)
 	}
 	return nil
 }
@@ -214,11 +215,16 @@ func yamlErr(err error) string {
 	return "not YAML or JSON: " + msg
 }
 
-// jsonErr makes encoding/json's errors read in the file's terms.
+// jsonErr makes encoding/json's errors read in the file's terms: a type
+// error says "want a list, got a mapping", not the Go type.
 func jsonErr(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return fmt.Sprintf("field %q: want %s, got %s", te.Field, te.Type, te.Value)
+		want := map[reflect.Kind]string{reflect.Slice: "a list", reflect.Map: "a mapping", reflect.Struct: "a mapping",
+			reflect.String: "a string", reflect.Bool: "true or false", reflect.Float64: "a number"}[te.Type.Kind()]
+		got := map[string]string{"object": "a mapping", "array": "a list", "string": "a string", "number": "a number",
+			"bool": "true or false"}[te.Value]
+		return fmt.Sprintf("field %q: want %s, got %s", te.Field, cmp.Or(want, te.Type.String()), cmp.Or(got, te.Value))
 	}
 	msg := strings.TrimPrefix(err.Error(), "json: ")
 	if strings.HasPrefix(msg, "unknown field ") {

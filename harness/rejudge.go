@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -78,16 +79,20 @@ type Rejudged struct {
 // timeline.jsonl, an unwritable destination) is a UsageError naming the
 // file, line or field.
 func Rejudge(dir string, o RejudgeOptions) (Rejudged, error) {
+	plan, err := record.ReadPlan(filepath.Join(dir, record.PlanFile))
+	if _, serr := os.Stat(filepath.Join(dir, record.SweepFile)); errors.Is(err, fs.ErrNotExist) && serr == nil {
+		return Rejudged{}, Usagef("%s is a sweep directory (%s): report takes one of its seed-N run directories (%s); fiomig compare and fiomig history read a whole sweep",
+			dir, record.SweepFile, filepath.Join(dir, "seed-N"))
+	}
+	if err != nil {
+		return Rejudged{}, UsageError{err}
+	}
 	dest := dir
 	if o.Out != "" {
 		dest = o.Out
 		if err := os.MkdirAll(dest, 0o755); err != nil {
 			return Rejudged{}, Usagef("--out: %v", err)
 		}
-	}
-	plan, err := record.ReadPlan(filepath.Join(dir, record.PlanFile))
-	if err != nil {
-		return Rejudged{}, UsageError{err}
 	}
 	var rejudged *record.Rejudged
 	if o.PauseCritS != nil || o.FreezesAllowed != nil {

@@ -3,11 +3,14 @@ package harness
 import (
 	"bytes"
 	"context"
+
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -173,5 +176,22 @@ func TestUntilCoveredNamesCellsThatNeverLanded(t *testing.T) {
 		NeverLanded: []string{"dropped-connects × after-cutover"}}
 	if diff := cmp.Diff(want, c); diff != "" || len(res.Sweep.Seeds) != 2 {
 		t.Errorf("coverage over %d seeds (-want +got):\n%s", len(res.Sweep.Seeds), diff)
+	}
+}
+
+// TestInterruptedSeedsAreNotDone: a seed cut short by an interrupt is not
+// counted "done" in the progress lines (nor in the ETA's rate): after one
+// seed finished, "seed 2 interrupted — 1/8 done".
+func TestInterruptedSeedsAreNotDone(t *testing.T) {
+	var b bytes.Buffer
+	sw := &sweeper{o: SweepOptions{Seeds: []int64{1, 2, 3, 4, 5, 6, 7, 8}, Progress: &b}, runs: make([]seedRun, 8), start: time.Now()}
+	sw.done(0, seedRun{seed: record.SweepSeed{Seed: 1, Verdict: record.Pass}})
+	sw.done(1, seedRun{seed: record.SweepSeed{Seed: 2}, interrupted: true})
+	sw.done(2, seedRun{seed: record.SweepSeed{Seed: 3}, interrupted: true})
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	for i, want := range []string{"seed 1 pass — 1/8 done", "seed 2 interrupted — 1/8 done", "seed 3 interrupted — 1/8 done"} {
+		if i >= len(lines) || !strings.Contains(lines[i], want) {
+			t.Errorf("progress line %d: want %q in:\n%s", i+1, want, b.String())
+		}
 	}
 }

@@ -231,7 +231,7 @@ type sweeper struct {
 	// rechecks say on which index a farm's self-check second runs ran.
 	rechecks []farmRecheck
 	tally    record.SweepCounts
-	count    int
+	count    int // seeds done (not interrupted)
 }
 
 func newSweep(s Spec, o SweepOptions) (*sweeper, error) {
@@ -284,14 +284,17 @@ func (sw *sweeper) done(i int, r seedRun) (stop bool) {
 	defer sw.mu.Unlock()
 	r.ran = true
 	sw.runs[i] = r
-	sw.count++
-	if !r.interrupted {
+	if !r.interrupted { // a seed cut short is not done
+		sw.count++
 		sw.tally = tallySeed(sw.tally, r.seed)
 	}
 	if w := sw.o.Progress; w != nil {
 		x, total := r.seed, len(sw.o.Seeds)
 		elapsed := time.Since(sw.start)
-		eta := time.Duration(float64(elapsed) / float64(sw.count) * float64(total-sw.count))
+		eta := time.Duration(0)
+		if sw.count > 0 {
+			eta = time.Duration(float64(elapsed) / float64(sw.count) * float64(total-sw.count))
+		}
 		what := x.Verdict
 		if x.Verdict == record.Fail {
 			what += " (" + strings.Join(x.FailedChecks, ", ") + ")"

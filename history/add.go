@@ -112,7 +112,7 @@ var startedInName = regexp.MustCompile(`^(?:fio-mig|sweep)-(\d{9,11})(?:-(\d+))?
 func Load(dir string, l Labels) (Loaded, error) {
 	set, err := reports.LoadRunSet(dir)
 	if err != nil {
-		return Loaded{}, fmt.Errorf("history add: %w", err)
+		return Loaded{}, err
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -156,7 +156,7 @@ func Load(dir string, l Labels) (Loaded, error) {
 	}
 	pj, err := json.Marshal(params)
 	if err != nil {
-		return Loaded{}, fmt.Errorf("history add: %s: %w", dir, err)
+		return Loaded{}, fmt.Errorf("%s: %w", dir, err)
 	}
 	sum := sha256.Sum256(pj)
 	e.Config = hex.EncodeToString(sum[:8])

@@ -132,7 +132,7 @@ func Run(ctx context.Context, s Spec, w io.Writer, getenv func(string) string) e
 		return fmt.Errorf("unknown verb %q (verbs: %s)", s.Verb, strings.Join(Verbs, ", "))
 	}
 	if s.Verb == VerbAdd && len(s.Dirs) == 0 {
-		return fmt.Errorf("add: name the run or sweep directories to add")
+		return fmt.Errorf("name the run or sweep directories to add")
 	}
 	if s.Verb != VerbAdd && len(s.Dirs) > 0 {
 		return fmt.Errorf("%s takes no directory (got %q)", s.Verb, s.Dirs[0])
@@ -154,7 +154,7 @@ func Run(ctx context.Context, s Spec, w io.Writer, getenv func(string) string) e
 		l := s.Labels
 		l.Commit, l.Branch, l.Cluster, l.Image = or(l.Commit, env.Commit), or(l.Branch, env.Branch), or(l.Cluster, env.Cluster), or(l.Image, env.Image)
 		if l.RunID != "" && len(s.Dirs) > 1 {
-			return fmt.Errorf("add: --run-id names one directory, got %d", len(s.Dirs))
+			return fmt.Errorf("--run-id names one directory, got %d", len(s.Dirs))
 		}
 		for _, d := range s.Dirs {
 			r, err := st.Add(ctx, d, l)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 )
 
@@ -106,6 +107,13 @@ func (a Address) Key() string {
 		return a.Traddr + ":" + a.Trsvcid
 	}
 	return a.Traddr
+}
+
+// isPort says whether s is a decimal port number, 0-65535 (a tcp or rdma
+// controller's trsvcid).
+func isPort(s string) bool {
+	n, err := strconv.ParseUint(s, 10, 16)
+	return err == nil && n <= 65535
 }
 
 // CanonicalEndpoint returns the canonical "ip:port" form of an IP address and

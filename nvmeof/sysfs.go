@@ -522,6 +522,8 @@ func (r *sysReader) readController(dir, name string, inst int) (readCtrl, error)
 		c.Address = Address{Traddr: addr}
 	} else if c.Address, err = ParseAddress(addr); err != nil {
 		return rc, r.errorf(sub(dir, "address"), "%v", err)
+	} else if p := c.Address.Trsvcid; (c.Transport == "tcp" || c.Transport == "rdma") && p != "" && !isPort(p) {
+		return rc, r.errorf(sub(dir, "address"), "trsvcid %q: a port is a number 0-65535 (transport %s)", p, c.Transport)
 	}
 	for _, f := range [...]struct {
 		file     string

@@ -2,9 +2,12 @@ package nvmeof
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -439,4 +442,61 @@ func TestReadSysfsFollowsSymlinks(t *testing.T) {
 	if dd := cmp.Diff(h, got); dd != "" {
 		t.Errorf("symlinked tree reads differently from the capture (-capture +disk):\n%s", dd)
 	}
+}
+
+// TestReadSysfsRejectsABadPort: a tcp or rdma controller's trsvcid is a
+// port, a number 0-65535; "abc" or 70000 is bad input naming the
+// attribute file (its controller) and, from a capture, the capture's file
+// and line — not an address shown and judged clean. An FC controller's
+// trsvcid is not a port and is read as it is.
+func TestReadSysfsRejectsABadPort(t *testing.T) {
+	for _, port := range []string{"abc", "70000", "-1", "44 20"} {
+		fsys, err := FSFromFiles(treeFiles(tSubsys{inst: 0, nqn: nqnX, nsids: []int{1}, ctrls: []tCtrl{
+			{inst: 0, state: "live", addr: "traddr=10.0.0.1,trsvcid=" + port, legs: []tLeg{{nsid: 1, ana: "optimized"}}}}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = ReadSysfs(fsys)
+		for _, w := range []string{"class/nvme/nvme0/address", fmt.Sprintf("trsvcid %q", port), "a port is a number 0-65535"} {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("trsvcid=%s: ReadSysfs = %v, want an error naming %s", port, err, w)
+			}
+		}
+	}
+	b, err := os.ReadFile("testdata/sysfs-captures/healthy.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.ReplaceAll(string(b), "trsvcid=4426", "trsvcid=abc")
+	if bad == string(b) {
+		t.Fatal("test edit did not apply")
+	}
+	fsys, err := LoadCapture(strings.NewReader(bad), "healthy.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ReadSysfs(fsys)
+	m := regexp.MustCompile(`healthy\.tsv:(\d+)`).FindStringSubmatch(fmt.Sprint(err))
+	if m == nil {
+		t.Fatalf("capture: ReadSysfs = %v, want an error naming healthy.tsv and the line", err)
+	}
+	n, _ := strconv.Atoi(m[1])
+	if lines := strings.Split(bad, "\n"); n < 1 || n > len(lines) || !strings.Contains(lines[n-1], "/address\ttraddr=") || !strings.Contains(lines[n-1], "trsvcid=abc") {
+		t.Errorf("capture: %v names line %d, not an address with trsvcid=abc", err, n)
+	}
+	fc := treeFiles(tSubsys{inst: 0, nqn: nqnX, nsids: []int{1}, ctrls: []tCtrl{
+		{inst: 0, state: "live", addr: "traddr=nn-0x1:pn-0x2,host_traddr=nn-0x3:pn-0x4", legs: []tLeg{{nsid: 1, ana: "optimized"}}}}})
+	fc["class/nvme/nvme0/transport"] = "fc\n"
+	if _, err := ReadSysfs(mustFS(t, fc)); err != nil {
+		t.Errorf("an FC controller: %v", err)
+	}
+}
+
+func mustFS(t *testing.T, files map[string]string) fs.FS {
+	t.Helper()
+	fsys, err := FSFromFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fsys
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/fiomig/fiomig/history"
 )
@@ -24,7 +25,7 @@ func historyCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	s.Dirs = pos
 	if err := history.Run(context.Background(), s, stdout, os.Getenv); err != nil {
-		return fail(stderr, "history "+s.Verb, usagef("%v", err))
+		return fail(stderr, strings.TrimSpace("history "+s.Verb), usagef("%v", err))
 	}
 	return exitPass
 }

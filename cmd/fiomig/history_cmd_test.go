@@ -313,3 +313,25 @@ func TestHistoryReadersNeedAStore(t *testing.T) {
 		t.Errorf("history runs after add: exit %d, %q, %q", code, stdout, stderr)
 	}
 }
+
+// TestHistoryMessagesSayItOnce: an error names the verb once, with no
+// stray space when there is none: "fiomig history add: stat X: ...", not
+// "fiomig history add: history add: ..."; "fiomig history: name a verb".
+func TestHistoryMessagesSayItOnce(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope")
+	db := filepath.Join(t.TempDir(), "h.db")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"history", "add", "--db", db, missing}, "fiomig history add: stat " + missing + ": "},
+		{[]string{"history", "add", "--db", db}, "fiomig history add: name the run or sweep directories to add"},
+		{[]string{"history", "add", "--db", db, "--run-id", "x", missing, missing}, "fiomig history add: --run-id names one directory, got 2"},
+		{[]string{"history"}, "fiomig history: name a verb: add, runs"},
+	} {
+		code, _, stderr := runCLI(tc.args...)
+		if code != exitUsage || !strings.HasPrefix(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d starting %q", tc.args, code, stderr, exitUsage, tc.want)
+		}
+	}
+}

@@ -92,7 +92,7 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "fiomig: unknown command %q\n\n", args[0])
+		fmt.Fprintf(stderr, "fiomig: unknown command %q%s\n\n", args[0], hostcmd.DidYouMean(args[0], slices.Sorted(maps.Keys(commands)), ""))
 		printUsage(stderr)
 		return exitUsage
 	}

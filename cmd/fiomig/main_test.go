@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,5 +95,20 @@ func TestFlagConsistency(t *testing.T) {
 		if code != exitPass || !strings.Contains(out, "\n  "+c+" ") {
 			t.Errorf("help: exit %d, %s not listed:\n%s", code, c, out)
 		}
+	}
+}
+
+// TestMistypedVerbSaysDidYouMean: a verb within two edits of one fiomig
+// has gets the same "did you mean" as a mistyped flag; one far from every
+// verb gets none.
+func TestMistypedVerbSaysDidYouMean(t *testing.T) {
+	for typed, want := range map[string]string{"rn": "run", "reprodce": "reproduce", "swep": "sweep", "histroy": "history"} {
+		code, _, errOut := runCLI(typed)
+		if code != exitUsage || !strings.HasPrefix(errOut, fmt.Sprintf("fiomig: unknown command %q; did you mean %s?\n", typed, want)) {
+			t.Errorf("%s: exit %d, stderr %.120q; want a hint toward %s", typed, code, errOut, want)
+		}
+	}
+	if _, _, errOut := runCLI("frobnicate"); strings.Contains(errOut, "did you mean") {
+		t.Errorf("frobnicate: %.120q: a hint toward nothing near", errOut)
 	}
 }

@@ -615,3 +615,18 @@ func TestReportSwimlanesFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestReportOfASweepDirectorySaysSo: fiomig report given a sweep
+// directory says it is one and what to give instead, not only that
+// plan.json is missing.
+func TestReportOfASweepDirectorySaysSo(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, record.SweepFile), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI("report", dir)
+	want := dir + " is a sweep directory (" + record.SweepFile + "): report takes one of its seed-N run directories"
+	if code != exitUsage || !strings.Contains(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("exit %d, stderr %q; want %d, one line with %q", code, stderr, exitUsage, want)
+	}
+}

@@ -330,3 +330,15 @@ func TestShardNeedsItsIndex(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing run, the variable named", code, stdout.String(), stderr.String())
 	}
 }
+
+// TestSweepSeedRangeHintsSeeds: sweep --seed 1-3 (sweep passes run's
+// --seed through) is a parse error that points at --seeds.
+func TestSweepSeedRangeHintsSeeds(t *testing.T) {
+	code, _, stderr := runCLI("sweep", "--seed", "1-3")
+	if code != exitUsage || !strings.Contains(stderr, `invalid value "1-3" for flag -seed`) || !strings.Contains(stderr, "did you mean --seeds 1-3?") {
+		t.Errorf("exit %d, stderr %q; want %d with a hint toward --seeds 1-3", code, stderr, exitUsage)
+	}
+	if code, _, stderr := runCLI("run", "--seed", "1-3"); code != exitUsage || strings.Contains(stderr, "did you mean") {
+		t.Errorf("run --seed 1-3: exit %d, %q: run has no --seeds to hint at", code, stderr)
+	}
+}

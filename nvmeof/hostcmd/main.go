@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"runtime/debug"
 	"strings"
 )
@@ -179,27 +180,45 @@ func ParseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code
 // FlagHint is "; did you mean --NAME?" when err is the flag package's
 // "flag provided but not defined" for a name within two edits (insert,
 // delete, substitute) of one of fs's flags, the nearest (the first in
-// order on a tie), and "" otherwise.
+// order on a tie); "; did you mean --NAMEs VALUE?" when it is an invalid
+// value for -NAME and fs also has --NAMEs (sweep --seed 1-3 for --seeds);
+// and "" otherwise.
 func FlagHint(fs *flag.FlagSet, err error) string {
 	const undefined = "flag provided but not defined: "
 	msg := ""
 	if err != nil {
 		msg = err.Error()
 	}
+	if m := invalidValue.FindStringSubmatch(msg); m != nil && fs.Lookup(m[2]+"s") != nil {
+		return fmt.Sprintf("; did you mean --%ss %s?", m[2], m[1])
+	}
 	if !strings.HasPrefix(msg, undefined) {
 		return ""
 	}
-	typed := strings.TrimLeft(strings.TrimPrefix(msg, undefined), "-")
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	return DidYouMean(strings.TrimLeft(strings.TrimPrefix(msg, undefined), "-"), names, "--")
+}
+
+// invalidValue matches the flag package's error for a value that does not
+// parse: the value and the flag's name.
+var invalidValue = regexp.MustCompile(`^invalid value "(.*)" for flag -([\w-]+):`)
+
+// DidYouMean is "; did you mean PREFIX+NAME?" for the name of names
+// within two edits (insert, delete, substitute) of typed and fewer edits
+// than its length, the nearest (the first in order on a tie) — what a
+// mistyped flag or verb most likely meant — and "" when none is.
+func DidYouMean(typed string, names []string, prefix string) string {
 	best, bestD := "", 3
-	fs.VisitAll(func(f *flag.Flag) {
-		if d := editDistance(typed, f.Name); d < bestD && d < len(f.Name) {
-			best, bestD = f.Name, d
+	for _, n := range names {
+		if d := editDistance(typed, n); d < bestD && d < len(n) {
+			best, bestD = n, d
 		}
-	})
+	}
 	if best == "" {
 		return ""
 	}
-	return "; did you mean --" + best + "?"
+	return "; did you mean " + prefix + best + "?"
 }
 
 // editDistance is the Levenshtein distance of a and b (bytes).
