@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -257,6 +258,10 @@ type Comparison struct {
 	// pause bounds (CUTOVER_PAUSE_CRIT_S, CUTOVER_FREEZES_ALLOWED: the
 	// run's, or those fiomig report re-judged it by), and which.
 	BoundsDiffer string
+	// RunsDiffer, when set, says that the sides ran different experiments:
+	// another number of migrations, fault selection (params.faults: default,
+	// none, kinds, a fault file) or incident, and which.
+	RunsDiffer string
 	// BaseNoCutover and NewNoCutover count each side's migrations left out
 	// of the quantiles for never cutting over (MigrationSummary.NoCutover);
 	// BaseMasked and NewMasked the (migration, host) pairs left out for a
@@ -336,6 +341,10 @@ func Compare(base, nw RunSet, opts CompareOptions) Comparison {
 				c.Regressions[i] = r + " (the sides were judged by different bounds: see Bounds differ)"
 			}
 		}
+	}
+
+	if br, nr := ranWith(base), ranWith(nw); br != nr {
+		c.RunsDiffer = "base ran " + br + "; new ran " + nr
 	}
 
 	bp, np := longestAll(base), longestAll(nw)
@@ -436,6 +445,25 @@ func judgedBounds(set RunSet) string {
 		b := fmt.Sprintf("--pause-crit %s --freezes-allowed %d%s", secs(crit), freezes, via)
 		if !slices.Contains(out, b) {
 			out = append(out, b)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, " or ")
+}
+
+// ranWith names the experiments the set's runs ran: each run's migrations
+// and fault selection ("" is default), or its incident; distinct ones
+// joined by " or ".
+func ranWith(set RunSet) string {
+	var out []string
+	for _, r := range set.Runs {
+		p := r.Plan.Params
+		d := fmt.Sprintf("%d migrations, faults %s", p.Migrations, cmp.Or(p.Faults, record.FaultsDefault))
+		if p.Incident != "" {
+			d = fmt.Sprintf("%d migrations of incident %s (faults: %s)", p.Migrations, p.Incident, cmp.Or(p.FaultSchedule, "incident"))
+		}
+		if !slices.Contains(out, d) {
+			out = append(out, d)
 		}
 	}
 	slices.Sort(out)
@@ -626,6 +654,9 @@ func CompareMarkdown(c Comparison, rerun string) []byte {
 	fmt.Fprintf(&b, "\n- Base: %s\n- New: %s\n", side(c.Base), side(c.New))
 	if c.BoundsDiffer != "" {
 		fmt.Fprintf(&b, "- **Bounds differ**: %s; pause-bound and freezes verdicts compare different bounds\n", clip(c.BoundsDiffer))
+	}
+	if c.RunsDiffer != "" {
+		fmt.Fprintf(&b, "- **Runs differ**: %s; the verdicts compare different experiments\n", clip(c.RunsDiffer))
 	}
 
 	b.WriteString("\n## Check verdicts\n\n| Check | Base | New | Change |\n|---|---|---|---|\n")

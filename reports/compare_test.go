@@ -182,3 +182,30 @@ func TestCompareSingleRunsBoundsAndLostEvidence(t *testing.T) {
 		t.Errorf("sweep: inconclusive (-want +got):\n%s\nverdict %s, want fail", d, c.Verdict())
 	}
 }
+
+// TestCompareNamesDifferentExperiments: two sides that ran different
+// experiments — 23 migrations on the default schedule against 5 from a
+// fault file, or another incident — are named in the comparison, not
+// compared silently; the same settings are not.
+func TestCompareNamesDifferentExperiments(t *testing.T) {
+	with := func(migrations int, faults, incident string) RunSet {
+		s := syntheticSet(1, 5, 0, 0, 0, nil)
+		s.Runs[0].Plan.Params.Migrations, s.Runs[0].Plan.Params.Faults, s.Runs[0].Plan.Params.Incident = migrations, faults, incident
+		return s
+	}
+	base := with(23, record.FaultsDefault, "")
+	c := Compare(base, with(5, "file:f.yaml", ""), DefaultCompareOptions)
+	want := "base ran 23 migrations, faults default; new ran 5 migrations, faults file:f.yaml"
+	if c.RunsDiffer != want {
+		t.Errorf("runs differ %q, want %q", c.RunsDiffer, want)
+	}
+	if md := string(CompareMarkdown(c, "rerun")); !strings.Contains(md, "- **Runs differ**: "+want+"; the verdicts compare different experiments\n") {
+		t.Errorf("markdown does not say the runs differ:\n%s", md)
+	}
+	if c := Compare(base, with(23, record.FaultsDefault, "fio-mig-1787159565"), DefaultCompareOptions); !strings.Contains(c.RunsDiffer, "new ran 23 migrations of incident fio-mig-1787159565") {
+		t.Errorf("another incident: runs differ %q", c.RunsDiffer)
+	}
+	if c := Compare(base, with(23, "", ""), DefaultCompareOptions); c.RunsDiffer != "" {
+		t.Errorf("the same experiment (faults \"\" is default): runs differ %q", c.RunsDiffer)
+	}
+}
