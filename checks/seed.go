@@ -106,23 +106,38 @@ func migrationOutcomes(plan record.Plan, lines []record.Line, short string) reco
 		}
 		failing = append(failing, m.id)
 	}
-	n := float64(len(migs))
-	u := len(running)
-	fc, ft := float64(completed)/n, float64(timedOut)/n
+	// On a short record the planned migrations not in it have not started
+	// yet: each could still complete or time out, like a running one, and
+	// the fractions are over the planned count.
+	unstarted := 0
+	if short != "" {
+		unstarted = max(0, plan.Params.Migrations-len(migs))
+	}
+	n := float64(len(migs) + unstarted)
+	u := len(running) + unstarted
+	fc, ft := float64(completed)/float64(len(migs)), float64(timedOut)/float64(len(migs))
 	r.Detail = fmt.Sprintf("%d of %d completed within %s (%.2f, want >= %.2f), %d timed out (%.2f, want <= %.2f)",
 		completed, len(migs), fmtS(th.MigrationTimeoutS), fc, th.MinCompleted, timedOut, ft, th.MaxTimedOut)
-	if u > 0 {
-		r.Detail += fmt.Sprintf(", %d still running when the record ends at %s, less than %s after their start (%s): %s",
-			u, fmtS(end), fmtS(th.MigrationTimeoutS), strings.Join(running, ", "), short)
+	if len(running) > 0 {
+		r.Detail += fmt.Sprintf(", %d still running when the record ends at %s, less than %s after their start (%s)",
+			len(running), fmtS(end), fmtS(th.MigrationTimeoutS), strings.Join(running, ", "))
 	}
-	// Fail if even every running migration completing in time would fail.
-	if float64(completed+u)/n < th.MinCompleted || ft > th.MaxTimedOut {
+	if unstarted > 0 {
+		r.Detail += fmt.Sprintf(", %d of the %d planned migrations not started", unstarted, len(migs)+unstarted)
+	}
+	if u > 0 {
+		r.Detail += ": " + short
+	}
+	// Fail if even every running (or unstarted) migration completing in
+	// time would fail.
+	if float64(completed+u)/n < th.MinCompleted || float64(timedOut)/n > th.MaxTimedOut {
 		r.Verdict, r.Failing = record.Fail, failing
 		r.Detail += "; not completed: " + strings.Join(failing, ", ")
 		return r
 	}
-	// Pass if even every running migration timing out would pass.
-	if fc >= th.MinCompleted && float64(timedOut+u)/n <= th.MaxTimedOut {
+	// Pass if even every running (or unstarted) migration timing out would
+	// pass.
+	if float64(completed)/n >= th.MinCompleted && float64(timedOut+u)/n <= th.MaxTimedOut {
 		r.Verdict = record.Pass
 		return r
 	}

@@ -274,6 +274,32 @@ func TestMigrationOutcomesOnAShortRecord(t *testing.T) {
 	}
 }
 
+// TestMigrationOutcomesCountsThoseNotStarted: a short record that holds
+// fewer migrations than planned (a run interrupted after its third of 23)
+// is judged over the planned count: the migrations not started yet could
+// each still complete, so one failed of three is inconclusive, not a
+// failing 2 of 3 (0.67 < 0.80); four failed of 10 planned fails whatever
+// the six not started do. The detail says how many were not started.
+func TestMigrationOutcomesCountsThoseNotStarted(t *testing.T) {
+	short := record.Coverage{Short: true, Note: "the record is short: test"}
+	for _, tc := range []struct {
+		name           string
+		planned        int
+		lines          []record.Line
+		verdict, notes string
+	}{
+		{"1 failed of 3 started, 23 planned", 23, outcomes(3, 2, 1), record.Inconclusive, "20 of the 23 planned migrations not started"},
+		{"4 failed of 4 started, 10 planned", 10, outcomes(4, 0, 4), record.Fail, "6 of the 10 planned migrations not started"},
+	} {
+		plan := record.Plan{Params: record.Params{Seed: record.DefaultSeedThresholds(), Migrations: tc.planned}}
+		res := []record.CheckResult{MigrationOutcomes(plan, tc.lines)}
+		notJudgedShort(res, plan, tc.lines, short)
+		if got := res[0]; got.Verdict != tc.verdict || !strings.Contains(got.Detail, tc.notes) {
+			t.Errorf("%s: %s %q, want %s saying %q", tc.name, got.Verdict, got.Detail, tc.verdict, tc.notes)
+		}
+	}
+}
+
 // TestZeroThresholdIsStrict: a threshold of 0 is that bound, not "use the
 // default": --max-timed-out 0 fails on one timed-out migration of 20
 // (0.05 <= the default 0.10), --min-completed 0 passes with none
