@@ -141,6 +141,19 @@ func FromSpec(s record.FaultSpec) (Fault, error) {
 			return nil, bad("migration %q: want an id, #N (the N-th migration started, N >= 1) or #N+ (the first from the N-th on to reach the stage; not for aborted-validation, whose target is its migration)", s.Migration)
 		}
 	}
+	for _, f := range []struct{ name, v string }{{"migration", s.Migration}, {"target", s.Target}} {
+		if f.name == "target" && s.Fault != KindAbortedValidation {
+			continue
+		}
+		if k, ok := strings.CutPrefix(f.v, "mig-"); ok {
+			if n, err := strconv.Atoi(k); err == nil && n >= 1 {
+				if _, ok := SimMigrationOrdinal(f.v); !ok {
+					return nil, bad("%s %q: the simulator's id of migration %d (in start order) is mig-%04d; or write #%d",
+						f.name, f.v, n, n, n)
+				}
+			}
+		}
+	}
 	if v, ok := s.Params["after_s"]; ok {
 		if f, err := strconv.ParseFloat(v, 64); err != nil || f < 0 {
 			return nil, bad("params after_s %q: want seconds >= 0", v)

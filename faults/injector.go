@@ -286,17 +286,41 @@ func (in *Injector) pollStages() {
 
 // names reports whether a schedule entry's migration names migration id:
 // an id, "#N" for the N-th migration started, or "#N+" for any migration
-// from the N-th on (the first of them to reach the trigger).
+// from the N-th on (the first of them to reach the trigger). The
+// simulator's id "mig-NNNN" is its N-th migration started
+// (sim/migration.go); a backend whose migrations have other names (kube:
+// <run>-mig-<n>, backend/kube/migrations.go) takes it as "#N", so a fault
+// file written against a simulator run fires on the same migration there.
 func (in *Injector) names(want, id string) bool {
 	n, ok := strings.CutPrefix(want, "#")
 	if !ok {
-		return want == id
+		if want == id {
+			return true
+		}
+		k, sim := SimMigrationOrdinal(want)
+		_, idSim := SimMigrationOrdinal(id)
+		return sim && !idSim && in.ordinal[id] == k
 	}
 	if k, ok := strings.CutSuffix(n, "+"); ok {
 		min, err := strconv.Atoi(k)
 		return err == nil && in.ordinal[id] >= min
 	}
 	return n == strconv.Itoa(in.ordinal[id])
+}
+
+// SimMigrationOrdinal reports whether id is a simulator migration id
+// "mig-NNNN" (at least four digits, zero-padded, as sim/migration.go
+// names them) and its ordinal N >= 1.
+func SimMigrationOrdinal(id string) (int, bool) {
+	k, ok := strings.CutPrefix(id, "mig-")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(k)
+	if err != nil || n < 1 || fmt.Sprintf("%04d", n) != k {
+		return 0, false
+	}
+	return n, true
 }
 
 // fires reports whether migration id may fire item it's trigger: the
@@ -346,7 +370,7 @@ func (in *Injector) inject(out *[]record.Line, it *item) {
 	now := in.Now()
 	// Register the recovery first: a half-done injection is recovered too.
 	it.state, it.injectedS, it.recoverS = active, now, now+it.spec.ForS
-	if a, ok := it.fault.(*AbortedValidation); ok && strings.HasPrefix(a.Migration, "#") && it.migration != "" {
+	if a, ok := it.fault.(*AbortedValidation); ok && a.Migration != it.migration && in.names(a.Migration, it.migration) && it.migration != "" {
 		a.Migration = it.migration
 	}
 	it.stageMigration, it.stage = in.stageAt(it.migration)

@@ -133,6 +133,39 @@ func TestPhaseTriggerFiresAtTheExactInstantWithAStepper(t *testing.T) {
 	}
 }
 
+// A fault file names a migration by the simulator's id mig-NNNN; on a
+// backend that names its migrations otherwise (kube: <run>-mig-<n>) it
+// fires on the N-th migration started, as on the simulator, instead of
+// never (the run then ended inconclusive on faults-landed).
+func TestSimulatorMigrationIDFiresOnOtherBackends(t *testing.T) {
+	f := newFake(phase(1, "fiomig-1-ab-mig-1", record.PhaseValidating), phase(2, "fiomig-1-ab-mig-2", record.PhaseValidating),
+		phase(3, "mig-0002", record.PhaseValidating))
+	in, err := NewInjector(fakeStepper{f}, []record.FaultSpec{
+		{Fault: KindTargetRestart, Target: "storage-3", Phase: record.PhaseValidating, Migration: "mig-0002", ForS: 0.5},
+		{Fault: KindAbortedValidation, Target: "mig-0002", Params: map[string]string{"mode": ModeKillJob}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := faultLines(drive(t, in, 0.25, 4))
+	ex := in.Executed()
+	if len(ex) != 2 || ex[0].Migration != "fiomig-1-ab-mig-2" || ex[1].Migration != "fiomig-1-ab-mig-2" {
+		t.Fatalf("executed %+v (fault lines %+v); want both on fiomig-1-ab-mig-2, the second migration started", ex, got)
+	}
+	if ex[0].Params["injected_at_s"] != "2" {
+		t.Errorf("target-restart injected at %q, want 2 (the second migration's Validating)", ex[0].Params["injected_at_s"])
+	}
+	// On the simulator itself the id is exact: the simulator's own
+	// mig-0002 never stands for another migration.
+	f = newFake(phase(1, "mig-0001", record.PhaseValidating), phase(2, "mig-0003", record.PhaseValidating), phase(3, "mig-0002", record.PhaseValidating))
+	in, _ = NewInjector(fakeStepper{f}, []record.FaultSpec{{Fault: KindTargetRestart, Target: "storage-3",
+		Phase: record.PhaseValidating, Migration: "mig-0002", ForS: 0.5}})
+	drive(t, in, 0.25, 4)
+	if ex := in.Executed(); len(ex) != 1 || ex[0].Migration != "mig-0002" {
+		t.Errorf("executed %+v, want mig-0002 itself", ex)
+	}
+}
+
 func TestAnyMigrationTriggerResolvesToTheFirst(t *testing.T) {
 	f := newFake(phase(1, "mig-0001", record.PhaseValidating), phase(2, "mig-0002", record.PhaseValidating))
 	in, _ := NewInjector(fakeStepper{f}, []record.FaultSpec{{Fault: KindTargetRestart, Target: "storage-3",
@@ -353,6 +386,11 @@ func TestFromSpec(t *testing.T) {
 		{record.FaultSpec{Fault: KindAbortedValidation, Target: "mig-0002", Migration: "mig-0003"}, "target of an aborted validation"},
 		{record.FaultSpec{Fault: KindTargetRestart, Target: "storage-1", ForS: 1, Params: map[string]string{"after_s": "x"}}, "after_s"},
 		{record.FaultSpec{Fault: "disk-fire", Target: "storage-1"}, "unknown kind"},
+		// An unpadded simulator id names no migration (the simulator's
+		// third is mig-0003): refused, not left to never fire.
+		{record.FaultSpec{Fault: KindTargetRestart, Target: "storage-1", ForS: 1, Phase: record.PhaseValidating, Migration: "mig-3"}, "is mig-0003; or write #3"},
+		{record.FaultSpec{Fault: KindAbortedValidation, Target: "mig-03"}, `target "mig-03"`},
+		{record.FaultSpec{Fault: KindTargetRestart, Target: "storage-1", ForS: 1, Phase: record.PhaseValidating, Migration: "mig-10000"}, ""},
 	} {
 		_, err := FromSpec(tc.spec)
 		switch {
