@@ -141,18 +141,13 @@ func FromSpec(s record.FaultSpec) (Fault, error) {
 			return nil, bad("migration %q: want an id, #N (the N-th migration started, N >= 1) or #N+ (the first from the N-th on to reach the stage; not for aborted-validation, whose target is its migration)", s.Migration)
 		}
 	}
-	for _, f := range []struct{ name, v string }{{"migration", s.Migration}, {"target", s.Target}} {
-		if f.name == "target" && s.Fault != KindAbortedValidation {
-			continue
-		}
-		if k, ok := strings.CutPrefix(f.v, "mig-"); ok {
-			if n, err := strconv.Atoi(k); err == nil && n >= 1 {
-				if _, ok := SimMigrationOrdinal(f.v); !ok {
-					return nil, bad("%s %q: the simulator's id of migration %d (in start order) is mig-%04d; or write #%d",
-						f.name, f.v, n, n, n)
-				}
-			}
-		}
+	field, id := "migration", s.Migration
+	if s.Fault == KindAbortedValidation && s.Migration == "" {
+		field, id = "target", s.Target // its target is its migration
+	}
+	if n, canonical, ok := simMigrationID(id); ok && !canonical {
+		return nil, bad("%s %q: the simulator's id of migration %d (in start order) is mig-%04d; or write #%d",
+			field, id, n, n, n)
 	}
 	if v, ok := s.Params["after_s"]; ok {
 		if f, err := strconv.ParseFloat(v, 64); err != nil || f < 0 {

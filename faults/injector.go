@@ -297,9 +297,9 @@ func (in *Injector) names(want, id string) bool {
 		if want == id {
 			return true
 		}
-		k, sim := SimMigrationOrdinal(want)
-		_, idSim := SimMigrationOrdinal(id)
-		return sim && !idSim && in.ordinal[id] == k
+		k, canonical, _ := simMigrationID(want)
+		_, _, idSim := simMigrationID(id)
+		return canonical && !idSim && in.ordinal[id] == k
 	}
 	if k, ok := strings.CutSuffix(n, "+"); ok {
 		min, err := strconv.Atoi(k)
@@ -308,19 +308,19 @@ func (in *Injector) names(want, id string) bool {
 	return n == strconv.Itoa(in.ordinal[id])
 }
 
-// SimMigrationOrdinal reports whether id is a simulator migration id
-// "mig-NNNN" (at least four digits, zero-padded, as sim/migration.go
-// names them) and its ordinal N >= 1.
-func SimMigrationOrdinal(id string) (int, bool) {
+// simMigrationID parses a simulator migration id "mig-<digits>" (N >= 1):
+// its ordinal N, and whether it is written as sim/migration.go names the
+// N-th migration started (zero-padded to four digits, "mig-0003").
+func simMigrationID(id string) (n int, canonical, ok bool) {
 	k, ok := strings.CutPrefix(id, "mig-")
 	if !ok {
-		return 0, false
+		return 0, false, false
 	}
 	n, err := strconv.Atoi(k)
-	if err != nil || n < 1 || fmt.Sprintf("%04d", n) != k {
-		return 0, false
+	if err != nil || n < 1 {
+		return 0, false, false
 	}
-	return n, true
+	return n, fmt.Sprintf("%04d", n) == k, true
 }
 
 // fires reports whether migration id may fire item it's trigger: the
@@ -370,7 +370,7 @@ func (in *Injector) inject(out *[]record.Line, it *item) {
 	now := in.Now()
 	// Register the recovery first: a half-done injection is recovered too.
 	it.state, it.injectedS, it.recoverS = active, now, now+it.spec.ForS
-	if a, ok := it.fault.(*AbortedValidation); ok && a.Migration != it.migration && in.names(a.Migration, it.migration) && it.migration != "" {
+	if a, ok := it.fault.(*AbortedValidation); ok && it.migration != "" && in.names(a.Migration, it.migration) {
 		a.Migration = it.migration
 	}
 	it.stageMigration, it.stage = in.stageAt(it.migration)

@@ -10,8 +10,8 @@ import (
 
 // sysDir is a directory tree of the live host (a sysfs mount) as an fs.FS:
 // os.DirFS, except that ReadFile is one open, one read (more only for a
-// value over 512 bytes) and one close, and ReadDir opens the directory without offering it to the
-// runtime's poller. os.ReadFile costs about eleven system calls a file (the
+// value over 512 bytes) and one close, and ReadDir opens the directory
+// without offering it to the runtime's poller. os.ReadFile costs about eleven system calls a file (the
 // file is offered to the poller, which refuses it, and its size is asked
 // first) and os.ReadDir about eight, and a host read opens ~20 attributes
 // and ~2 directories a controller: on a 100-controller host that was most
@@ -71,9 +71,11 @@ func (d sysDir) ReadFile(name string) ([]byte, error) {
 		// A read that leaves room is the end of the file: a sysfs
 		// attribute is rendered whole by one show() call and handed out
 		// by seq_file as far as the buffer takes it (fs/kernfs/file.c
-		// kernfs_fop_read_iter, fs/seq_file.c seq_read_iter), and a
-		// regular file (tmpfs, a capture on disk, FUSE without
-		// direct_io) reads short only at its end. So one read suffices
+		// kernfs_fop_read_iter, fs/seq_file.c seq_read_iter); a regular
+		// file (tmpfs, a capture on disk, FUSE through the page cache)
+		// reads short only at its end, and a FUSE direct_io read is the
+		// server's reply, which fiomig's FUSE trees give whole
+		// (internal/standin/fusetree.go). So one read suffices
 		// for every attribute the reader asks for, instead of a second
 		// one returning 0: about 1,500 system calls on a 100-controller
 		// host.
