@@ -46,6 +46,8 @@ NODE_PKGS   := containerd runc containernetworking-plugins nftables
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := .cache/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
+# bash for make test's pipeline exit status (PIPESTATUS).
+SHELL       := bash
 .DEFAULT_GOAL := help
 .PHONY: help run reproduce test bench lint fuzz tools kube-bins kube-node-bins node-tools images e2e-node kind-up build clean
 
@@ -113,13 +115,16 @@ images: ## build the fiomig, fio and pause images (OCI, reproducible, no registr
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags "-s -w -X main.version=$(VERSION)" -o $(IMAGES)/fiomig-linux-amd64 ./cmd/fiomig
 	$(GO) run ./cmd/mkimages --fiomig $(IMAGES)/fiomig-linux-amd64 --version $(VERSION) --out $(IMAGES) --debs .cache/debs $(if $(PUSH),--push $(PUSH))
 
-test: tools kube-bins node-tools kube-node-bins images ## install missing tools, build kube-bins, kube-node-bins and images, then run go vet and every test, RACE_PKGS under the race detector (Ginkgo JUnit in out/junit/, OUT)
+test: tools kube-bins node-tools kube-node-bins images ## install missing tools, build kube-bins, kube-node-bins and images, then run go vet and every test, RACE_PKGS under the race detector (Ginkgo JUnit in out/junit/, output in out/test.log, OUT); a failure ends with each failed test's message
 	$(GO) vet ./...
-	@race="$$($(GO) list $(RACE_PKGS))" && rest="$$($(GO) list ./... | grep -vxF "$$race")" && \
-	echo "$(GO) test -count=1 -timeout 35m <every package but RACE_PKGS>" && \
-	FIOMIG_JUNIT_DIR=$(abspath $(OUT))/junit $(GO) test -count=1 -timeout 35m $$rest && \
-	echo "$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)" && \
-	FIOMIG_JUNIT_DIR=$(abspath $(OUT))/junit $(GO) test -race -count=1 -timeout 20m $$race
+	@mkdir -p $(OUT); race="$$($(GO) list $(RACE_PKGS))" && rest="$$($(GO) list ./... | grep -vxF "$$race")" && \
+	{ echo "$(GO) test -count=1 -timeout 35m <every package but RACE_PKGS>" && \
+	  FIOMIG_JUNIT_DIR=$(abspath $(OUT))/junit $(GO) test -count=1 -timeout 35m $$rest && \
+	  echo "$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)" && \
+	  FIOMIG_JUNIT_DIR=$(abspath $(OUT))/junit $(GO) test -race -count=1 -timeout 20m $$race; } 2>&1 | tee $(OUT)/test.log; \
+	rc=$${PIPESTATUS[0]}; [ "$$rc" = 0 ] || { \
+	  echo; echo "make test: FAILED (exit $$rc). Each failure's lines, from $(OUT)/test.log (the whole output):"; \
+	  grep -E -A14 '\[FAILED\]|^--- FAIL|^panic: |^FAIL' $(OUT)/test.log | cut -c1-400 | tail -n 200; }; exit $$rc
 
 kind-up: ## create the kind cluster of kind-config/ and apply deploy/ (needs kind, docker and kubectl; no test needs it)
 	@command -v kind >/dev/null 2>&1 || { echo "kind-up: kind is not installed (https://kind.sigs.k8s.io); nothing done"; exit 2; }

@@ -122,24 +122,64 @@ func StartKubeNode(ctx context.Context) (*KubeEnv, error) {
 		pods, err := cs.CoreV1().Pods("fiomig").List(ctx, metav1.ListOptions{LabelSelector: kube.LabelAgent + "=" + kube.AgentName})
 		ready := 0
 		var states []string
+		readyOn := map[string]bool{}
 		if err == nil {
 			for _, p := range pods.Items {
 				if PodReady(&p) {
 					ready++
+					readyOn[p.Spec.NodeName] = true
 				}
-				states = append(states, fmt.Sprintf("%s on %s: %s", p.Name, p.Spec.NodeName, p.Status.Phase))
+				states = append(states, fmt.Sprintf("%s on %s: %s%s", p.Name, p.Spec.NodeName, p.Status.Phase, podWhy(&p)))
 			}
 		}
 		if ready >= len(c.Nodes) {
 			break
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("real nodes: %d of %d agent pods Ready after 3 min (%s; stand-in errors: %v)", ready, len(c.Nodes), strings.Join(states, ", "), e.StandIn.Errors())
+			// The kubelet's log of each node without a Ready agent: what a
+			// CI log's tail needs to tell a slow start from a broken one.
+			var logs []string
+			for i, n := range c.Nodes {
+				if !readyOn[n.Name] {
+					logs = append(logs, fmt.Sprintf("kubelet-%d (%s) log:\n%s", i+1, n.Name, c.Log(fmt.Sprintf("kubelet-%d", i+1), 12)))
+				}
+			}
+			return nil, fmt.Errorf("real nodes: %d of %d agent pods Ready after 3 min (%s; stand-in errors: %v)\n%s",
+				ready, len(c.Nodes), strings.Join(states, ", "), e.StandIn.Errors(), strings.Join(logs, "\n"))
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
 	ok = true
 	return e, nil
+}
+
+// podWhy is what keeps a pod from Ready, as kubectl describe shows it:
+// each container's waiting or terminated reason and message, and the
+// message of a false condition; "" for a Ready pod.
+func podWhy(p *corev1.Pod) string {
+	if PodReady(p) {
+		return ""
+	}
+	var why []string
+	for _, c := range p.Status.Conditions {
+		if c.Status != corev1.ConditionTrue && c.Message != "" {
+			why = append(why, fmt.Sprintf("%s: %s", c.Type, c.Message))
+		}
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		switch {
+		case cs.State.Waiting != nil:
+			why = append(why, fmt.Sprintf("container %s waiting: %s %s", cs.Name, cs.State.Waiting.Reason, cs.State.Waiting.Message))
+		case cs.State.Terminated != nil:
+			why = append(why, fmt.Sprintf("container %s terminated: %s (exit %d) %s", cs.Name, cs.State.Terminated.Reason, cs.State.Terminated.ExitCode, cs.State.Terminated.Message))
+		case cs.RestartCount > 0:
+			why = append(why, fmt.Sprintf("container %s restarted %d times", cs.Name, cs.RestartCount))
+		}
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(why, "; ") + ")"
 }
 
 // agentDaemonSet is deploy/agent's DaemonSet as shipped but for two
