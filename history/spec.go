@@ -110,6 +110,26 @@ func SplitVerb(args []string) (string, []string) {
 	return args[0], args[1:]
 }
 
+// validate refuses a flag value the verbs would otherwise replace or
+// misread: --last below 0, and for changes an --alpha outside (0, 1), a
+// --permutations below 1 or a --min-segment below 2 (ChangeOptions'
+// zero values stay the library's defaults; a flag given is taken as
+// said). Errors name the flag and its range.
+func (s Spec) validate() error {
+	c := s.Change
+	switch {
+	case s.Last < 0:
+		return fmt.Errorf("--last must be >= 0 (0 = all runs), got %d", s.Last)
+	case !(c.Alpha > 0 && c.Alpha < 1):
+		return fmt.Errorf("--alpha must be a significance level in (0, 1), got %v", c.Alpha)
+	case c.Permutations < 1:
+		return fmt.Errorf("--permutations must be >= 1, got %d", c.Permutations)
+	case c.MinSegment < 2:
+		return fmt.Errorf("--min-segment must be >= 2 runs, got %d", c.MinSegment)
+	}
+	return nil
+}
+
 // DefaultSpec is fiomig history with no flag.
 func DefaultSpec(getenv func(string) string) Spec {
 	s := Spec{DB: getenv(EnvDB), Out: filepath.Join("out", "history-trend"), Change: DefaultChangeOptions}
@@ -136,6 +156,9 @@ func Run(ctx context.Context, s Spec, w io.Writer, getenv func(string) string) e
 	}
 	if s.Verb != VerbAdd && len(s.Dirs) > 0 {
 		return fmt.Errorf("%s takes no directory (got %q)", s.Verb, s.Dirs[0])
+	}
+	if err := s.validate(); err != nil {
+		return err
 	}
 	if len(s.Figures) == 0 {
 		s.Figures = DefaultFigures

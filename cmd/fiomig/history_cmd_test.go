@@ -335,3 +335,28 @@ func TestHistoryMessagesSayItOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryRefusesBadTuning: a flag value history would otherwise
+// replace with its default without a word (--alpha -5 ran at 0.01 and
+// the Method line said 0.01) or read as "all" (--last -1) is exit 2, one
+// line naming the flag and its range — before the store is opened.
+func TestHistoryRefusesBadTuning(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "h.db")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"changes", "--alpha", "-5"}, "--alpha must be a significance level in (0, 1), got -5"},
+		{[]string{"changes", "--alpha", "2"}, "--alpha must be a significance level in (0, 1), got 2"},
+		{[]string{"changes", "--alpha", "0"}, "--alpha must be"},
+		{[]string{"changes", "--permutations", "-3"}, "--permutations must be >= 1, got -3"},
+		{[]string{"changes", "--permutations", "0"}, "--permutations must be >= 1, got 0"},
+		{[]string{"changes", "--min-segment", "1"}, "--min-segment must be >= 2 runs, got 1"},
+		{[]string{"runs", "--last", "-1"}, "--last must be >= 0 (0 = all runs), got -1"},
+	} {
+		code, _, stderr := runCLI(append([]string{"history"}, append(tc.args, "--db", db)...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("history %v: exit %d, stderr %q; want %d, one line with %q", tc.args, code, stderr, exitUsage, tc.want)
+		}
+	}
+}

@@ -17,8 +17,13 @@ func init() {
 	register(command{name: "sweep", summary: "run many seeds in parallel and summarize their verdicts and pauses", run: sweepCmd})
 }
 
-// coverK is --until-covered: bare it is harness.DefaultCoverK.
-type coverK struct{ k *int }
+// coverK is --until-covered: bare it is harness.DefaultCoverK, =false
+// is off; a number below 1 is kept (harness.SweepOptions.Validate names
+// it) and an explicit 0 noted in zero, since the library's 0 means off.
+type coverK struct {
+	k    *int
+	zero *bool
+}
 
 func (c coverK) IsBoolFlag() bool { return true }
 func (c coverK) String() string {
@@ -28,17 +33,22 @@ func (c coverK) String() string {
 	return strconv.Itoa(*c.k)
 }
 func (c coverK) Set(v string) (err error) {
-	if v == "true" {
+	switch v {
+	case "true":
 		*c.k = harness.DefaultCoverK
-		return nil
+	case "false":
+		*c.k = 0
+	default:
+		*c.k, err = strconv.Atoi(v)
+		*c.zero = err == nil && *c.k == 0
 	}
-	*c.k, err = strconv.Atoi(v)
 	return err
 }
 
 func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	var seeds string
 	var shard int
+	var coverZero bool
 	o, f := harness.SweepOptions{Log: stdout, Progress: stderr}, harness.FarmOptions{}
 	s, fs, code, stop := bindRun("fiomig sweep", args, stdout, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&seeds, "seeds", "", "the `seeds` to run: seeds (any int64, as --seed) and ranges A-B, comma-separated, e.g. 1-100 or 1,5,9-12 or -3--1 (required)")
@@ -46,7 +56,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&o.Timelines, "timelines", harness.KeepFailing, "which seeds keep timeline.jsonl (about 1 MB each with the default flags): `failing` (seeds that did not pass, at most --max-timelines of them), all or none; the rest of each run directory is always kept, and every seed's command reruns it byte for byte")
 		fs.IntVar(&o.MaxTimelines, "max-timelines", 10, "with --timelines failing: keep the timelines of the first `N` seeds that did not pass, in --seeds order (0 = no limit)")
 		fs.Float64Var(&o.SelfCheck, "self-check", harness.DefaultSelfCheck, "`share` of the seeds (one every 1/share of the list, the first included) run a second time and their summary.json compared; a seed whose two runs differ fails the sweep (0 = off)")
-		fs.Var(coverK{&o.UntilCovered}, "until-covered", "stop after the shortest prefix of --seeds in which every fault kind × stage cell the seeds' schedules place a fault in has landed `K` times (bare: 3); cells that never landed are named")
+		fs.Var(coverK{&o.UntilCovered, &coverZero}, "until-covered", "stop after the shortest prefix of --seeds in which every fault kind × stage cell the seeds' schedules place a fault in has landed `K` times (bare: 3); cells that never landed are named")
 		harness.RegisterFarmFlags(fs, &f, "the seeds", "sweep.json", false)
 		fs.IntVar(&shard, "shard", 0, "internal, what a farm's pods run: index $JOB_COMPLETION_INDEX of `N` shards, each seed's result a JSON line on stdout")
 		fs.Usage = func() {
@@ -60,6 +70,10 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	if harness.Given(fs)["seed"] {
 		fmt.Fprintf(stderr, "fiomig sweep: --seed is one run's; a sweep takes --seeds (e.g. --seeds %d)\n", s.Seed)
 		return exitUsage
+	}
+	if coverZero {
+		// Not "off", which leaving the flag out (or =false) says.
+		return fail(stderr, "sweep", usagef("--until-covered must be >= 1 (or bare: %d), got 0", harness.DefaultCoverK))
 	}
 	var err error
 	if o.Seeds, err = harness.ParseSeeds(seeds); err != nil && f.Attach == "" {

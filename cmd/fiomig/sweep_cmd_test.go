@@ -237,6 +237,7 @@ func TestSweepUsageErrorsExitTwo(t *testing.T) {
 		{"sweep", "--seeds", "1", "stray"},
 		{"sweep", "--seeds", "1", "--self-check", "2"},
 		{"sweep", "--seeds", "1", "--until-covered=-1"},
+		{"sweep", "--seeds", "1", "--until-covered=0"}, // not "off": the message says >= 1
 		{"sweep", "--seeds", "1", "--until-covered=some"},
 		{"sweep", "--seeds", "1", "--faults", "none", "--until-covered"},
 		{"sweep", "--seeds", "1", "--on", "elsewhere"},
