@@ -159,6 +159,11 @@ func Rejudge(dir string, o RejudgeOptions) (Rejudged, error) {
 	if sum.Coverage != nil && sum.Coverage.Short {
 		out.Warnings = append(out.Warnings, sum.Coverage.Note)
 	}
+	if o.Out == "" || filepath.Clean(o.Out) == filepath.Clean(dir) {
+		if err := keepsFinishedSummary(dir, sum); err != nil {
+			return out, err
+		}
+	}
 	sum.Rejudged = rejudged
 	in := reports.Input{Plan: plan, Summary: sum, Timeline: report.Lines(), Swimlanes: o.Swimlanes}
 	if report.Dropped {
@@ -183,6 +188,41 @@ func Rejudge(dir string, o RejudgeOptions) (Rejudged, error) {
 	}
 	out.Summary = sum
 	return out, nil
+}
+
+// keepsFinishedSummary refuses to judge dir in place when its
+// summary.json says the run finished with its whole record (not
+// interrupted, not short) but the timeline now read holds less (a cut-off
+// last line, or too few migrations or too little time: judged short): the
+// timeline is not the record summary.json was judged from, and rewriting
+// summary.json from it would lose the run's verdict. A UsageError naming
+// both files and --out, which judges what is left elsewhere.
+func keepsFinishedSummary(dir string, now record.Summary) error {
+	b, err := os.ReadFile(filepath.Join(dir, record.SummaryFile))
+	if err != nil {
+		return nil // no summary (a killed run): nothing to lose
+	}
+	var was struct {
+		Verdict     string           `json:"verdict"`
+		Interrupted bool             `json:"interrupted"`
+		Coverage    *record.Coverage `json:"coverage"`
+	}
+	if json.Unmarshal(b, &was) != nil || was.Verdict == "" || was.Interrupted || (was.Coverage != nil && was.Coverage.Short) {
+		return nil
+	}
+	c := now.Coverage
+	if c == nil || !(c.Short || c.TruncatedLine) {
+		return nil
+	}
+	what := c.Note
+	if c.TruncatedLine {
+		what = "its last line is cut off"
+		if c.Short {
+			what += "; " + c.Note
+		}
+	}
+	return Usagef("%s says the run finished (verdict %s), but %s holds less than it was judged from (%s): left as it was; fiomig report %s --out DIR judges what is left into DIR",
+		filepath.Join(dir, record.SummaryFile), was.Verdict, filepath.Join(dir, record.TimelineFile), what, dir)
 }
 
 // wasInterrupted reports whether dir's summary.json says the run was

@@ -328,6 +328,12 @@ func TestReportShortRecordIsInconclusive(t *testing.T) {
 	if running < 0 || running+0.5 >= done {
 		t.Fatalf("no Running phase before the last Completed at %v s (first Running at %v s)", done, running)
 	}
+	// A killed run leaves no summary.json (an interrupted one says so in
+	// it); a finished run's is not rewritten from a shorter record
+	// (TestReportKeepsAFinishedRunsSummary).
+	if err := os.Remove(filepath.Join(dir, record.SummaryFile)); err != nil {
+		t.Fatal(err)
+	}
 	cuts := []float64{done + 30, done + 0.1, running + 0.5}
 	for i, cut := range cuts {
 		cutTimeline(t, dir, cut)
@@ -628,5 +634,58 @@ func TestReportOfASweepDirectorySaysSo(t *testing.T) {
 	want := dir + " is a sweep directory (" + record.SweepFile + "): report takes one of its seed-N run directories"
 	if code != exitUsage || !strings.Contains(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 		t.Errorf("exit %d, stderr %q; want %d, one line with %q", code, stderr, exitUsage, want)
+	}
+}
+
+// TestReportKeepsAFinishedRunsSummary: a finished run's timeline damaged
+// afterwards — cut mid-line two thirds in, or emptied — is not re-judged
+// in place: exit 2 naming summary.json and --out, and summary.json keeps
+// its bytes (before, it was rewritten inconclusive and the run's verdict
+// was lost). With --out the damaged record is judged elsewhere (exit 3,
+// short) and the run directory is still untouched; a run whose summary
+// says it was interrupted is judged in place as before.
+func TestReportKeepsAFinishedRunsSummary(t *testing.T) {
+	parent := t.TempDir()
+	run := runInto(t, parent, "run", exitPass, "--migrations", "2", "--settle", "35", "--faults", "none")
+	tl := filepath.Join(run, record.TimelineFile)
+	good, err := os.ReadFile(tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sumPath := filepath.Join(run, record.SummaryFile)
+	sum, err := os.ReadFile(sumPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, damaged := range map[string][]byte{"cut mid-line": good[:len(good)*2/3], "emptied": nil} {
+		if err := os.WriteFile(tl, damaged, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := runCLI("report", run, "--quiet")
+		if code != exitUsage || !strings.Contains(stderr, sumPath+" says the run finished (verdict pass)") || !strings.Contains(stderr, "--out DIR") {
+			t.Errorf("%s: report in place: exit %d, stderr %q; want 2 naming summary.json and --out", name, code, stderr)
+		}
+		if now, _ := os.ReadFile(sumPath); !bytes.Equal(now, sum) {
+			t.Errorf("%s: summary.json rewritten from the damaged timeline", name)
+		}
+		elsewhere := filepath.Join(parent, "rejudged-"+strings.ReplaceAll(name, " ", "-"))
+		if code, _, stderr := runCLI("report", run, "--out", elsewhere, "--quiet"); code != exitInconclusive {
+			t.Errorf("%s: report --out: exit %d, want 3 (a short record): %s", name, code, stderr)
+		}
+		if now, _ := os.ReadFile(sumPath); !bytes.Equal(now, sum) {
+			t.Errorf("%s: report --out touched the run's summary.json", name)
+		}
+	}
+	// An interrupted run's summary says so: its short record is judged in place.
+	interrupted := strings.Replace(string(sum), `"verdict": "pass"`, `"interrupted": true, "verdict": "pass"`, 1)
+	if interrupted == string(sum) {
+		t.Fatalf("summary.json has no \"verdict\": \"pass\" to mark interrupted:\n%s", sum)
+	}
+	writeFile(t, run, record.SummaryFile, interrupted)
+	if err := os.WriteFile(tl, good[:len(good)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI("report", run, "--quiet"); code != exitInconclusive {
+		t.Errorf("interrupted run, short record: report in place exit %d, want 3: %s", code, stderr)
 	}
 }
