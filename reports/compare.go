@@ -34,6 +34,11 @@ type RunSet struct {
 	Dir   string
 	Sweep bool
 	Runs  []StoredRun
+	// Interrupted and Listed are sweep.json's: the sweep stopped before
+	// every seed of its --seeds ran, and how many --seeds lists (0 for a
+	// run, or a directory of runs without sweep.json).
+	Interrupted bool
+	Listed      int
 }
 
 // isRunDir reports whether dir holds plan.json.
@@ -83,7 +88,7 @@ func LoadRunSet(dir string) (RunSet, error) {
 		return set, nil
 	}
 	set.Sweep = true
-	if dirs, ok, err := sweepSeedDirs(dir); err != nil {
+	if dirs, ok, err := sweepSeedDirs(dir, &set); err != nil {
 		return set, err
 	} else if ok {
 		for _, d := range dirs {
@@ -151,9 +156,9 @@ func sortRuns(runs []StoredRun) {
 const sweepFile = "sweep.json"
 
 // sweepSeedDirs returns the run directories sweep.json lists (ok false
-// without sweep.json). Seeds without a directory are skipped: sweep.md
-// names them and why.
-func sweepSeedDirs(dir string) ([]string, bool, error) {
+// without sweep.json) and sets set's Interrupted and Listed from it.
+// Seeds without a directory are skipped: sweep.md names them and why.
+func sweepSeedDirs(dir string, set *RunSet) ([]string, bool, error) {
 	path := filepath.Join(dir, sweepFile)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -167,10 +172,13 @@ func sweepSeedDirs(dir string) ([]string, bool, error) {
 			Seed int64  `json:"seed"`
 			Dir  string `json:"dir"`
 		} `json:"seeds"`
+		SeedsListed int  `json:"seeds_listed"`
+		Interrupted bool `json:"interrupted"`
 	}
 	if err := json.Unmarshal(b, &sw); err != nil {
 		return nil, false, fmt.Errorf("%s: %w", path, err)
 	}
+	set.Interrupted, set.Listed = sw.Interrupted, sw.SeedsListed
 	var dirs []string
 	for _, s := range sw.Seeds {
 		if s.Dir != "" {
@@ -254,6 +262,12 @@ type Comparison struct {
 	// than the base (inconclusive or absent where the base had a verdict):
 	// the comparison cannot tell whether they regressed.
 	Inconclusive []string
+	// Interrupted, when set, says which side's sweep stopped before all
+	// its seeds ran (sweep.json "interrupted") and how far it got. A check
+	// failing in a larger fraction of runs is then judged over the seeds
+	// both sides ran: a regression only if it fails more often there;
+	// otherwise, and for the interrupted sweep itself, inconclusive.
+	Interrupted string
 	// BoundsDiffer, when set, says that the sides were judged by different
 	// pause bounds (CUTOVER_PAUSE_CRIT_S, CUTOVER_FREEZES_ALLOWED: the
 	// run's, or those fiomig report re-judged it by), and which.
@@ -307,6 +321,19 @@ func Compare(base, nw RunSet, opts CompareOptions) Comparison {
 	}
 	bc, nc := count(base), count(nw)
 	nb, nn := float64(len(base.Runs)), float64(len(nw.Runs))
+	var partial []string
+	for _, side := range []struct {
+		name string
+		set  RunSet
+	}{{"base", base}, {"new", nw}} {
+		if side.set.Interrupted {
+			partial = append(partial, fmt.Sprintf("the %s sweep was interrupted after %d of its %d seeds", side.name, len(side.set.Runs), side.set.Listed))
+		}
+	}
+	c.Interrupted = strings.Join(partial, "; ")
+	// With an interrupted side, a check's failing fraction is compared
+	// over the seeds both sides ran (sharedFails).
+	sharedBase, sharedNew := sharedSeedRuns(base, nw)
 	for _, n := range names {
 		cc := CheckChange{Name: n, Base: bc[n], New: nc[n]}
 		if cc.Base == nil {
@@ -319,6 +346,19 @@ func Compare(base, nw RunSet, opts CompareOptions) Comparison {
 		cc.Regressed = float64(cc.New[record.Fail])/nn > float64(cc.Base[record.Fail])/nb
 		unjudged := func(m map[string]int, runs int) int { return runs - m[record.Pass] - m[record.Fail] - m[record.Warn] }
 		single := !base.Sweep && !nw.Sweep && len(base.Runs) == 1 && len(nw.Runs) == 1
+		if cc.Regressed && c.Interrupted != "" && !single {
+			bf, nf := failsOf(sharedBase, n), failsOf(sharedNew, n)
+			if len(sharedNew) > 0 && nf*len(sharedBase) > bf*len(sharedNew) {
+				c.Regressions = append(c.Regressions, fmt.Sprintf("check %s: fails in %s of the seeds both sides ran, was %s (%s)", n,
+					fracRuns(nf, len(sharedNew)), fracRuns(bf, len(sharedBase)), c.Interrupted))
+			} else {
+				c.Inconclusive = append(c.Inconclusive, fmt.Sprintf("check %s: fails in %s, was %s, but %s: on the %d seed(s) both sides ran it fails in %d, was %d",
+					n, fracRuns(cc.New[record.Fail], len(nw.Runs)), fracRuns(cc.Base[record.Fail], len(base.Runs)), c.Interrupted, len(sharedNew), nf, bf))
+			}
+			c.Changed = true
+			c.Checks = append(c.Checks, cc)
+			continue
+		}
 		switch {
 		case cc.Regressed && single:
 			c.Regressions = append(c.Regressions, fmt.Sprintf("check %s: %s → %s", n, orNotJudged(cc.Base), orNotJudged(cc.New)))
@@ -332,6 +372,10 @@ func Compare(base, nw RunSet, opts CompareOptions) Comparison {
 		}
 		c.Changed = c.Changed || cc.Changed
 		c.Checks = append(c.Checks, cc)
+	}
+
+	if c.Interrupted != "" {
+		c.Inconclusive = append(c.Inconclusive, c.Interrupted+": whatever the seeds not run would have shown is unknown")
 	}
 
 	if bb, nb := judgedBounds(base), judgedBounds(nw); bb != nb {
@@ -416,6 +460,43 @@ func Compare(base, nw RunSet, opts CompareOptions) Comparison {
 		}
 	}
 	return c
+}
+
+// sharedSeedRuns returns the runs of base and of nw whose seed both sides
+// ran, each in its side's order.
+func sharedSeedRuns(base, nw RunSet) (b, n []StoredRun) {
+	in := func(set RunSet) map[int64]bool {
+		m := map[int64]bool{}
+		for _, r := range set.Runs {
+			m[r.Summary.Seed] = true
+		}
+		return m
+	}
+	bs, ns := in(base), in(nw)
+	for _, r := range base.Runs {
+		if ns[r.Summary.Seed] {
+			b = append(b, r)
+		}
+	}
+	for _, r := range nw.Runs {
+		if bs[r.Summary.Seed] {
+			n = append(n, r)
+		}
+	}
+	return b, n
+}
+
+// failsOf counts the runs in which check name failed.
+func failsOf(runs []StoredRun, name string) int {
+	k := 0
+	for _, r := range runs {
+		for _, ch := range r.Summary.Checks {
+			if ch.Name == name && ch.Verdict == record.Fail {
+				k++
+			}
+		}
+	}
+	return k
 }
 
 // Verdict is the comparison's verdict for the exit code: fail on a
@@ -642,7 +723,7 @@ func CompareMarkdown(c Comparison, rerun string) []byte {
 		}
 	case len(c.Inconclusive) > 0:
 		b.WriteString("# fiomig compare — INCONCLUSIVE\n\n")
-		fmt.Fprintf(&b, "**Inconclusive** (%d): the new side did not judge what the base judged, so whether it regressed is unknown:\n\n", len(c.Inconclusive))
+		fmt.Fprintf(&b, "**Inconclusive** (%d): whether the new side regressed is unknown (it judged less than the base, or a sweep was interrupted):\n\n", len(c.Inconclusive))
 		for _, r := range c.Inconclusive {
 			b.WriteString("- " + clip(r) + "\n")
 		}
@@ -652,6 +733,9 @@ func CompareMarkdown(c Comparison, rerun string) []byte {
 		b.WriteString("# fiomig compare — no change\n\n**No change**: the same check verdicts, pause quantiles, leaks and churn.\n")
 	}
 	fmt.Fprintf(&b, "\n- Base: %s\n- New: %s\n", side(c.Base), side(c.New))
+	if c.Interrupted != "" {
+		fmt.Fprintf(&b, "- **Interrupted**: %s; check verdicts are compared over the seeds both sides ran\n", c.Interrupted)
+	}
 	if c.BoundsDiffer != "" {
 		fmt.Fprintf(&b, "- **Bounds differ**: %s; pause-bound and freezes verdicts compare different bounds\n", clip(c.BoundsDiffer))
 	}

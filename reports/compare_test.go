@@ -2,6 +2,8 @@ package reports
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -207,5 +209,72 @@ func TestCompareNamesDifferentExperiments(t *testing.T) {
 	}
 	if c := Compare(base, with(23, "", ""), DefaultCompareOptions); c.RunsDiffer != "" {
 		t.Errorf("the same experiment (faults \"\" is default): runs differ %q", c.RunsDiffer)
+	}
+}
+
+// TestCompareInterruptedSweep (newcomer pass): a sweep interrupted after
+// 11 of its 40 seeds, failing the same seeds as the 20-seed base, was a
+// REGRESSION ("fails in 1 of 11 runs, was 1 of 20") although no seed both
+// ran changed. With an interrupted side the failing fraction is compared
+// over the seeds both ran: the same failures there is inconclusive (the
+// interrupted sweep named), one more failing shared seed is a regression;
+// a sweep.json's "interrupted" and "seeds_listed" reach the RunSet.
+func TestCompareInterruptedSweep(t *testing.T) {
+	base := syntheticSet(20, 3, 0, 5, 0, nil)
+	short := syntheticSet(11, 3, 0, 5, 0, nil)
+	short.Interrupted, short.Listed = true, 40
+	c := Compare(base, short, DefaultCompareOptions)
+	if len(c.Regressions) != 0 || c.Verdict() != record.Inconclusive {
+		t.Errorf("same failures on the shared seeds: regressions %q, verdict %s; want none, inconclusive", c.Regressions, c.Verdict())
+	}
+	md := string(CompareMarkdown(c, ""))
+	for _, want := range []string{"# fiomig compare — INCONCLUSIVE", "- **Interrupted**: the new sweep was interrupted after 11 of its 40 seeds",
+		"check pause-bound: fails in 1 of 11 runs, was 1 of 20 runs, but the new sweep was interrupted after 11 of its 40 seeds: on the 11 seed(s) both sides ran it fails in 1, was 1"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	worse := syntheticSet(11, 3, 0, 5, 0, nil)
+	worse.Interrupted, worse.Listed = true, 40
+	worse.Runs[2].Summary.Verdict, worse.Runs[2].Summary.Checks[0].Verdict = record.Fail, record.Fail // seed 3 fails too
+	c = Compare(base, worse, DefaultCompareOptions)
+	want := "check pause-bound: fails in 2 of 11 runs of the seeds both sides ran, was 1 of 11 runs (the new sweep was interrupted after 11 of its 40 seeds)"
+	if c.Verdict() != record.Fail || len(c.Regressions) != 1 || c.Regressions[0] != want {
+		t.Errorf("a shared seed newly failing: verdict %s, regressions %q; want fail, [%q]", c.Verdict(), c.Regressions, want)
+	}
+	// An uninterrupted sweep of other seeds is compared as before.
+	if c := Compare(base, syntheticSet(11, 3, 0, 5, 0, nil), DefaultCompareOptions); c.Verdict() != record.Fail {
+		t.Errorf("uninterrupted 11-seed sweep: verdict %s, want fail (the fraction rule)", c.Verdict())
+	}
+
+	dir := t.TempDir()
+	writeSweepDir(t, dir, `{"seeds": [{"seed": 1, "dir": "seed-1"}], "seeds_listed": 40, "interrupted": true}`)
+	set, err := LoadRunSet(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !set.Interrupted || set.Listed != 40 {
+		t.Errorf("LoadRunSet: Interrupted %v, Listed %d; want true, 40", set.Interrupted, set.Listed)
+	}
+}
+
+// writeSweepDir writes sweepJSON as dir/sweep.json and a passing run of
+// seed 1 (plan.json, summary.json) as dir/seed-1.
+func writeSweepDir(t *testing.T, dir, sweepJSON string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, record.SweepFile), []byte(sweepJSON), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(dir, "seed-1")
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plan := record.Plan{Tool: "fiomig", Scenario: "migrations", Backend: "sim", Seed: 1,
+		Params: record.Params{Migrations: 0, SampleIntervalS: 0.5, PauseCritS: 5, FreezesAllowed: 1, SettleS: 30, AttributionMarginS: 30, Seed: record.DefaultSeedThresholds()}}
+	if err := record.WriteJSON(filepath.Join(run, record.PlanFile), plan); err != nil {
+		t.Fatal(err)
+	}
+	if err := record.WriteJSON(filepath.Join(run, record.SummaryFile), record.Summary{Seed: 1, Verdict: record.Pass}); err != nil {
+		t.Fatal(err)
 	}
 }
