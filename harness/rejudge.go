@@ -132,6 +132,12 @@ func Rejudge(dir string, o RejudgeOptions) (Rejudged, error) {
 		return judge.Add(l)
 	})
 	truncated := errors.Is(err, record.ErrTruncated)
+	if errors.Is(err, fs.ErrNotExist) && n == 0 {
+		if _, serr := os.Stat(filepath.Join(filepath.Dir(filepath.Clean(dir)), record.SweepFile)); serr == nil {
+			// A sweep keeps the timelines of failing seeds only (--timelines).
+			return out, Usagef("%v: the sweep kept no timeline for this seed (fiomig sweep --timelines); its plan reruns it byte for byte: %s", err, plan.Command)
+		}
+	}
 	switch {
 	case truncated:
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%v; evaluating the %d complete line(s) before it", err, n))

@@ -689,3 +689,23 @@ func TestReportKeepsAFinishedRunsSummary(t *testing.T) {
 		t.Errorf("interrupted run, short record: report in place exit %d, want 3: %s", code, stderr)
 	}
 }
+
+// TestReportOfASweepSeedWithoutTimeline: a passing seed of a sweep keeps
+// no timeline (--timelines failing); report of its directory says so and
+// gives the command that reruns it, not only "no such file" (newcomer
+// pass).
+func TestReportOfASweepSeedWithoutTimeline(t *testing.T) {
+	out := t.TempDir()
+	if code, stdout, stderr := runCLI("sweep", "--seeds", "2", "--migrations", "2", "--settle", "35", "--faults", "none", "--self-check", "0", "--out", out); code != exitPass {
+		t.Fatalf("sweep: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	seeds, _ := filepath.Glob(filepath.Join(out, "sweep-*", "seed-2"))
+	if len(seeds) != 1 {
+		t.Fatalf("no seed-2 directory under %s", out)
+	}
+	code, _, stderr := runCLI("report", seeds[0])
+	want := "the sweep kept no timeline for this seed (fiomig sweep --timelines); its plan reruns it byte for byte: fiomig run --faults=none --migrations=2 --seed=2 --settle=35"
+	if code != exitUsage || !strings.Contains(stderr, want) {
+		t.Errorf("report of a sweep seed without timeline: exit %d, stderr %q; want 2 and %q", code, stderr, want)
+	}
+}
