@@ -160,21 +160,29 @@ var checkNames = []string{
 
 func checkFigureNames(inc incidents.Incident) error {
 	known := FigureNames()
+	// at is "<file>: line N: <field>" (without the line when the file's
+	// text does not hold the field).
+	at := func(field string) string {
+		if n := inc.Line(field); n > 0 {
+			return fmt.Sprintf("%s: line %d: %s", inc.File, n, field)
+		}
+		return inc.File + ": " + field
+	}
 	for i, e := range inc.Expected {
 		if e.Figure != "" && !slices.Contains(known, e.Figure) {
-			return fmt.Errorf("%s: expected[%d].figure: unknown figure %q (known: %s)", inc.File, i, e.Figure, strings.Join(known, ", "))
+			return fmt.Errorf("%s: unknown figure %q (known: %s)", at(fmt.Sprintf("expected[%d].figure", i)), e.Figure, strings.Join(known, ", "))
 		}
 		if e.Check != "" && !slices.Contains(checkNames, e.Check) {
-			return fmt.Errorf("%s: expected[%d].check: unknown check %q (known: %s)", inc.File, i, e.Check, strings.Join(checkNames, ", "))
+			return fmt.Errorf("%s: unknown check %q (known: %s)", at(fmt.Sprintf("expected[%d].check", i)), e.Check, strings.Join(checkNames, ", "))
 		}
 		if e.Compare != "" && e.Compare != CompareFixedLEPrefix {
-			return fmt.Errorf("%s: expected[%d].compare: unknown comparison %q (known: %s)", inc.File, i, e.Compare, CompareFixedLEPrefix)
+			return fmt.Errorf("%s: unknown comparison %q (known: %s)", at(fmt.Sprintf("expected[%d].compare", i)), e.Compare, CompareFixedLEPrefix)
 		}
 	}
 	if s := inc.Symptoms; s != nil {
 		for i, o := range s.Observed {
 			if o.Figure != "" && !slices.Contains(known, o.Figure) {
-				return fmt.Errorf("%s: symptoms.observed[%d].figure: unknown figure %q (known: %s)", inc.File, i, o.Figure, strings.Join(known, ", "))
+				return fmt.Errorf("%s: unknown figure %q (known: %s)", at(fmt.Sprintf("symptoms.observed[%d].figure", i)), o.Figure, strings.Join(known, ", "))
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,15 +27,18 @@ func TestLoadIncidentRejectsUnknownNames(t *testing.T) {
 				t.Fatalf("fixture lacks %q", tc.from)
 			}
 			file := filepath.Join(t.TempDir(), "small-healthy.yaml")
-			if err := os.WriteFile(file, []byte(strings.Replace(string(good), tc.from, tc.to, 1)), 0o644); err != nil {
+			edited := strings.Replace(string(good), tc.from, tc.to, 1)
+			if err := os.WriteFile(file, []byte(edited), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			_, err := LoadIncident(file)
 			if err == nil {
 				t.Fatalf("LoadIncident accepted %s", tc.to)
 			}
-			if !strings.Contains(err.Error(), file+": "+tc.want) {
-				t.Errorf("error %q\nwant it to contain %q", err, file+": "+tc.want)
+			// The error names the line the edit is on (1-based).
+			line := strings.Count(edited[:strings.Index(edited, tc.to)], "\n") + 1
+			if want := fmt.Sprintf("%s: line %d: %s", file, line, tc.want); !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q\nwant it to contain %q", err, want)
 			}
 		})
 	}
@@ -47,7 +51,9 @@ func TestLoadIncidentRejectsUnknownNames(t *testing.T) {
 	if err := os.WriteFile(file, []byte(strings.Replace(string(inc), "figure: migrations_refrozen", "figure: migrations_refrozn", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadIncident(file); err == nil || !strings.Contains(err.Error(), file+`: symptoms.observed[0].figure: unknown figure "migrations_refrozn"`) {
+	edited := strings.Replace(string(inc), "figure: migrations_refrozen", "figure: migrations_refrozn", 1)
+	line := strings.Count(edited[:strings.Index(edited, "figure: migrations_refrozn")], "\n") + 1
+	if _, err := LoadIncident(file); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%s: line %d: symptoms.observed[0].figure: unknown figure \"migrations_refrozn\"", file, line)) {
 		t.Errorf("symptom of an unknown figure: error %v", err)
 	}
 	// The unchanged file loads: the rejections above are the edits'.
