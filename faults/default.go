@@ -57,6 +57,21 @@ func EndsBudget(migrations int, minCompleted float64) int {
 	return int(float64(migrations)*(1-minCompleted) + 1e-9)
 }
 
+// EndsByDesign counts the faults of schedule that may end a migration by
+// design (mayEnd at their stage; a fault triggered by time or phase
+// rather than a stage counts, since its stage is unknown). A run whose
+// migrations not completed are no more than this may fail
+// migration-outcomes through its schedule alone (fiomig shrink).
+func EndsByDesign(schedule []record.FaultSpec) int {
+	n := 0
+	for _, f := range schedule {
+		if !slices.Contains(record.Stages, f.Phase) || mayEnd(f.Fault, f.Phase) {
+			n++
+		}
+	}
+	return n
+}
+
 // mayEnd reports whether a fault of kind at stage may end a migration (the
 // operator fails or aborts it), its own or the next one:
 //

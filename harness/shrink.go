@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fiomig/fiomig/checks"
 	"github.com/fiomig/fiomig/faults"
 	"github.com/fiomig/fiomig/record"
 )
@@ -165,6 +166,15 @@ func Shrink(ctx context.Context, runDir string, o ShrinkOptions) (ShrinkResult, 
 			record.FormatT(rj.PauseCritS), rj.FreezesAllowed, rj.Command)
 	}
 
+	if check == checks.CheckMigrationOutcomes {
+		n, ends := notCompleted(sum, orig.migrations), faults.EndsByDesign(orig.faults)
+		s.beyondDesign = n > ends
+		if s.beyondDesign {
+			fmt.Fprintf(log, "shrink: %s: %d migrations not completed, more than the %d its faults may end by design; a smaller schedule is taken only while that holds\n", check, n, ends)
+		} else {
+			fmt.Fprintf(log, "shrink: %s: %d migrations not completed, no more than the %d its faults may end by design: shrinking on the verdict alone\n", check, n, ends)
+		}
+	}
 	cur := orig
 	err = func() error {
 		fails, err := s.try("the executed schedule, unchanged", orig, "")
@@ -245,6 +255,24 @@ type shrinker struct {
 	// seen holds the check's verdict for every candidate already rerun
 	// (key: candidate.key): a rerun is deterministic, so it is not repeated.
 	seen map[string]bool
+	// beyondDesign: migration-outcomes counts as still failing only while
+	// more migrations are not completed than the candidate's faults may
+	// end by design (faults.EndsByDesign) — else a minimum of one
+	// migration and one fault that ends it "fails" by construction, and
+	// the run's own cause is shrunk away.
+	beyondDesign bool
+}
+
+// notCompleted counts the migrations of a run of n planned that did not
+// complete (failed, aborted, timed out, still running or never started).
+func notCompleted(sum record.Summary, n int) int {
+	done := 0
+	for _, m := range sum.Migrations {
+		if m.Outcome == record.PhaseCompleted {
+			done++
+		}
+	}
+	return max(0, n-done)
 }
 
 // spec is the run's spec with candidate c's migrations and schedule; the
@@ -290,6 +318,11 @@ func (s *shrinker) try(what string, c candidate, keepAs string) (bool, error) {
 		}
 	}
 	fails := verdict == record.Fail
+	if fails && s.beyondDesign {
+		if n, ends := notCompleted(r.Summary, c.migrations), faults.EndsByDesign(c.faults); n <= ends {
+			fails, verdict = false, fmt.Sprintf("fail only by design (%d not completed, %d fault(s) that may end one)", n, ends)
+		}
+	}
 	s.seen[c.key()] = fails
 	if keepAs != "" {
 		s.res.Detail = detail

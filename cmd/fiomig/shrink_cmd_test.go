@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fiomig/fiomig/checks"
 	"github.com/fiomig/fiomig/faults"
 	"github.com/fiomig/fiomig/harness"
 	"github.com/fiomig/fiomig/record"
@@ -201,5 +202,62 @@ func TestShrinkRefusesARunThatDoesNotFailAgain(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "not reproducible") {
 		t.Errorf("stderr does not say not reproducible:\n%s", stderr.String())
+	}
+}
+
+// TestShrinkMigrationOutcomesKeepsItsCause (newcomer pass): seed 5 of the
+// main job fails migration-outcomes on sbcli's subsystem-loss window
+// (docs/faults.md): more migrations fail than its schedule ends by
+// design. Its shrink took 1 migration and 1 connect-rejected fault —
+// "0 of 1 completed", a failure by construction that has lost the cause.
+// The minimal run must still have more migrations not completed than its
+// faults may end by design (faults.EndsByDesign), and say so.
+func TestShrinkMigrationOutcomesKeepsItsCause(t *testing.T) {
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := dispatch([]string{"run", "--seed", "5", "--out", out}, &stdout, &stderr); code != exitCheckFailed {
+		t.Fatalf("seed 5: exit %d, want 1 (migration-outcomes)\n%s", code, stdout.String())
+	}
+	runDir := runDirOf(t, out)
+	if v := checkVerdict(t, runDir, checks.CheckMigrationOutcomes); v != record.Fail {
+		t.Fatalf("seed 5: migration-outcomes %s, want fail", v)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := dispatch([]string{"shrink", runDir, "--check", checks.CheckMigrationOutcomes, "--out", out}, &stdout, &stderr); code != exitPass {
+		t.Fatalf("shrink: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "shrink-*"))
+	if len(dirs) != 1 {
+		t.Fatalf("want one shrink directory, got %v", dirs)
+	}
+	minimal, err := faults.ParseFile(filepath.Join(dirs[0], harness.ShrinkFaultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dirs[0], harness.ShrinkRunDir, record.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum record.Summary
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	completed := 0
+	for _, m := range sum.Migrations {
+		if m.Outcome == record.PhaseCompleted {
+			completed++
+		}
+	}
+	plan, err := record.ReadPlan(filepath.Join(dirs[0], harness.ShrinkRunDir, record.PlanFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notDone, ends := plan.Params.Migrations-completed, faults.EndsByDesign(minimal); notDone <= ends {
+		t.Errorf("minimal run: %d of %d migrations not completed, its %d faults may end %d by design: it fails by construction\n%s",
+			notDone, plan.Params.Migrations, len(minimal), ends, stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "more than the") || !strings.Contains(stderr.String(), "fail only by design") {
+		t.Errorf("stderr does not say what the shrink keeps and what it refused:\n%s", stderr.String())
 	}
 }
