@@ -17,9 +17,8 @@ func init() {
 	register(command{name: "sweep", summary: "run many seeds in parallel and summarize their verdicts and pauses", run: sweepCmd})
 }
 
-// coverK is --until-covered: bare it is harness.DefaultCoverK, =false
-// is off; a number below 1 is kept (harness.SweepOptions.Validate names
-// it) and an explicit 0 noted in zero, since the library's 0 means off.
+// coverK is --until-covered: bare it is harness.DefaultCoverK, =false off;
+// an explicit 0 is noted in zero (the library's 0 means off: refused).
 type coverK struct {
 	k    *int
 	zero *bool
@@ -33,22 +32,17 @@ func (c coverK) String() string {
 	return strconv.Itoa(*c.k)
 }
 func (c coverK) Set(v string) (err error) {
-	switch v {
-	case "true":
-		*c.k = harness.DefaultCoverK
-	case "false":
-		*c.k = 0
-	default:
-		*c.k, err = strconv.Atoi(v)
-		*c.zero = err == nil && *c.k == 0
+	if k, ok := map[string]int{"true": harness.DefaultCoverK, "false": 0}[v]; ok {
+		*c.k = k
+		return nil
 	}
+	*c.k, err = strconv.Atoi(v)
+	*c.zero = err == nil && *c.k == 0
 	return err
 }
 
 func sweepCmd(args []string, stdout, stderr io.Writer) int {
-	var seeds string
-	var shard int
-	var coverZero bool
+	seeds, shard, coverZero := "", 0, false
 	o, f := harness.SweepOptions{Log: stdout, Progress: stderr}, harness.FarmOptions{}
 	s, fs, code, stop := bindRun("fiomig sweep", args, stdout, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&seeds, "seeds", "", "the `seeds` to run: seeds (any int64, as --seed) and ranges A-B, comma-separated, e.g. 1-100 or 1,5,9-12 or -3--1 (required)")
@@ -72,7 +66,6 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if coverZero {
-		// Not "off", which leaving the flag out (or =false) says.
 		return fail(stderr, "sweep", usagef("--until-covered must be >= 1 (or bare: %d), got 0", harness.DefaultCoverK))
 	}
 	var err error
