@@ -4,12 +4,16 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -40,6 +44,82 @@ func applyDeploy(t *testing.T, env *kubetest.Env) {
 	}
 	if err := kube.ApplyManifests(ctx, env.Config, append(files, agent...)...); err != nil {
 		t.Fatal(err)
+	}
+	waitForBindings(t, cs)
+}
+
+// waitForBindings waits, up to 30 s, until the RBAC authorizer grants
+// each ServiceAccount subject of the fiomig Role- and ClusterRoleBindings
+// the first rule of its role: the authorizer reads informer caches, so a
+// binding just created is refused for a moment (kubetest's rbac-user case
+// was refused once in CI at load 3). A grant the tests expect would
+// otherwise fail by that race, not by the manifests.
+func waitForBindings(t *testing.T, cs kubernetes.Interface) {
+	t.Helper()
+	ctx := context.Background()
+	type grant struct {
+		sa   rbacv1.Subject
+		ns   string
+		rule rbacv1.PolicyRule
+	}
+	var grants []grant
+	add := func(ns string, ref rbacv1.RoleRef, subjects []rbacv1.Subject) {
+		var rules []rbacv1.PolicyRule
+		if ref.Kind == "Role" {
+			r, err := cs.RbacV1().Roles(ns).Get(ctx, ref.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rules = r.Rules
+		} else {
+			r, err := cs.RbacV1().ClusterRoles().Get(ctx, ref.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rules = r.Rules
+		}
+		for _, sub := range subjects {
+			if sub.Kind == "ServiceAccount" && len(rules) > 0 {
+				grants = append(grants, grant{sub, ns, rules[0]})
+			}
+		}
+	}
+	for _, ns := range []string{"fiomig", "simplyblock"} {
+		rbs, err := cs.RbacV1().RoleBindings(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rb := range rbs.Items {
+			add(ns, rb.RoleRef, rb.Subjects)
+		}
+	}
+	crbs, err := cs.RbacV1().ClusterRoleBindings().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, crb := range crbs.Items {
+		if strings.HasPrefix(crb.Name, "fiomig-") {
+			add("", crb.RoleRef, crb.Subjects)
+		}
+	}
+	for _, g := range grants {
+		user := "system:serviceaccount:" + g.sa.Namespace + ":" + g.sa.Name
+		res, sub, _ := strings.Cut(g.rule.Resources[0], "/")
+		a := &authzv1.ResourceAttributes{Namespace: g.ns, Verb: g.rule.Verbs[0], Group: g.rule.APIGroups[0], Resource: res, Subresource: sub}
+		if len(g.rule.ResourceNames) > 0 {
+			a.Name = g.rule.ResourceNames[0]
+		}
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			r, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{
+				User: user, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + g.sa.Namespace, "system:authenticated"}, ResourceAttributes: a}}, metav1.CreateOptions{})
+			return err == nil && r.Status.Allowed, err
+		})
+		if err != nil {
+			t.Fatalf("RBAC authorizer never granted %s %s %s/%s in %q: %v", user, a.Verb, a.Group, a.Resource, a.Namespace, err)
+		}
+	}
+	if len(grants) == 0 {
+		t.Fatal("no fiomig role binding with a ServiceAccount subject found after applying deploy/rbac")
 	}
 }
 

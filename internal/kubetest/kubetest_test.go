@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -68,7 +69,12 @@ func TestControlPlane(t *testing.T) {
 
 	t.Run("rbac-user", func(t *testing.T) {
 		alice := clientset(t, env.Impersonate("alice"))
-		if _, err := alice.CoreV1().ConfigMaps(ns).Get(ctx, "cm", metav1.GetOptions{}); err != nil {
+		// The binding was just created: the RBAC authorizer sees it once its
+		// informer has the watch event (a CI run at load 3 was refused once).
+		if err := grantedWithin(ctx, func() error {
+			_, err := alice.CoreV1().ConfigMaps(ns).Get(ctx, "cm", metav1.GetOptions{})
+			return err
+		}); err != nil {
 			t.Errorf("alice get configmap (granted): %v", err)
 		}
 		if err := alice.CoreV1().ConfigMaps(ns).Delete(ctx, "cm", metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
@@ -99,16 +105,11 @@ func TestControlPlane(t *testing.T) {
 			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "nobody", Namespace: ns}}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		if err := grantedWithin(ctx, func() error {
 			_, err := sa.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
-			if err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("bound ServiceAccount list configmaps: %v", err)
-			}
-			time.Sleep(100 * time.Millisecond) // the RBAC authorizer's cache catches up
+			return err
+		}); err != nil {
+			t.Fatalf("bound ServiceAccount list configmaps: %v", err)
 		}
 	})
 
@@ -196,4 +197,24 @@ func TestControlPlane(t *testing.T) {
 			t.Errorf("alice list volumemigrations: err %v, want Forbidden", err)
 		}
 	})
+}
+
+// grantedWithin retries call while the API server answers Forbidden, for
+// up to 30 s: a Role or RoleBinding just created takes effect when the
+// RBAC authorizer's informer cache has it (kube-apiserver's RBAC
+// authorizer reads listers, not etcd). Any other error, or Forbidden at
+// the deadline, is returned.
+func grantedWithin(ctx context.Context, call func() error) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		last = call()
+		if apierrors.IsForbidden(last) {
+			return false, nil
+		}
+		return true, last
+	})
+	if last != nil {
+		return last
+	}
+	return err
 }
