@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,14 +16,7 @@ import (
 // its report.md and report.html show the worst one's steps.
 func TestForcedCutoverAnatomy(t *testing.T) {
 	dir := runOnce(t, t.TempDir(), "--seed", "4", "--cutover-pause", "7")
-	b, err := os.ReadFile(filepath.Join(dir, record.SummaryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum record.Summary
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := readSummary(t, dir)
 	windows := 0
 	for _, m := range sum.Migrations {
 		for h, hp := range m.Hosts {

@@ -38,8 +38,8 @@ func runInto(t *testing.T, parent, name string, want int, args ...string) string
 	return runDirOf(t, out)
 }
 
-// checkVerdict returns the verdict of check name in dir's summary.json.
-func checkVerdict(t *testing.T, dir, name string) string {
+// readSummary reads dir's summary.json.
+func readSummary(t *testing.T, dir string) record.Summary {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, record.SummaryFile))
 	if err != nil {
@@ -49,6 +49,13 @@ func checkVerdict(t *testing.T, dir, name string) string {
 	if err := json.Unmarshal(b, &sum); err != nil {
 		t.Fatal(err)
 	}
+	return sum
+}
+
+// checkVerdict returns the verdict of check name in dir's summary.json.
+func checkVerdict(t *testing.T, dir, name string) string {
+	t.Helper()
+	sum := readSummary(t, dir)
 	for _, c := range sum.Checks {
 		if c.Name == name {
 			return c.Verdict
@@ -320,14 +327,7 @@ func TestExportSeedCSVJudgedBySeedRules(t *testing.T) {
 		if code := dispatch(args, &stdout, &stderr); code != exitPass {
 			t.Fatalf("export: exit %d\n%s", code, stderr.String())
 		}
-		b, err := os.ReadFile(filepath.Join(dir, record.SummaryFile))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var sum record.Summary
-		if err := json.Unmarshal(b, &sum); err != nil {
-			t.Fatal(err)
-		}
+		sum := readSummary(t, dir)
 		if len(sum.Migrations) != 6 {
 			t.Fatalf("run %d: %d migrations, want 6", i, len(sum.Migrations))
 		}

@@ -92,14 +92,7 @@ func checkInterruptedRecord(t *testing.T, dir string, minLines int) {
 	if len(lines) < minLines {
 		t.Errorf("timeline has %d lines, want >= %d", len(lines), minLines)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, record.SummaryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum record.Summary
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := readSummary(t, dir)
 	if !sum.Interrupted || sum.Verdict != record.Inconclusive {
 		t.Errorf("summary.json: interrupted %v, verdict %s; want interrupted and inconclusive", sum.Interrupted, sum.Verdict)
 	}

@@ -235,14 +235,7 @@ func TestShrinkMigrationOutcomesKeepsItsCause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(dirs[0], harness.ShrinkRunDir, record.SummaryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum record.Summary
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := readSummary(t, filepath.Join(dirs[0], harness.ShrinkRunDir))
 	completed := 0
 	for _, m := range sum.Migrations {
 		if m.Outcome == record.PhaseCompleted {
